@@ -1,0 +1,90 @@
+// Builds the extension bundle (node, cjs), the webview bundle (browser, iife) and, with --tests, the unit tests.
+import * as esbuild from 'esbuild';
+import { readdirSync, statSync, copyFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+const tests = process.argv.includes('--tests');
+
+/** Every *.ts file under dir whose name matches re. */
+function findFiles(dir, re) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...findFiles(p, re));
+    else if (re.test(name)) out.push(p);
+  }
+  return out;
+}
+
+const common = {
+  bundle: true,
+  minify: production,
+  sourcemap: production ? false : 'linked',
+  sourcesContent: false,
+  logLevel: 'warning',
+  legalComments: 'none',
+};
+
+const builds = [
+  {
+    ...common,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+  },
+  {
+    ...common,
+    entryPoints: ['src/webview/main.ts'],
+    outfile: 'dist/webview.js',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+  },
+];
+
+if (tests) {
+  builds.push({
+    ...common,
+    minify: false,
+    sourcemap: 'inline',
+    entryPoints: findFiles('test/unit', /\.test\.ts$/),
+    outdir: 'out/test/unit',
+    outbase: 'test/unit',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode', 'mocha', 'playwright-core'],
+  });
+  // The integration suite runs inside the extension host: one bundle with a run() entry.
+  builds.push({
+    ...common,
+    minify: false,
+    sourcemap: 'inline',
+    entryPoints: ['test/integration/index.ts'],
+    outfile: 'out/test/integration/index.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+  });
+}
+
+function copyCss() {
+  mkdirSync('dist', { recursive: true });
+  copyFileSync('media/webview.css', 'dist/webview.css');
+}
+
+if (watch) {
+  const contexts = await Promise.all(builds.map((b) => esbuild.context(b)));
+  await Promise.all(contexts.map((c) => c.watch()));
+  copyCss();
+  console.log('[watch] watching for changes');
+} else {
+  await Promise.all(builds.map((b) => esbuild.build(b)));
+  copyCss();
+}

@@ -1,0 +1,96 @@
+// Wire and result types shared by the whole core. Plain data only: no behaviour, no 'vscode'.
+
+/** A part of a multi-part message: text, or an image given as a URL (Parley sends data: URLs). */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } };
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One assembled tool call, as the server meant it. */
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A chat message as sent on the wire. */
+export interface ChatMessage {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  /** Only sent back when the user enabled parley.sendReasoningBack. */
+  reasoning_content?: string;
+}
+
+/** A tool offered to the model (OpenAI function-tool shape). */
+export interface ToolDefinition {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown>; strict?: boolean };
+}
+
+/** Token usage. `estimated` is true when Parley computed it because the server did not report it. */
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  completion_tokens_details?: { reasoning_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number };
+  estimated?: boolean;
+}
+
+/** How a stream or completion ended. */
+export type EndState =
+  /** `[DONE]`, or EOF after a finish_reason, or a complete JSON completion. */
+  | 'done'
+  /** EOF with no finish_reason and no `[DONE]`: never passed off as success. */
+  | 'incomplete'
+  /** The caller aborted. Partial result kept, usage estimated. */
+  | 'cancelled'
+  /** A typed error ended it; text received before the error is kept. */
+  | 'error';
+
+/** Which wire field carried reasoning, when any did. */
+export type ReasoningField = 'reasoning_content' | 'reasoning' | 'reasoning_details' | 'think_tag';
+
+/** One choice's accumulated output. Choices are kept apart by `index`. */
+export interface ChoiceResult {
+  index: number;
+  text: string;
+  reasoning: string;
+  refusal: string;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+}
+
+/** What a stream accumulates to, and what complete() returns. Top-level fields mirror choice 0. */
+export interface ChatResult {
+  text: string;
+  reasoning: string;
+  refusal: string;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+  choices: ChoiceResult[];
+  /** Last non-null usage the server sent, or an estimate (usage.estimated) when it sent none. */
+  usage: Usage;
+  ended: EndState;
+  /** Set when ended === 'error'. */
+  error?: import('./errors').ParleyError;
+  /** `model` as reported by the server, when it reported one. */
+  model?: string;
+  reasoningField?: ReasoningField;
+  /** Whether `data: [DONE]` was seen. */
+  sawDone: boolean;
+}
+
+/** The typed events a stream yields, in wire order. */
+export type StreamEvent =
+  | { type: 'text'; choice: number; text: string }
+  | { type: 'reasoning'; choice: number; text: string }
+  | { type: 'refusal'; choice: number; text: string }
+  | { type: 'tool_call'; choice: number; index: number; id?: string; name?: string; arguments?: string }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'finish'; choice: number; reason: string }
+  | { type: 'end'; state: EndState; error?: import('./errors').ParleyError };

@@ -1,0 +1,2 @@
+// Webview entry point (placeholder until the chat panel lands).
+export {};
