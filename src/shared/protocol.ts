@@ -1,0 +1,284 @@
+// The one message protocol between the extension host and the chat webview, plus the host's validator.
+// Pure TypeScript: used by both bundles. The host owns every conversation; the webview only renders.
+
+/** How a reply ended, as shown to the reader. `done` is a clean stop and shows no badge. */
+export type TurnStatus = 'streaming' | 'done' | 'stopped' | 'truncated' | 'filtered' | 'incomplete' | 'error';
+
+/** What a person is told an error was about. */
+export type ErrorKindView =
+  | 'auth' | 'not_found' | 'rate_limit' | 'quota' | 'context_length' | 'connection'
+  | 'timeout' | 'protocol' | 'bad_request' | 'server' | 'config' | 'unknown';
+
+/** Buttons an error card, the setup card or a notice may show. Each maps to one host action. */
+export type ActionId = 'retry' | 'setApiKey' | 'openSettings' | 'testConnection' | 'continue' | 'showLog';
+
+export interface UsageView {
+  prompt: number;
+  completion: number;
+  total: number;
+  estimated: boolean;
+}
+
+export interface ErrorView {
+  kind: ErrorKindView;
+  /** What happened, in words ("The server rejected the API key"). */
+  title: string;
+  /** The provider's own message, with any key text redacted. */
+  detail?: string;
+  /** A hint, e.g. that the base URL likely lacks `/v1`. */
+  hint?: string;
+  actions: ActionId[];
+}
+
+export interface ImageView {
+  name: string;
+  /** data: URL (image/png, image/jpeg, image/gif, image/webp). */
+  dataUrl: string;
+}
+
+/** Code context attached to a question (Add Selection to Chat, Explain Selection). */
+export interface ContextChip {
+  id: string;
+  /** Workspace-relative path. */
+  path: string;
+  startLine: number;
+  endLine: number;
+  language: string;
+  /** True when the selection was cut to parley.maxContextChars. */
+  truncated: boolean;
+}
+
+export interface TurnView {
+  id: string;
+  role: 'user' | 'assistant';
+  /** Markdown for assistant turns; plain text for user turns. */
+  text: string;
+  reasoning?: string;
+  /** Milliseconds spent thinking, once known; while streaming the webview counts from reasoningStartedAt. */
+  reasoningMs?: number;
+  reasoningStartedAt?: number;
+  images?: ImageView[];
+  context?: ContextChip[];
+  /** A short line shown above a user turn, e.g. "Explaining the enclosing block, lines 10–24 (cut to 24,000 characters)". */
+  note?: string;
+  status: TurnStatus;
+  usage?: UsageView;
+  error?: ErrorView;
+  model?: string;
+}
+
+export interface ConversationView {
+  id: string;
+  title: string;
+  turns: TurnView[];
+}
+
+export interface HistoryItem {
+  id: string;
+  title: string;
+  updatedAt: number;
+  turnCount: number;
+}
+
+export interface PresetView {
+  id: string;
+  label: string;
+  baseUrl: string;
+  model: string;
+  needsKey: boolean;
+}
+
+/** The first-run card: shown when no endpoint or key is set up. */
+export interface SetupView {
+  /** Why the card shows, in words ("No API key for https://api.openai.com"). */
+  reason: string;
+  presets: PresetView[];
+  origin: string;
+}
+
+export interface HeaderView {
+  model: string;
+  /** Host of the endpoint, e.g. "api.openai.com" or "127.0.0.1:11434". */
+  endpoint: string;
+  /** True when pointed at `npm start`'s demo endpoint. */
+  demo: boolean;
+  /** Models listed by GET /models, when the server answered; empty otherwise. */
+  models: string[];
+}
+
+/** Messages from the host to the webview. */
+export type HostMessage =
+  | {
+      type: 'snapshot';
+      conversation: ConversationView;
+      generating: boolean;
+      header: HeaderView;
+      setup?: SetupView;
+      pendingContext: ContextChip[];
+    }
+  | { type: 'turnStart'; turn: TurnView }
+  /** Only the new text: never the whole conversation per token. */
+  | { type: 'delta'; turnId: string; text?: string; reasoning?: string }
+  /** Final state of a turn (status, usage, error); text is the full text for reconciliation. */
+  | { type: 'turnEnd'; turn: TurnView }
+  | { type: 'generating'; value: boolean }
+  | { type: 'header'; header: HeaderView }
+  | { type: 'setup'; setup?: SetupView }
+  | { type: 'history'; items: HistoryItem[] }
+  | { type: 'pendingContext'; chips: ContextChip[] }
+  | { type: 'notice'; text: string; actions?: ActionId[] }
+  /** The composer's input was refused (empty, too large, bad image): shown next to the composer, nothing sent. */
+  | { type: 'composerError'; text: string }
+  /** Put text back in the composer (Edit last question). */
+  | { type: 'composerText'; text: string }
+  | { type: 'imageAttached'; image: ImageView }
+  | { type: 'focusComposer' };
+
+/** Messages from the webview to the host. The host validates each with parseWebviewMessage. */
+export type WebviewMessage =
+  | { type: 'ready' }
+  | { type: 'send'; text: string; images: ImageView[] }
+  | { type: 'cancel' }
+  | { type: 'regenerate' }
+  | { type: 'editLast' }
+  | { type: 'continue' }
+  | { type: 'retry' }
+  | { type: 'copy'; text: string }
+  | { type: 'insertCode'; code: string }
+  | { type: 'openCode'; code: string; language: string }
+  | { type: 'openLink'; url: string }
+  | { type: 'newChat' }
+  | { type: 'requestHistory' }
+  | { type: 'openConversation'; id: string }
+  | { type: 'deleteConversation'; id: string }
+  | { type: 'clearHistory' }
+  | { type: 'action'; action: ActionId }
+  | { type: 'applyPreset'; id: string }
+  | { type: 'pickModel' }
+  | { type: 'setModel'; model: string }
+  | { type: 'pickImage' }
+  | { type: 'removeContext'; id: string };
+
+/** Limits the host enforces on what the webview sends. */
+export const LIMITS = {
+  /** Longest prompt accepted from the composer. */
+  promptChars: 256 * 1024,
+  /** Largest image, decoded. */
+  imageBytes: 5 * 1024 * 1024,
+  maxImages: 8,
+  /** Longest text for copy / insert / open. */
+  codeChars: 2 * 1024 * 1024,
+  urlChars: 4096,
+  idChars: 128,
+  modelChars: 256,
+} as const;
+
+export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+
+export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'openSettings', 'testConnection', 'continue', 'showLog'];
+
+/** Result of validating one incoming message: the typed message, or why it was refused. */
+export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
+
+const NO_FIELDS = new Set(['ready', 'cancel', 'regenerate', 'editLast', 'continue', 'retry', 'newChat',
+  'requestHistory', 'clearHistory', 'pickModel', 'pickImage']);
+
+/**
+ * Checks type, fields and sizes of a message from the webview. Anything not in the protocol is refused,
+ * with a reason for the log. Unknown extra fields are dropped, never passed on.
+ */
+export function parseWebviewMessage(raw: unknown): Parsed {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return bad('not an object');
+  const m = raw as Record<string, unknown>;
+  const type = m.type;
+  if (typeof type !== 'string') return bad('no type');
+  if (NO_FIELDS.has(type)) return ok({ type } as WebviewMessage);
+  switch (type) {
+    case 'send': {
+      const text = str(m.text, LIMITS.promptChars, 'text');
+      if (typeof text !== 'string') return text;
+      if (!Array.isArray(m.images)) return bad('images is not an array');
+      if (m.images.length > LIMITS.maxImages) return bad(`more than ${LIMITS.maxImages} images`);
+      const images: ImageView[] = [];
+      for (const img of m.images) {
+        const parsed = parseImage(img);
+        if ('reason' in parsed) return parsed;
+        images.push(parsed);
+      }
+      return ok({ type, text, images });
+    }
+    case 'copy':
+    case 'insertCode': {
+      const key = type === 'copy' ? 'text' : 'code';
+      const v = str(m[key], LIMITS.codeChars, key);
+      if (typeof v !== 'string') return v;
+      return ok(type === 'copy' ? { type, text: v } : { type, code: v });
+    }
+    case 'openCode': {
+      const code = str(m.code, LIMITS.codeChars, 'code');
+      if (typeof code !== 'string') return code;
+      const language = str(m.language, 64, 'language');
+      if (typeof language !== 'string') return language;
+      return ok({ type, code, language: /^[\w.+#-]*$/.test(language) ? language : '' });
+    }
+    case 'openLink': {
+      const url = str(m.url, LIMITS.urlChars, 'url');
+      if (typeof url !== 'string') return url;
+      return ok({ type, url });
+    }
+    case 'openConversation':
+    case 'deleteConversation':
+    case 'applyPreset':
+    case 'removeContext': {
+      const id = str(m.id, LIMITS.idChars, 'id');
+      if (typeof id !== 'string') return id;
+      return ok({ type, id } as WebviewMessage);
+    }
+    case 'setModel': {
+      const model = str(m.model, LIMITS.modelChars, 'model');
+      if (typeof model !== 'string') return model;
+      return ok({ type, model });
+    }
+    case 'action': {
+      if (!ACTION_IDS.includes(m.action as ActionId)) return bad('unknown action');
+      return ok({ type, action: m.action as ActionId });
+    }
+    default:
+      return bad(`unknown message type ${JSON.stringify(type.slice(0, 40))}`);
+  }
+}
+
+/** Decoded byte size of a base64 data URL's payload. */
+export function dataUrlBytes(dataUrl: string): number {
+  const comma = dataUrl.indexOf(',');
+  const b64 = dataUrl.slice(comma + 1);
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  return Math.floor((b64.length * 3) / 4) - pad;
+}
+
+function parseImage(img: unknown): ImageView | { ok: false; reason: string } {
+  if (typeof img !== 'object' || img === null) return bad('image is not an object');
+  const { name, dataUrl } = img as Record<string, unknown>;
+  if (typeof name !== 'string' || name.length > 256) return bad('bad image name');
+  // base64 grows 4/3; allow a little for the header.
+  if (typeof dataUrl !== 'string' || dataUrl.length > Math.ceil(LIMITS.imageBytes * 4 / 3) + 100) {
+    return bad(`image ${name} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB`);
+  }
+  const match = /^data:(image\/(?:png|jpeg|gif|webp));base64,[A-Za-z0-9+/]+=*$/.exec(dataUrl);
+  if (!match) return bad(`image ${name} is not a PNG, JPEG, GIF or WebP data URL`);
+  return { name, dataUrl };
+}
+
+function str(v: unknown, max: number, field: string): string | { ok: false; reason: string } {
+  if (typeof v !== 'string') return bad(`${field} is not a string`);
+  if (v.length > max) return bad(`${field} is longer than ${max} characters`);
+  return v;
+}
+
+function ok(message: WebviewMessage): Parsed {
+  return { ok: true, message };
+}
+
+function bad(reason: string): { ok: false; reason: string } {
+  return { ok: false, reason };
+}
