@@ -10,7 +10,7 @@ export type ErrorKindView =
   | 'timeout' | 'protocol' | 'bad_request' | 'server' | 'config' | 'unknown';
 
 /** Buttons an error card, the setup card or a notice may show. Each maps to one host action. */
-export type ActionId = 'retry' | 'setApiKey' | 'openSettings' | 'testConnection' | 'continue' | 'showLog';
+export type ActionId = 'retry' | 'setApiKey' | 'markNoKey' | 'openSettings' | 'testConnection' | 'continue' | 'showLog';
 
 export interface UsageView {
   prompt: number;
@@ -94,6 +94,8 @@ export interface SetupView {
   reason: string;
   presets: PresetView[];
   origin: string;
+  /** Buttons to show on the card, in order; e.g. setApiKey, markNoKey ("This endpoint needs no key"), testConnection. */
+  actions: ActionId[];
 }
 
 export interface HeaderView {
@@ -175,7 +177,7 @@ export const LIMITS = {
 
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
-export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'openSettings', 'testConnection', 'continue', 'showLog'];
+export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog'];
 
 /** Result of validating one incoming message: the typed message, or why it was refused. */
 export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
