@@ -1,0 +1,127 @@
+// Conversations as the host stores them, and how they turn into wire messages and Markdown.
+import type { ChatMessage, ContentPart } from './types';
+import type { ContextChip, ConversationView, TurnView } from '../shared/protocol';
+
+/** Code attached to a question: the chip the reader sees plus the code that is sent. */
+export interface ContextItem extends ContextChip {
+  code: string;
+}
+
+/** A turn as stored: what the webview shows, plus the attached code. */
+export interface Turn extends TurnView {
+  contextItems?: ContextItem[];
+}
+
+export interface Conversation {
+  id: string;
+  title: string;
+  createdAt: number;
+  updatedAt: number;
+  turns: Turn[];
+}
+
+/** A fresh, empty conversation. */
+export function newConversation(id: string, now: number): Conversation {
+  return { id, title: 'New chat', createdAt: now, updatedAt: now, turns: [] };
+}
+
+/** A title from the first question: its first line, cut to 60 characters. */
+export function titleFrom(question: string): string {
+  const line = question.trim().split(/\r?\n/, 1)[0]?.trim() ?? '';
+  if (!line) return 'New chat';
+  return line.length > 60 ? line.slice(0, 59).trimEnd() + '…' : line;
+}
+
+/** The longest run of backticks in text, so a fence around it can be longer. */
+export function fenceFor(code: string): string {
+  let longest = 0;
+  for (const m of code.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
+/** A fenced block with the language and the path, as context for the model. */
+export function contextBlock(item: Pick<ContextItem, 'path' | 'startLine' | 'endLine' | 'language' | 'code' | 'truncated'>): string {
+  const fence = fenceFor(item.code);
+  const lines = item.startLine === item.endLine ? `line ${item.startLine}` : `lines ${item.startLine}-${item.endLine}`;
+  const cut = item.truncated ? ' (cut to fit; the rest is not shown)' : '';
+  return `\`${item.path}\`, ${lines}${cut}:\n${fence}${item.language}\n${item.code}\n${fence}`;
+}
+
+/** The text of a user turn as sent: attached code first, then the question. */
+export function userTurnText(turn: Turn): string {
+  const blocks = (turn.contextItems ?? []).map(contextBlock);
+  return [...blocks, turn.text].filter((s) => s.length > 0).join('\n\n');
+}
+
+/**
+ * Wire messages for a conversation: the system prompt, then each completed turn.
+ * Failed or empty assistant turns are left out, so a retry does not resend an error.
+ * Reasoning goes back only when asked: DeepSeek R1 rejects it.
+ */
+export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: { sendReasoningBack: boolean }): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  if (systemPrompt.trim()) out.push({ role: 'system', content: systemPrompt });
+  for (const t of turns) {
+    if (t.role === 'user') {
+      const text = userTurnText(t);
+      if (t.images?.length) {
+        const parts: ContentPart[] = [{ type: 'text', text }];
+        for (const img of t.images) parts.push({ type: 'image_url', image_url: { url: img.dataUrl } });
+        out.push({ role: 'user', content: parts });
+      } else {
+        out.push({ role: 'user', content: text });
+      }
+    } else {
+      if (!t.text && t.status === 'error') continue;
+      const msg: ChatMessage = { role: 'assistant', content: t.text };
+      if (opts.sendReasoningBack && t.reasoning) msg.reasoning_content = t.reasoning;
+      out.push(msg);
+    }
+  }
+  // Two user messages in a row (after a dropped failed reply) are fine for every server we know,
+  // but an assistant message last would make the model continue it; callers add the next user turn.
+  return out;
+}
+
+/** What the webview may see: no attached code bodies beyond the chips. */
+export function toView(c: Conversation): ConversationView {
+  return { id: c.id, title: c.title, turns: c.turns.map(turnView) };
+}
+
+export function turnView(t: Turn): TurnView {
+  const { contextItems, ...view } = t;
+  if (contextItems?.length) view.context = contextItems.map(({ code: _code, ...chip }) => chip);
+  return view;
+}
+
+const STATUS_WORDS: Partial<Record<TurnView['status'], string>> = {
+  stopped: 'Stopped',
+  truncated: 'Truncated (length limit)',
+  filtered: 'Filtered by the provider',
+  incomplete: 'Incomplete (the stream ended early)',
+  error: 'Error',
+};
+
+/** The conversation as a Markdown document. Images appear by name only; keys never appear here. */
+export function toMarkdown(c: Conversation): string {
+  const out: string[] = [`# ${c.title}`, ''];
+  for (const t of c.turns) {
+    if (t.role === 'user') {
+      out.push('## You', '');
+      if (t.note) out.push(`_${t.note}_`, '');
+      for (const item of t.contextItems ?? []) out.push(contextBlock(item), '');
+      if (t.images?.length) out.push(t.images.map((i) => `_[image: ${i.name}]_`).join(' '), '');
+      out.push(t.text, '');
+    } else {
+      out.push(`## Parley${t.model ? ` (${t.model})` : ''}`, '');
+      if (t.reasoning) {
+        out.push('<details><summary>Thinking</summary>', '', t.reasoning, '', '</details>', '');
+      }
+      if (t.text) out.push(t.text, '');
+      const status = STATUS_WORDS[t.status];
+      if (status) out.push(`_${status}${t.error ? `: ${t.error.title}${t.error.detail ? ` (${t.error.detail})` : ''}` : ''}_`, '');
+      if (t.usage) out.push(`_${t.usage.estimated ? '≈ ' : ''}${t.usage.total.toLocaleString('en-US')} tokens${t.usage.estimated ? ' (estimated)' : ''}_`, '');
+    }
+  }
+  return out.join('\n');
+}

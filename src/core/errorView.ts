@@ -1,0 +1,97 @@
+// Turns typed core errors into words for a person, with the action that fixes them.
+import type { ParleyError } from './errors';
+import type { ActionId, ErrorView } from '../shared/protocol';
+
+/** A hint when a 404 looks like a base URL with a missing or doubled version segment. */
+export function versionHint(url: string): string | undefined {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+  if (/\/v\d+[a-z]*\/(?:.*\/)?v\d+[a-z]*\//i.test(path)) {
+    return 'The URL has the version segment twice (for example /v1/v1/). Remove it from parley.baseUrl.';
+  }
+  if (!/\/v\d+[a-z]*(?:\/|$)|\/api\/|\/openai\//i.test(path)) {
+    return 'The URL has no version segment. Many servers expect /v1 in parley.baseUrl (for example http://localhost:11434/v1).';
+  }
+  return 'Check parley.baseUrl: with or without /v1, and no trailing path after the version.';
+}
+
+/** The error card for a failed request. `detail` is already redacted by core. */
+export function errorView(err: ParleyError, ctx: { model: string; url: string }): ErrorView {
+  const detail = err.providerMessage && err.providerMessage !== err.message ? err.providerMessage : undefined;
+  const withRetry = (...a: ActionId[]): ActionId[] => ['retry', ...a];
+  switch (err.kind) {
+    case 'auth':
+      return {
+        kind: 'auth',
+        title: `The server rejected the API key (HTTP ${err.status ?? 401}). Set the key for this endpoint.`,
+        detail,
+        actions: ['setApiKey', 'retry', 'testConnection'],
+      };
+    case 'not_found':
+      return {
+        kind: 'not_found',
+        title: /model/i.test(err.message) || /model/i.test(detail ?? '')
+          ? `The model "${ctx.model}" was not found, or the URL is wrong (HTTP 404).`
+          : 'The server answered 404: the URL or the model is wrong.',
+        detail,
+        hint: versionHint(ctx.url),
+        actions: ['openSettings', 'testConnection', 'retry'],
+      };
+    case 'rate_limit':
+      return {
+        kind: 'rate_limit',
+        title: 'Rate limited by the provider (HTTP 429). Wait a moment and retry.',
+        detail,
+        actions: withRetry(),
+      };
+    case 'quota':
+      return {
+        kind: 'quota',
+        title: 'The account is out of quota or credit. Check billing with the provider.',
+        detail,
+        actions: ['retry', 'openSettings'],
+      };
+    case 'context_length':
+      return {
+        kind: 'context_length',
+        title: 'The conversation is too long for this model. Start a new chat or send less code.',
+        detail,
+        actions: ['retry'],
+      };
+    case 'connection':
+      return {
+        kind: 'connection',
+        title: err.message,
+        hint: 'Is the server running? For a local server, try 127.0.0.1 instead of localhost.',
+        actions: withRetry('testConnection', 'openSettings'),
+      };
+    case 'timeout':
+      return {
+        kind: 'timeout',
+        title: err.message,
+        hint: err.timeout === 'idle'
+          ? 'The stream went silent. Raise parley.streamIdleTimeoutSeconds for slow reasoning models.'
+          : 'The server did not answer in time. Raise parley.requestTimeoutSeconds if it is slow to start.',
+        actions: withRetry('openSettings'),
+      };
+    case 'protocol':
+      return { kind: 'protocol', title: err.message, detail, hint: versionHint(ctx.url), actions: withRetry('testConnection') };
+    case 'bad_request':
+      return {
+        kind: 'bad_request',
+        title: `The server refused the request (HTTP ${err.status ?? 400})${err.param ? `: parameter ${err.param}` : ''}.`,
+        detail,
+        actions: withRetry('openSettings', 'testConnection'),
+      };
+    case 'server':
+      return { kind: 'server', title: `The server failed (HTTP ${err.status ?? 500}). Retry in a moment.`, detail, actions: withRetry() };
+    case 'config':
+      return { kind: 'config', title: err.message, actions: ['openSettings', 'testConnection'] };
+    default:
+      return { kind: 'unknown', title: err.message, detail, actions: withRetry() };
+  }
+}

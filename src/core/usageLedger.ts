@@ -1,0 +1,207 @@
+// Usage bookkeeping: one record per request, totals by day/endpoint/model, cost, and the Markdown reports.
+import type { Usage } from './types';
+
+/** One request's usage, as counted. Holds no content and no key. */
+export interface UsageRecord {
+  at: number;
+  model: string;
+  /** Endpoint host, e.g. api.openai.com or 127.0.0.1:11434. */
+  host: string;
+  prompt: number;
+  completion: number;
+  total: number;
+  reasoning?: number;
+  cached?: number;
+  estimated: boolean;
+  durationMs: number;
+  source: 'chat' | 'explain' | 'generate' | 'test';
+}
+
+/** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */
+export interface Totals {
+  requests: number;
+  prompt: number;
+  completion: number;
+  total: number;
+  estimatedTokens: number;
+}
+
+/** All-time totals, keyed `day|host|model`, as kept in global state. */
+export type Ledger = Record<string, Totals>;
+
+export interface Price {
+  input: number;
+  output: number;
+}
+
+export function emptyTotals(): Totals {
+  return { requests: 0, prompt: 0, completion: 0, total: 0, estimatedTokens: 0 };
+}
+
+/** A record from a result's usage. */
+export function recordFrom(usage: Usage, ctx: { model: string; host: string; durationMs: number; source: UsageRecord['source']; at: number }): UsageRecord {
+  const r: UsageRecord = {
+    at: ctx.at,
+    model: ctx.model,
+    host: ctx.host,
+    prompt: nonNegative(usage.prompt_tokens),
+    completion: nonNegative(usage.completion_tokens),
+    // Some servers (xAI) count reasoning outside prompt+completion: trust total_tokens when given.
+    total: nonNegative(usage.total_tokens) || nonNegative(usage.prompt_tokens) + nonNegative(usage.completion_tokens),
+    estimated: usage.estimated === true,
+    durationMs: ctx.durationMs,
+    source: ctx.source,
+  };
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens;
+  const cached = usage.prompt_tokens_details?.cached_tokens;
+  if (typeof reasoning === 'number' && reasoning > 0) r.reasoning = reasoning;
+  if (typeof cached === 'number' && cached > 0) r.cached = cached;
+  return r;
+}
+
+function nonNegative(n: unknown): number {
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+}
+
+export function addTo(t: Totals, r: UsageRecord): Totals {
+  return {
+    requests: t.requests + 1,
+    prompt: t.prompt + r.prompt,
+    completion: t.completion + r.completion,
+    total: t.total + r.total,
+    estimatedTokens: t.estimatedTokens + (r.estimated ? r.total : 0),
+  };
+}
+
+/** Local calendar day, YYYY-MM-DD. */
+export function dayOf(at: number): string {
+  const d = new Date(at);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** A new ledger with the record added. Keys are built by us, never taken from the wire alone. */
+export function addToLedger(ledger: Ledger, r: UsageRecord): Ledger {
+  const key = `${dayOf(r.at)}|${r.host}|${r.model}`;
+  const next: Ledger = { ...ledger };
+  next[key] = addTo(Object.prototype.hasOwnProperty.call(ledger, key) ? ledger[key] : emptyTotals(), r);
+  return next;
+}
+
+/** Cost in dollars, or undefined when no price is set for the model. A price of 0 gives 0. */
+export function costOf(t: Pick<Totals, 'prompt' | 'completion'>, price: Price | undefined): number | undefined {
+  if (!price || typeof price.input !== 'number' || typeof price.output !== 'number') return undefined;
+  return (t.prompt * price.input + t.completion * price.output) / 1_000_000;
+}
+
+export function formatTokens(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+export function formatCost(c: number | undefined): string {
+  if (c === undefined) return 'no price set';
+  if (c === 0) return '$0';
+  return c < 0.01 ? `$${c.toFixed(4)}` : `$${c.toFixed(2)}`;
+}
+
+/** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
+export function statusText(r: UsageRecord): string {
+  return `$(pulse) ${r.estimated ? '≈' : ''}${formatTokens(r.total)}`;
+}
+
+/** Screen-reader label for the status bar item. */
+export function statusLabel(r: UsageRecord): string {
+  return `Parley usage: last request ${r.estimated ? '≈' : ''}${formatTokens(r.total)} tokens${r.estimated ? ' (estimated)' : ''}`;
+}
+
+/** Escapes Markdown table/inline specials in names that come from settings or servers. */
+export function mdEscape(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+!|<>~-]/g, (c) => '\\' + c);
+}
+
+/** The status bar tooltip: last request, this window, and all-time totals by endpoint and model. */
+export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger: Ledger): string {
+  const est = last.estimated ? ' (estimated)' : '';
+  const secs = last.durationMs / 1000;
+  const tps = secs > 0 && last.completion > 0 ? ` · ${(last.completion / secs).toFixed(1)} tokens/s` : '';
+  const lines = [
+    `**Last request**${est}`,
+    '',
+    `- Prompt: ${formatTokens(last.prompt)}${last.cached ? ` (cached ${formatTokens(last.cached)})` : ''}`,
+    `- Completion: ${formatTokens(last.completion)}${last.reasoning ? ` (reasoning ${formatTokens(last.reasoning)})` : ''}`,
+    `- Total: ${last.estimated ? '≈' : ''}${formatTokens(last.total)}`,
+    `- ${mdEscape(last.model)} at ${mdEscape(last.host)} · ${secs.toFixed(1)} s${tps}`,
+    '',
+    `**This window**: ${formatTokens(windowTotals.total)} tokens in ${windowTotals.requests} request${windowTotals.requests === 1 ? '' : 's'}`,
+    '',
+    '**All time**',
+    '',
+  ];
+  const byEndpointModel = group(ledger, (_day, host, model) => `${host} · ${model}`);
+  for (const [name, t] of byEndpointModel) lines.push(`- ${mdEscape(name)}: ${formatTokens(t.total)} tokens`);
+  lines.push('', 'Click for the full report.');
+  return lines.join('\n');
+}
+
+/** Sums ledger rows under a key made from (day, host, model), sorted by key. */
+export function group(ledger: Ledger, keyOf: (day: string, host: string, model: string) => string): Array<[string, Totals]> {
+  const out = new Map<string, Totals>();
+  for (const [k, t] of Object.entries(ledger)) {
+    const [day, host, ...rest] = k.split('|');
+    const key = keyOf(day, host, rest.join('|'));
+    const prev = out.get(key) ?? emptyTotals();
+    out.set(key, {
+      requests: prev.requests + t.requests,
+      prompt: prev.prompt + t.prompt,
+      completion: prev.completion + t.completion,
+      total: prev.total + t.total,
+      estimatedTokens: prev.estimatedTokens + t.estimatedTokens,
+    });
+  }
+  return [...out.entries()].sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+function share(t: Totals): string {
+  return t.total > 0 ? `${Math.round((t.estimatedTokens / t.total) * 100)}%` : '0%';
+}
+
+/** The full usage report, as Markdown: by day, by model, by endpoint; estimated share; cost when priced. */
+export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number): string {
+  const price = (model: string) => (Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined);
+  const all = group(ledger, () => 'all')[0]?.[1] ?? emptyTotals();
+  const out = [
+    '# Parley usage',
+    '',
+    `Report made ${new Date(now).toLocaleString('en-US')}. Counts are the tokens the servers reported; ` +
+      'where a server reported none (a cancelled or failed stream, or a server that never sends usage), Parley estimated them.',
+    '',
+    `- This window: ${formatTokens(windowTotals.total)} tokens in ${windowTotals.requests} requests`,
+    `- All time: ${formatTokens(all.total)} tokens in ${all.requests} requests, of which ${share(all)} estimated`,
+    '',
+    '## By model',
+    '',
+    '| Model | Requests | Prompt | Completion | Total | Estimated | Cost |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const [model, t] of group(ledger, (_d, _h, m) => m)) {
+    out.push(`| ${mdEscape(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
+  }
+  out.push('', '## By endpoint', '', '| Endpoint | Requests | Total | Estimated |', '|---|---:|---:|---:|');
+  for (const [host, t] of group(ledger, (_d, h) => h)) {
+    out.push(`| ${mdEscape(host)} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
+  }
+  out.push('', '## By day', '', '| Day | Requests | Total | Estimated | Cost |', '|---|---:|---:|---:|---:|');
+  const days = group(ledger, (d) => d).reverse();
+  for (const [day, t] of days) {
+    // A day's cost is known only when every model used that day has a price.
+    let cost: number | undefined = 0;
+    for (const [k, row] of Object.entries(ledger)) {
+      if (!k.startsWith(day + '|')) continue;
+      const c = costOf(row, price(k.split('|').slice(2).join('|')));
+      cost = c === undefined || cost === undefined ? undefined : cost + c;
+    }
+    out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost)} |`);
+  }
+  if (Object.keys(ledger).length === 0) out.push('', '_No requests yet._');
+  out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
+  return out.join('\n');
+}

@@ -1,0 +1,94 @@
+// One typed reader for Parley's settings, honouring workspace trust.
+import * as vscode from 'vscode';
+
+/** Where the effective value of a setting came from. */
+export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
+
+export interface Price {
+  input: number;
+  output: number;
+}
+
+/** Every Parley setting, typed. Values are as the user wrote them: core validates ranges and URLs. */
+export interface Settings {
+  baseUrl: unknown;
+  baseUrlSource: SettingSource;
+  /** The base URL from user settings or the default: the user's own endpoint. */
+  userBaseUrl: unknown;
+  model: string;
+  systemPrompt: string;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  stop?: string | string[];
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  requestTimeoutSeconds: number;
+  streamIdleTimeoutSeconds: number;
+  maxRetries: number;
+  maxContextChars: number;
+  sendReasoningBack: boolean;
+  pricing: Record<string, Price>;
+  logLevel: 'off' | 'info' | 'debug' | 'trace';
+}
+
+export const SECTION = 'parley';
+
+/**
+ * Reads one setting. In Restricted Mode the workspace's values are ignored, so a repository
+ * cannot redirect requests (package.json also lists these keys under restrictedConfigurations).
+ */
+function read<T>(config: vscode.WorkspaceConfiguration, key: string, trusted: boolean): { value: T | undefined; source: SettingSource } {
+  const i = config.inspect<T>(key);
+  if (!i) return { value: undefined, source: 'default' };
+  if (trusted && i.workspaceFolderValue !== undefined) return { value: i.workspaceFolderValue, source: 'folder' };
+  if (trusted && i.workspaceValue !== undefined) return { value: i.workspaceValue, source: 'workspace' };
+  if (i.globalValue !== undefined) return { value: i.globalValue, source: 'user' };
+  return { value: i.defaultValue, source: 'default' };
+}
+
+function optionalNumber(v: unknown): number | undefined {
+  return v === null || v === undefined ? undefined : (v as number);
+}
+
+/** Reads all settings. `trusted` is vscode.workspace.isTrusted unless a test says otherwise. */
+export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const get = <T>(key: string) => read<T>(c, key, trusted).value;
+  const base = read<unknown>(c, 'baseUrl', trusted);
+  const userBase = read<unknown>(c, 'baseUrl', false);
+  const stop = get<unknown>('stop');
+  const logLevel = get<string>('logLevel');
+  const pricing = get<unknown>('pricing');
+  return {
+    baseUrl: base.value,
+    baseUrlSource: base.source,
+    userBaseUrl: userBase.value,
+    model: String(get<unknown>('model') ?? ''),
+    systemPrompt: String(get<unknown>('systemPrompt') ?? ''),
+    temperature: optionalNumber(get('temperature')),
+    topP: optionalNumber(get('topP')),
+    maxTokens: optionalNumber(get('maxTokens')),
+    stop: typeof stop === 'string' || Array.isArray(stop) ? (stop as string | string[]) : undefined,
+    presencePenalty: optionalNumber(get('presencePenalty')),
+    frequencyPenalty: optionalNumber(get('frequencyPenalty')),
+    requestTimeoutSeconds: clampNumber(get('requestTimeoutSeconds'), 1, 600, 60),
+    streamIdleTimeoutSeconds: clampNumber(get('streamIdleTimeoutSeconds'), 0, 3600, 300),
+    maxRetries: Math.round(clampNumber(get('maxRetries'), 0, 10, 2)),
+    maxContextChars: Math.round(clampNumber(get('maxContextChars'), 100, 10_000_000, 24_000)),
+    sendReasoningBack: get<unknown>('sendReasoningBack') === true,
+    pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
+    logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
+  };
+}
+
+/** Settings that only tune time and retries are clamped rather than refused: a bad value must not block chat. */
+function clampNumber(v: unknown, min: number, max: number, fallback: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return fallback;
+  return Math.min(max, Math.max(min, v));
+}
+
+/** Writes the user-level (global) value of a setting. */
+export async function writeUserSetting(key: string, value: unknown): Promise<void> {
+  await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
+}

@@ -1,0 +1,191 @@
+// Sends one chat request on behalf of any feature: decides where it may go, with which key, and counts its usage.
+import * as vscode from 'vscode';
+import { resolveEndpoint, type Endpoint } from '../core/endpoint';
+import { ParleyError } from '../core/errors';
+import { chatWithFallback, type ClientOptions } from '../core/client';
+import type { Adaptations, RequestSettings } from '../core/request';
+import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
+import { recordFrom, type UsageRecord } from '../core/usageLedger';
+import { readSettings, type Settings } from './config';
+import { ApiKeyStore } from './secrets';
+import type { Log } from './log';
+import type { UsageTracker } from './usage';
+
+/** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
+export interface Prompts {
+  /** Asked once per origin when a workspace points Parley somewhere other than the user's own endpoint. */
+  allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean>;
+}
+
+export const vscodePrompts: Prompts = {
+  async allowWorkspaceOrigin(origin, userOrigin) {
+    const allow = 'Allow';
+    const answer = await vscode.window.showWarningMessage(
+      `This workspace's settings point Parley at ${origin} instead of your own endpoint (${userOrigin}). Send chat requests there?`,
+      { modal: true, detail: 'Your API key for that origin, if you set one, would go with them. Parley remembers your answer for this origin.' },
+      allow,
+      'Use My Endpoint',
+    );
+    return answer === allow;
+  },
+};
+
+const APPROVALS_STATE = 'parley.workspaceOrigins';
+const ADAPTATIONS_STATE = 'parley.adaptations';
+
+/** Where a request goes and with what. `apiKey` is undefined when the origin needs none. */
+export interface Target {
+  settings: Settings;
+  endpoint: Endpoint;
+  apiKey?: string;
+  /** "host[:port]" for display and usage. */
+  host: string;
+}
+
+export type TargetProblem =
+  | { kind: 'config'; error: ParleyError }
+  | { kind: 'no-key'; origin: string };
+
+export interface RunOptions {
+  messages: ChatMessage[];
+  source: UsageRecord['source'];
+  signal?: AbortSignal;
+  stream?: boolean;
+  responseFormat?: RequestSettings['responseFormat'];
+  onEvent?: (e: StreamEvent) => void;
+  /** Called once per parameter the server turned out not to accept. */
+  onAdapted?: (param: string) => void;
+}
+
+export interface RunOutcome {
+  result: ChatResult;
+  target: Target;
+  dropped: string[];
+  durationMs: number;
+  usage: UsageRecord;
+}
+
+export class Requester {
+  constructor(
+    private readonly state: vscode.Memento,
+    private readonly keys: ApiKeyStore,
+    private readonly log: Log,
+    private readonly usage: UsageTracker,
+    public prompts: Prompts = vscodePrompts,
+  ) {}
+
+  /**
+   * Resolves the endpoint and key. A base URL that a trusted workspace sets to another origin than
+   * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
+   */
+  async target(settings = readSettings()): Promise<Target | TargetProblem> {
+    let base = settings.baseUrl;
+    if (settings.baseUrlSource === 'workspace' || settings.baseUrlSource === 'folder') {
+      const ws = originOf(settings.baseUrl);
+      const user = originOf(settings.userBaseUrl);
+      if (ws && ws !== user && !(await this.workspaceOriginAllowed(ws, user ?? String(settings.userBaseUrl)))) {
+        this.log.warn(`Not using the workspace's base URL origin ${ws}: the user declined it. Using the user endpoint.`);
+        base = settings.userBaseUrl;
+      }
+    }
+    let endpoint: Endpoint;
+    try {
+      endpoint = resolveEndpoint(base);
+    } catch (e) {
+      return { kind: 'config', error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
+    }
+    const key = await this.keys.get(endpoint.origin);
+    if (key.kind === 'missing') return { kind: 'no-key', origin: endpoint.origin };
+    if (key.kind === 'key') this.log.addSecret(key.key);
+    return { settings, endpoint, apiKey: key.kind === 'key' ? key.key : undefined, host: new URL(endpoint.origin).host };
+  }
+
+  private async workspaceOriginAllowed(origin: string, userOrigin: string): Promise<boolean> {
+    const answers = this.state.get<Record<string, boolean>>(APPROVALS_STATE, {});
+    if (Object.prototype.hasOwnProperty.call(answers, origin)) return answers[origin] === true;
+    const allowed = await this.prompts.allowWorkspaceOrigin(origin, userOrigin);
+    await this.state.update(APPROVALS_STATE, { ...answers, [origin]: allowed });
+    return allowed;
+  }
+
+  clientOptions(t: Target, signal?: AbortSignal): ClientOptions {
+    return {
+      endpoint: t.endpoint,
+      apiKey: t.apiKey,
+      requestTimeoutMs: t.settings.requestTimeoutSeconds * 1000,
+      idleTimeoutMs: t.settings.streamIdleTimeoutSeconds * 1000,
+      maxRetries: t.settings.maxRetries,
+      signal,
+      log: (line) => this.log.debug(line),
+      onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
+    };
+  }
+
+  requestSettings(t: Target, opts: Pick<RunOptions, 'stream' | 'responseFormat'>): RequestSettings {
+    const s = t.settings;
+    return {
+      model: s.model,
+      stream: opts.stream ?? true,
+      temperature: s.temperature,
+      topP: s.topP,
+      maxTokens: s.maxTokens,
+      stop: s.stop,
+      presencePenalty: s.presencePenalty,
+      frequencyPenalty: s.frequencyPenalty,
+      responseFormat: opts.responseFormat,
+    };
+  }
+
+  adaptations(t: Target): Adaptations | undefined {
+    const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
+    const k = adaptationKey(t);
+    return Object.prototype.hasOwnProperty.call(all, k) ? all[k] : undefined;
+  }
+
+  async resetAdaptations(): Promise<void> {
+    await this.state.update(ADAPTATIONS_STATE, undefined);
+  }
+
+  /** Sends the request (validating settings first), streams events, learns adaptations, counts usage. */
+  async run(t: Target, opts: RunOptions): Promise<RunOutcome> {
+    const started = Date.now();
+    const settings = this.requestSettings(t, opts);
+    const model = settings.model;
+    this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
+    if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
+    const outcome = await chatWithFallback(this.clientOptions(t, opts.signal), settings, opts.messages, this.adaptations(t), opts.onEvent);
+    const durationMs = Date.now() - started;
+    if (outcome.dropped.length > 0) {
+      const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
+      await this.state.update(ADAPTATIONS_STATE, { ...all, [adaptationKey(t)]: outcome.adaptations });
+      for (const p of outcome.dropped) {
+        this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; remembered for next time.`);
+        opts.onAdapted?.(p);
+      }
+    }
+    const r = outcome.result;
+    const usage = recordFrom(r.usage, { model, host: t.host, durationMs, source: opts.source, at: Date.now() });
+    if (r.ended !== 'error' || r.text || r.reasoning || r.usage.estimated === false) {
+      // Failed requests that produced nothing cost nothing; everything else is billed and counted.
+      await this.usage.record(usage);
+    }
+    this.log.info(
+      `${r.ended}${r.finishReason ? ` (${r.finishReason})` : ''} in ${durationMs} ms, ` +
+        `${usage.estimated ? '≈' : ''}${usage.total} tokens (${usage.prompt} prompt, ${usage.completion} completion)` +
+        (r.error ? `; error ${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}` : ''),
+    );
+    return { result: r, target: t, dropped: outcome.dropped, durationMs, usage };
+  }
+}
+
+function adaptationKey(t: Target): string {
+  return `${t.endpoint.origin} ${t.settings.model}`;
+}
+
+function originOf(url: unknown): string | undefined {
+  try {
+    return resolveEndpoint(url).origin;
+  } catch {
+    return undefined;
+  }
+}

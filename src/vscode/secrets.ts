@@ -1,0 +1,72 @@
+// API keys in SecretStorage, each bound to the origin (scheme, host, port) it was entered for.
+import * as vscode from 'vscode';
+
+const KEY_PREFIX = 'parley.apiKey:';
+/** Origins that have a key (not secret: just the list, so "Clear API Key" can show it). */
+const ORIGINS_STATE = 'parley.keyOrigins';
+/** Origins the user marked as needing no key. */
+const NO_KEY_STATE = 'parley.noKeyOrigins';
+
+/** Loopback servers (Ollama, LM Studio, llama.cpp, vLLM) usually take no key. */
+export function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const host = new URL(origin).hostname;
+    return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
+export type KeyState = { kind: 'key'; key: string } | { kind: 'none-needed' } | { kind: 'missing' };
+
+export class ApiKeyStore {
+  private readonly changed = new vscode.EventEmitter<string>();
+  /** Fires with the origin whose key changed. */
+  readonly onDidChange = this.changed.event;
+
+  constructor(private readonly secrets: vscode.SecretStorage, private readonly state: vscode.Memento) {}
+
+  /** The key for exactly this origin; never another origin's. */
+  async get(origin: string): Promise<KeyState> {
+    const key = await this.secrets.get(KEY_PREFIX + origin);
+    if (key) return { kind: 'key', key };
+    if (this.noKeyOrigins().includes(origin) || isLoopbackOrigin(origin)) return { kind: 'none-needed' };
+    return { kind: 'missing' };
+  }
+
+  async set(origin: string, key: string): Promise<void> {
+    await this.secrets.store(KEY_PREFIX + origin, key);
+    await this.state.update(ORIGINS_STATE, unique([...this.origins(), origin]));
+    await this.state.update(NO_KEY_STATE, this.noKeyOrigins().filter((o) => o !== origin));
+    this.changed.fire(origin);
+  }
+
+  async markNoKeyNeeded(origin: string): Promise<void> {
+    await this.state.update(NO_KEY_STATE, unique([...this.noKeyOrigins(), origin]));
+    this.changed.fire(origin);
+  }
+
+  async delete(origin: string): Promise<void> {
+    await this.secrets.delete(KEY_PREFIX + origin);
+    await this.state.update(ORIGINS_STATE, this.origins().filter((o) => o !== origin));
+    await this.state.update(NO_KEY_STATE, this.noKeyOrigins().filter((o) => o !== origin));
+    this.changed.fire(origin);
+  }
+
+  /** Origins with a stored key. */
+  origins(): string[] {
+    return this.state.get<string[]>(ORIGINS_STATE, []);
+  }
+
+  private noKeyOrigins(): string[] {
+    return this.state.get<string[]>(NO_KEY_STATE, []);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+function unique(a: string[]): string[] {
+  return [...new Set(a)];
+}
