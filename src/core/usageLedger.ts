@@ -131,7 +131,7 @@ export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger:
     `- Total: ${last.estimated ? '≈' : ''}${formatTokens(last.total)}`,
     `- ${mdEscape(last.model)} at ${mdEscape(last.host)} · ${secs.toFixed(1)} s${tps}`,
     '',
-    `**This window**: ${formatTokens(windowTotals.total)} tokens in ${windowTotals.requests} request${windowTotals.requests === 1 ? '' : 's'}`,
+    `**This window**: ${formatTokens(windowTotals.total)} tokens in ${plural(windowTotals.requests, 'request')}`,
     '',
     '**All time**',
     '',
@@ -160,6 +160,10 @@ export function group(ledger: Ledger, keyOf: (day: string, host: string, model: 
   return [...out.entries()].sort((a, b) => a[0].localeCompare(b[0]));
 }
 
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 function share(t: Totals): string {
   return t.total > 0 ? `${Math.round((t.estimatedTokens / t.total) * 100)}%` : '0%';
 }
@@ -174,8 +178,8 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     `Report made ${new Date(now).toLocaleString('en-US')}. Counts are the tokens the servers reported; ` +
       'where a server reported none (a cancelled or failed stream, or a server that never sends usage), Parley estimated them.',
     '',
-    `- This window: ${formatTokens(windowTotals.total)} tokens in ${windowTotals.requests} requests`,
-    `- All time: ${formatTokens(all.total)} tokens in ${all.requests} requests, of which ${share(all)} estimated`,
+    `- This window: ${formatTokens(windowTotals.total)} tokens in ${plural(windowTotals.requests, 'request')}`,
+    `- All time: ${formatTokens(all.total)} tokens in ${plural(all.requests, 'request')}, of which ${share(all)} estimated`,
     '',
     '## By model',
     '',
