@@ -11,7 +11,7 @@ import { ApiKeyStore } from './vscode/secrets';
 import { UsageTracker } from './vscode/usage';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
-export type TestApi = Services;
+export type TestApi = Services & { context: vscode.ExtensionContext; history: HistoryStore };
 
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const log = new Log(() => readSettings().logLevel);
@@ -39,7 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     keys.onDidChange(() => void chat.endpointChanged()),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.endpointChanged()),
   );
-  return context.extensionMode === vscode.ExtensionMode.Test ? services : undefined;
+  return context.extensionMode === vscode.ExtensionMode.Test ? { ...services, context, history } : undefined;
 }
 
 export function deactivate(): void {}

@@ -192,7 +192,8 @@ async function openUntitled(content: string, language: string, filename?: string
   return vscode.window.showTextDocument(doc, { preview: false });
 }
 
-export async function generateCode(s: Services): Promise<void> {
+/** Generate Code. A description given as the command's argument (keybindings, tests) skips the input box. */
+export async function generateCode(s: Services, given?: unknown): Promise<void> {
   const t = await s.requester.target();
   if (!('endpoint' in t)) {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
@@ -204,7 +205,7 @@ export async function generateCode(s: Services): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   const max = t.settings.maxContextChars;
   const ctx = editor ? contextFromEditor(editor, max, false)?.ctx : undefined;
-  const description = await vscode.window.showInputBox({
+  const description = typeof given === 'string' ? given : await vscode.window.showInputBox({
     title: 'Parley: Generate Code',
     prompt: ctx ? `Describe the code to generate. The selection (${ctx.path}, ${lineWords(ctx)}) goes along as context.` : 'Describe the code to generate.',
     placeHolder: 'A TypeScript function that parses ISO dates…',
@@ -402,7 +403,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     reg('parley.clearApiKey', () => clearApiKey(s)),
     reg('parley.addSelectionToChat', () => addSelectionToChat(s)),
     reg('parley.explainSelection', () => explainSelection(s)),
-    reg('parley.generateCode', () => generateCode(s)),
+    reg('parley.generateCode', (description) => generateCode(s, description)),
     reg('parley.showUsage', () => s.usage.showReport()),
     reg('parley.resetUsage', () =>
       s.usage.reset(async () => {

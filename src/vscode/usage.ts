@@ -9,7 +9,8 @@ import { readSettings } from './config';
 const LEDGER_STATE = 'parley.usageLedger';
 
 export class UsageTracker implements vscode.Disposable {
-  private readonly item = vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100);
+  /** The status bar item; public so tests read what a person sees. */
+  readonly item = vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100);
   private windowTotals: Totals = emptyTotals();
   private last: UsageRecord | undefined;
   private readonly changed = new vscode.EventEmitter<UsageRecord>();

@@ -1,0 +1,79 @@
+// Bad input everywhere: a clear error, no crash, nothing sent, nothing lost.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { startTestServer, type TestServer } from '../support/server';
+import { chunk, parley, userSettings, waitFor, writeSse } from './helpers';
+import type { TestApi } from '../../src/extension';
+
+suite('Bad input gets a clear error', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let server: TestServer;
+
+  suiteSetup(async () => {
+    api = await parley();
+    server = await startTestServer((_req, res) => writeSse(res, [chunk('fine'), chunk('', 'stop')]));
+    await vscode.commands.executeCommand('parley.openChat');
+    await waitFor('the chat view to be ready', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
+  });
+
+  suiteTeardown(async () => {
+    await userSettings({ baseUrl: undefined, model: undefined, temperature: undefined });
+    await server?.close();
+  });
+
+  setup(async () => {
+    await userSettings({ baseUrl: server.url, model: 'm', temperature: undefined });
+    await api.chat.newChat();
+    server.requests.length = 0;
+    api.view.lastPosted.length = 0;
+  });
+
+  function composerErrors(): string[] {
+    return api.view.lastPosted.flatMap((m) => (m.type === 'composerError' ? [m.text] : []));
+  }
+
+  test('an empty prompt is refused in words, and nothing is sent', async () => {
+    await api.chat.send('   ', []);
+    assert.deepEqual(composerErrors(), ['Type a question first.']);
+    assert.equal(server.requests.length, 0);
+  });
+
+  test('a binary file attached as an image is refused, and nothing is sent', async () => {
+    const fake = 'data:image/png;base64,' + Buffer.from('\x7fELF\x02\x01\x01\x00binary-not-an-image', 'latin1').toString('base64');
+    await api.chat.send('look', [{ name: 'program.png', dataUrl: fake }]);
+    assert.match(composerErrors()[0] ?? '', /program\.png is not a PNG, JPEG, GIF or WebP image/);
+    assert.equal(server.requests.length, 0);
+  });
+
+  const badBaseUrls: Array<[string, unknown, RegExp]> = [
+    ['a number', 42, /base URL/i],
+    ['javascript:', 'javascript:alert(1)', /http/i],
+    ['file:', 'file:///etc/passwd', /http/i],
+    ['credentials', 'http://user:pass@127.0.0.1:1', /credential|user name|password/i],
+  ];
+  for (const [name, value, words] of badBaseUrls) {
+    test(`parley.baseUrl set to ${name} gives an error card, and nothing is sent`, async () => {
+      await userSettings({ baseUrl: value });
+      await api.chat.send('hi', []);
+      const reply = api.chat.current.turns.at(-1);
+      assert.equal(reply?.status, 'error');
+      assert.equal(reply?.error?.kind, 'config');
+      assert.match(reply?.error?.title ?? '', words);
+      assert.equal(api.chat.current.turns.at(-2)?.text, 'hi', 'the question stays');
+      assert.equal(server.requests.length, 0);
+    });
+  }
+
+  test('a model name with spaces or newlines, and an out-of-range temperature, are refused before sending', async () => {
+    await userSettings({ model: 'gpt 4\nmini' });
+    await api.chat.send('hi', []);
+    assert.equal(api.chat.current.turns.at(-1)?.error?.kind, 'config');
+    assert.match(api.chat.current.turns.at(-1)?.error?.title ?? '', /model/i);
+    await userSettings({ model: 'm', temperature: 5 });
+    await api.chat.send('hi', []);
+    assert.equal(api.chat.current.turns.at(-1)?.error?.kind, 'config');
+    assert.match(api.chat.current.turns.at(-1)?.error?.title ?? '', /temperature/i);
+    assert.equal(server.requests.length, 0);
+  });
+});

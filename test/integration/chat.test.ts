@@ -1,0 +1,255 @@
+// Chat panel, editor commands and usage, inside a real VS Code against a local server that records what it receives.
+import * as assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
+import { chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import type { TestApi } from '../../src/extension';
+import { HistoryStore } from '../../src/vscode/history';
+import { UsageTracker } from '../../src/vscode/usage';
+
+type Script = (req: RecordedRequest, res: import('node:http').ServerResponse) => void | Promise<void>;
+
+suite('Chat, editor commands and usage', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let server: TestServer;
+  let script: Script;
+
+  suiteSetup(async () => {
+    api = await parley();
+    server = await startTestServer((req, res) => script(req, res));
+    await userSettings({ baseUrl: server.url, model: 'test-model', systemPrompt: 'You are a test assistant.' });
+  });
+
+  suiteTeardown(async () => {
+    await server?.close();
+  });
+
+  setup(async () => {
+    await api.chat.newChat();
+    server.requests.length = 0;
+  });
+
+  function lastAssistant() {
+    const t = api.chat.current.turns;
+    return t[t.length - 1];
+  }
+
+  test('a prompt streams its reply into the conversation, and the status bar shows the server total', async () => {
+    script = (_req, res) => writeSse(res, [chunk('Hello'), chunk(', '), chunk('world'), chunk('', 'stop'), usageChunk(11, 3)]);
+    await api.chat.send('Say hello', []);
+    const reply = lastAssistant();
+    assert.equal(reply.role, 'assistant');
+    assert.equal(reply.text, 'Hello, world');
+    assert.equal(reply.status, 'done');
+    assert.deepEqual(reply.usage, { prompt: 11, completion: 3, total: 14, estimated: false });
+    const body = server.requests[0].json;
+    assert.equal(body.model, 'test-model');
+    assert.equal(body.stream, true);
+    assert.deepEqual(body.stream_options, { include_usage: true });
+    assert.deepEqual(body.messages, [
+      { role: 'system', content: 'You are a test assistant.' },
+      { role: 'user', content: 'Say hello' },
+    ]);
+    assert.equal(api.usage.item.text, '$(pulse) 14');
+    assert.equal(api.usage.item.accessibilityInformation?.label, 'Parley usage: last request 14 tokens');
+  });
+
+  test('Stop aborts the request: the server sees the close, the partial reply stays, usage is an estimate marked ≈', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    script = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk('Partial answer'))}\n\n`);
+      await hold; // never finishes on its own
+    };
+    const asking = api.chat.send('Tell me a long story', []);
+    await waitFor('the first delta', () => lastAssistant()?.text === 'Partial answer');
+    assert.equal(api.chat.generating, true);
+    await vscode.commands.executeCommand('parley.cancel');
+    const closed = await server.waitForClose(5_000);
+    assert.equal(closed.clientClosedEarly, true);
+    await asking;
+    release();
+    const reply = lastAssistant();
+    assert.equal(reply.status, 'stopped');
+    assert.equal(reply.text, 'Partial answer');
+    assert.equal(reply.usage?.estimated, true);
+    assert.ok((reply.usage?.completion ?? 0) > 0);
+    assert.match(String(api.usage.item.text), /^\$\(pulse\) ≈\d/);
+    assert.match(String(api.usage.item.accessibilityInformation?.label), /≈/);
+  });
+
+  test('a 401 becomes an error card with Set API Key; a stream with no usage chunk is estimated', async () => {
+    script = (_req, res) =>
+      writeJson(res, 401, { error: { message: 'Incorrect API key provided: sk-te****1234.', type: 'invalid_request_error', code: 'invalid_api_key', param: null } });
+    await api.chat.send('hi', []);
+    const reply = lastAssistant();
+    assert.equal(reply.status, 'error');
+    assert.equal(reply.error?.kind, 'auth');
+    assert.ok(reply.error?.actions.includes('setApiKey'));
+    assert.equal(String(reply.error?.detail ?? '').includes('sk-te****1234'), false, 'masked key echo is redacted');
+
+    script = (_req, res) => writeSse(res, [chunk('no usage here'), chunk('', 'stop')]);
+    await api.chat.send('again', []);
+    assert.equal(lastAssistant().usage?.estimated, true);
+    assert.match(String(api.usage.item.text), /≈/);
+  });
+
+  test('usage repeated on every chunk counts once, by the last value; totals persist in global state', async () => {
+    const before = api.usage.ledger();
+    const sum = (l: Record<string, { total: number }>) => Object.values(l).reduce((a, t) => a + t.total, 0);
+    script = (_req, res) =>
+      writeSse(res, [
+        { ...chunk('a'), usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } },
+        { ...chunk('b'), usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } },
+        { ...chunk('', 'stop'), usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } },
+      ]);
+    await api.chat.send('count', []);
+    assert.equal(api.usage.item.text, '$(pulse) 8');
+    assert.equal(sum(api.usage.ledger()) - sum(before), 8);
+    // A new tracker over the same global state (what a window reload builds) sees the same totals.
+    const reloaded = new UsageTracker(api.context.globalState);
+    assert.equal(sum(reloaded.ledger()), sum(api.usage.ledger()));
+    reloaded.dispose();
+  });
+
+  test('the conversation survives the view being closed and rebuilt, and reloads from storage', async () => {
+    script = (_req, res) => writeSse(res, [chunk('Persisted reply'), chunk('', 'stop'), usageChunk(3, 2)]);
+    await vscode.commands.executeCommand('parley.openChat');
+    await api.chat.send('Remember me', []);
+    const id = api.chat.current.id;
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    api.view.lastPosted.length = 0;
+    await vscode.commands.executeCommand('parley.openChat');
+    const snap = await waitFor('a snapshot from the rebuilt view', () =>
+      api.view.lastPosted.find((m) => m.type === 'snapshot' && m.conversation.id === id), 20_000);
+    assert.ok(snap.type === 'snapshot');
+    assert.deepEqual(snap.conversation.turns.map((t) => t.text), ['Remember me', 'Persisted reply']);
+    // What a window reload does: read only the open conversation from storage.
+    const store = new HistoryStore(api.context.globalStorageUri, api.context.globalState);
+    assert.equal(store.openId(), id);
+    const loaded = await store.load(id);
+    assert.deepEqual(loaded?.turns.map((t) => t.text), ['Remember me', 'Persisted reply']);
+    assert.equal(store.list()[0].title, 'Remember me');
+  });
+
+  test('Explain Selection sends the system prompt and the fenced selection with language and path', async () => {
+    script = (_req, res) => writeSse(res, [chunk('It adds two numbers.'), chunk('', 'stop'), usageChunk(40, 6)]);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    assert.ok(folder, 'the test workspace has a folder');
+    const file = vscode.Uri.joinPath(folder, 'explain-me.ts');
+    await vscode.workspace.fs.writeFile(file, new TextEncoder().encode('// header\nexport function add(a: number, b: number) {\n  return a + b;\n}\n'));
+    const editor = await vscode.window.showTextDocument(file);
+    editor.selection = new vscode.Selection(1, 0, 3, 1);
+    await vscode.commands.executeCommand('parley.explainSelection');
+    await waitFor('the explain request to finish', () => !api.chat.generating && lastAssistant()?.status === 'done');
+    const body = server.requests[0].json;
+    assert.equal(body.messages[0].role, 'system');
+    assert.equal(body.messages[0].content, 'You are a test assistant.');
+    const user = String(body.messages[1].content);
+    assert.match(user, /`explain-me\.ts`, lines 2-4:\n```typescript\nexport function add\(a: number, b: number\) \{\n  return a \+ b;\n\}\n```/);
+    assert.match(user, /Explain/);
+    assert.equal(lastAssistant().text, 'It adds two numbers.');
+    assert.equal(api.usage.item.text, '$(pulse) 46');
+  });
+
+  test('Explain Selection with no selection explains the enclosing block and says so; long selections are cut', async () => {
+    script = (_req, res) => writeSse(res, [chunk('ok'), chunk('', 'stop')]);
+    const doc = await vscode.workspace.openTextDocument({ language: 'python', content: 'def f(x):\n    y = x\n    return y\n\nz = 1\n' });
+    const editor = await vscode.window.showTextDocument(doc);
+    editor.selection = new vscode.Selection(2, 4, 2, 4);
+    await vscode.commands.executeCommand('parley.explainSelection');
+    await waitFor('the explain request', () => server.requests.length === 1 && !api.chat.generating);
+    const user = api.chat.current.turns.filter((t) => t.role === 'user').pop();
+    assert.match(String(user?.note), /enclosing block/);
+    assert.match(String(server.requests[0].json.messages[1].content), /```python\ndef f\(x\):\n    y = x\n    return y\n```/);
+
+    await userSettings({ maxContextChars: 100 });
+    try {
+      const big = await vscode.workspace.openTextDocument({ language: 'plaintext', content: 'line of text\n'.repeat(50) });
+      const e2 = await vscode.window.showTextDocument(big);
+      e2.selection = new vscode.Selection(0, 0, 50, 0);
+      await vscode.commands.executeCommand('parley.explainSelection');
+      await waitFor('the second explain request', () => server.requests.length === 2 && !api.chat.generating);
+      const u2 = api.chat.current.turns.filter((t) => t.role === 'user').pop();
+      assert.match(String(u2?.note), /cut to 100 characters/);
+      const sent = String(server.requests[1].json.messages.at(-1).content);
+      assert.ok(sent.split('line of text').length - 1 <= 8, 'at most 100 characters of the selection went out');
+    } finally {
+      await userSettings({ maxContextChars: undefined });
+    }
+  });
+});
+
+suite('Generate Code (JSON mode)', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let server: TestServer;
+  let script: Script;
+
+  suiteSetup(async () => {
+    api = await parley();
+    server = await startTestServer((req, res) => script(req, res));
+    await userSettings({ baseUrl: server.url, model: 'gen-model' });
+    await api.requester.resetAdaptations();
+  });
+
+  suiteTeardown(async () => {
+    await server?.close();
+  });
+
+  setup(() => {
+    server.requests.length = 0;
+  });
+
+  /** Runs the command with its description as an argument (the UI test types it into the input box). */
+  async function generate(description: string): Promise<void> {
+    await vscode.commands.executeCommand('parley.generateCode', description);
+  }
+
+  function completion(content: string, usage = { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 }) {
+    return { id: 'g', object: 'chat.completion', created: 1, model: 'gen-model', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage };
+  }
+
+  test('sends response_format json_object and opens an untitled editor with the language and code', async () => {
+    script = (_req, res) => writeJson(res, 200, completion(JSON.stringify({ language: 'python', filename: 'add.py', code: 'def add(a, b):\n    return a + b\n' })));
+    await generate('a python add function');
+    const body = server.requests[0].json;
+    assert.deepEqual(body.response_format, { type: 'json_object' });
+    assert.match(JSON.stringify(body.messages[0]), /JSON/);
+    const doc = vscode.window.activeTextEditor?.document;
+    assert.ok(doc?.isUntitled);
+    assert.equal(doc?.languageId, 'python');
+    assert.equal(doc?.getText(), 'def add(a, b):\n    return a + b\n');
+    assert.match(doc?.uri.path ?? '', /add\.py$/);
+    assert.equal(api.usage.item.text, '$(pulse) 30');
+  });
+
+  test('an invalid JSON reply opens the raw reply so nothing is lost', async () => {
+    script = (_req, res) => writeJson(res, 200, completion('Here is code: def broken('));
+    await generate('something');
+    const doc = vscode.window.activeTextEditor?.document;
+    assert.ok(doc?.isUntitled);
+    assert.equal(doc?.getText(), 'Here is code: def broken(');
+  });
+
+  test('a 400 naming response_format retries without it, and the next call skips it', async () => {
+    script = (req, res) => {
+      if (req.json?.response_format) {
+        writeJson(res, 400, { error: "'response_format.type' must be 'json_schema' or 'text'" });
+      } else {
+        writeJson(res, 200, completion('Sure:\n```json\n{"language":"javascript","filename":"x.js","code":"let x = 1;"}\n```'));
+      }
+    };
+    await generate('x');
+    assert.equal(server.requests.length, 2);
+    assert.ok(server.requests[0].json.response_format);
+    assert.equal(server.requests[1].json.response_format, undefined);
+    assert.equal(vscode.window.activeTextEditor?.document.getText(), 'let x = 1;');
+    server.requests.length = 0;
+    await generate('y');
+    assert.equal(server.requests.length, 1);
+    assert.equal(server.requests[0].json.response_format, undefined);
+  });
+});

@@ -1,0 +1,64 @@
+// Shared helpers for the suites that run inside the real extension host.
+import * as vscode from 'vscode';
+import type { TestApi } from '../../src/extension';
+import type { ServerResponse } from 'node:http';
+
+export const EXTENSION_ID = 'parley.parley';
+
+/** Activates Parley and returns its test API (only given in ExtensionMode.Test). */
+export async function parley(): Promise<TestApi> {
+  const ext = vscode.extensions.getExtension(EXTENSION_ID);
+  if (!ext) throw new Error(`extension ${EXTENSION_ID} is not installed in this host`);
+  const api = (await ext.activate()) as TestApi | undefined;
+  if (!api) throw new Error('Parley returned no test API: is the host running in extension test mode?');
+  return api;
+}
+
+/** Waits for a condition, failing with what was awaited. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Sets user-level settings and waits until they read back. */
+export async function userSettings(values: Record<string, unknown>): Promise<void> {
+  const c = vscode.workspace.getConfiguration('parley');
+  for (const [k, v] of Object.entries(values)) await c.update(k, v, vscode.ConfigurationTarget.Global);
+}
+
+/** A chunk as OpenAI streams it. */
+export function chunk(content: string, finish: string | null = null): object {
+  return { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta: { content }, finish_reason: finish }] };
+}
+
+export function usageChunk(prompt: number, completion: number): object {
+  return { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
+}
+
+/** Writes an SSE response: each event as `data: JSON`, then [DONE]. */
+export function writeSse(res: ServerResponse, events: object[], done = true): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+  if (done) res.write('data: [DONE]\n\n');
+  res.end();
+}
+
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
+
+/** Every string value in a JSON-able structure, flattened, for secret scans. */
+export function containsSecret(value: unknown, secret: string): boolean {
+  return JSON.stringify(value ?? null).includes(secret);
+}

@@ -1,0 +1,47 @@
+// Restricted Mode: a workspace's endpoint settings are ignored, so a repository cannot redirect requests or keys.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { startTestServer, type TestServer } from '../support/server';
+import { chunk, parley, usageChunk, userSettings, waitFor, writeSse } from './helpers';
+import type { TestApi } from '../../src/extension';
+
+suite('Security: untrusted workspace (Restricted Mode)', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let user: TestServer;
+  let capture: TestServer;
+
+  suiteSetup(async () => {
+    api = await parley();
+    user = await startTestServer((_req, res) => writeSse(res, [chunk('user endpoint'), chunk('', 'stop'), usageChunk(1, 1)]));
+    capture = await startTestServer((_req, res) => writeSse(res, [chunk('captured'), chunk('', 'stop')]));
+  });
+
+  suiteTeardown(async () => {
+    await user?.close();
+    await capture?.close();
+  });
+
+  test('the workspace is untrusted in this run', () => {
+    assert.equal(vscode.workspace.isTrusted, false);
+  });
+
+  test("the workspace's base URL and model are ignored: requests go to the user's endpoint, the capture server gets nothing", async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder, 'a workspace folder is open');
+    const file = path.join(folder.uri.fsPath, '.vscode', 'settings.json');
+    await fs.writeFile(file, JSON.stringify({ 'parley.baseUrl': capture.url, 'parley.model': 'attacker-model' }, null, 2));
+    await waitFor('the workspace settings file to be read', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === capture.url, 15_000);
+    await userSettings({ baseUrl: user.url, model: 'user-model' });
+    const asked: string[] = [];
+    api.requester.prompts = { allowWorkspaceOrigin: async (o) => (asked.push(o), true) };
+    await api.chat.send('hello', []);
+    assert.equal(api.chat.current.turns.at(-1)?.text, 'user endpoint');
+    assert.equal(capture.requests.length, 0, 'the capture server received nothing');
+    assert.equal(user.requests.length, 1);
+    assert.equal(user.requests[0].json.model, 'user-model', "the workspace's model is ignored too");
+    assert.deepEqual(asked, [], 'nothing to ask: the workspace value is simply not used');
+  });
+});

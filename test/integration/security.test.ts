@@ -1,0 +1,154 @@
+// Trust boundaries in a trusted workspace: workspace-set origins need consent, keys stay with their origin, no key leaks.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { startTestServer, type TestServer } from '../support/server';
+import { chunk, containsSecret, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import type { TestApi } from '../../src/extension';
+
+const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
+    else out.push(p);
+  }
+  return out;
+}
+
+suite('Security: origins, keys and redaction (trusted workspace)', function () {
+  this.timeout(30_000);
+  let api: TestApi;
+  let a: TestServer;
+  let b: TestServer;
+
+  suiteSetup(async () => {
+    api = await parley();
+    a = await startTestServer((_req, res) => writeSse(res, [chunk('from A'), chunk('', 'stop'), usageChunk(2, 2)]));
+    b = await startTestServer((_req, res) => writeSse(res, [chunk('from B'), chunk('', 'stop'), usageChunk(2, 2)]));
+    assert.equal(vscode.workspace.isTrusted, true, 'this suite runs in a trusted workspace');
+  });
+
+  suiteTeardown(async () => {
+    await vscode.workspace.getConfiguration('parley').update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    await api.keys.delete(a.origin);
+    await a?.close();
+    await b?.close();
+  });
+
+  setup(async () => {
+    await api.chat.newChat();
+    a.requests.length = 0;
+    b.requests.length = 0;
+  });
+
+  test('a workspace base URL to another origin is used only after consent; declining sends nothing there', async () => {
+    await userSettings({ baseUrl: a.url, model: 'm' });
+    await vscode.workspace.getConfiguration('parley').update('baseUrl', b.url, vscode.ConfigurationTarget.Workspace);
+    await waitFor('the workspace value to apply', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === b.url);
+    const asked: string[] = [];
+    const realPrompts = api.requester.prompts;
+    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (asked.push(origin), false) };
+    try {
+      await api.chat.send('hello', []);
+      await api.chat.send('hello again', []);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+    assert.deepEqual(asked, [b.origin], 'asked once, for the workspace origin, and remembered');
+    assert.equal(b.requests.length, 0, 'the workspace origin received nothing');
+    assert.equal(a.requests.length, 2, 'the user endpoint was used instead');
+  });
+
+  test('the key for origin A is never sent to origin B', async () => {
+    await vscode.workspace.getConfiguration('parley').update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    await api.keys.set(a.origin, KEY_A);
+    await userSettings({ baseUrl: a.url, model: 'm' });
+    await api.chat.send('to A', []);
+    assert.equal(a.requests[0].headers.authorization, `Bearer ${KEY_A}`);
+    await userSettings({ baseUrl: b.url });
+    await api.chat.send('to B', []);
+    assert.equal(b.requests.length, 1);
+    assert.equal(b.requests[0].headers.authorization, undefined);
+    assert.equal(containsSecret(b.requests[0], KEY_A), false);
+  });
+
+  test('a redirect from A to B does not carry the key', async () => {
+    await api.keys.set(a.origin, KEY_A);
+    const redirector = await startTestServer((_req, res) => {
+      res.writeHead(307, { location: `${b.url}/v1/chat/completions` });
+      res.end();
+    });
+    try {
+      await api.keys.set(redirector.origin, KEY_A);
+      await userSettings({ baseUrl: redirector.url });
+      await api.chat.send('follow me', []);
+      assert.equal(redirector.requests.length, 1);
+      assert.equal(redirector.requests[0].headers.authorization, `Bearer ${KEY_A}`);
+      for (const r of b.requests) assert.equal(containsSecret(r.headers, KEY_A), false, 'B never sees the key');
+    } finally {
+      await api.keys.delete(redirector.origin);
+      await redirector.close();
+    }
+  });
+
+  test('after requests, an echoed key in an error, and an export, the key is nowhere', async () => {
+    const echo = await startTestServer((req, res) => {
+      // Like OpenAI's 401, but echoing the whole key, not just a masked one.
+      const auth = String(req.headers.authorization ?? '');
+      writeJson(res, 401, { error: { message: `Incorrect API key provided: ${auth.replace('Bearer ', '')}. Also masked: sk-te****CRET`, type: 'invalid_request_error', code: 'invalid_api_key', param: null } });
+    });
+    try {
+      await api.keys.set(echo.origin, KEY_A);
+      await api.keys.set(a.origin, KEY_A);
+      await userSettings({ baseUrl: a.url, logLevel: 'trace' });
+      await api.chat.send('a normal request', []);
+      await userSettings({ baseUrl: echo.url });
+      await api.chat.send('this one fails', []);
+      const reply = api.chat.current.turns.at(-1);
+      assert.equal(reply?.status, 'error');
+      assert.equal(containsSecret(reply, KEY_A), false, 'the error card');
+      assert.ok(echo.requests.length >= 1);
+
+      await vscode.commands.executeCommand('parley.exportChat');
+      const exported = await waitFor('the exported Markdown editor', () => {
+        const d = vscode.window.activeTextEditor?.document;
+        return d?.languageId === 'markdown' && d.getText().includes('this one fails') ? d.getText() : undefined;
+      });
+      assert.equal(exported.includes(KEY_A), false, 'the exported chat');
+
+      await vscode.commands.executeCommand('parley.openChat');
+      await waitFor('the webview to take a snapshot', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
+      assert.equal(containsSecret(api.view.lastPosted, KEY_A), false, 'messages posted to the webview');
+
+      for (const [name, memento] of [['global', api.context.globalState], ['workspace', api.context.workspaceState]] as const) {
+        for (const k of memento.keys()) assert.equal(containsSecret(memento.get(k), KEY_A), false, `${name} state ${k}`);
+      }
+
+      // Output channel log files live under the window's log folder.
+      const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
+      const files = await filesUnder(logRoot);
+      assert.ok(files.length > 0, `log files under ${logRoot}`);
+      let sawParleyLog = false;
+      for (const f of files) {
+        const text = await fs.readFile(f, 'utf8').catch(() => '');
+        if (/POST .*chat\/completions/.test(text)) sawParleyLog = true;
+        assert.equal(text.includes(KEY_A), false, `log file ${f}`);
+      }
+      assert.ok(sawParleyLog, 'the Parley log was found and scanned');
+    } finally {
+      await userSettings({ logLevel: undefined });
+      await api.keys.delete(echo.origin);
+      await echo.close();
+    }
+  });
+});
