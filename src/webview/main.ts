@@ -1,2 +1,151 @@
-// Webview entry point (placeholder until the chat panel lands).
-export {};
+// Webview entry: builds the panel, routes host messages to it and turns clicks into protocol messages.
+import type { HostMessage } from '../shared/protocol';
+import { Composer } from './composer';
+import { h } from './dom';
+import { isWebUrl } from './markdown';
+import { Header, HistoryView, noticeBar, setupCard } from './panels';
+import { Transcript } from './transcript';
+import { post } from './vscodeApi';
+
+const transcript = new Transcript();
+const composer = new Composer();
+const history = new HistoryView(() => showChat());
+const header = new Header(() => post({ type: 'requestHistory' }));
+const setupSlot = h('div', { class: 'setup-slot' });
+const noticeSlot = h('div', { class: 'notice-slot' });
+const chat = h('main', { class: 'chat' },
+  setupSlot,
+  h('div', { class: 'scroll-area' }, transcript.el, transcript.jumpButton),
+  noticeSlot,
+  composer.el);
+let generating = false;
+
+document.body.append(header.el, history.el, chat, transcript.announcer.el);
+
+function showChat(): void {
+  history.hide();
+  chat.classList.remove('hidden');
+  composer.focus();
+}
+
+function setGenerating(value: boolean): void {
+  generating = value;
+  document.body.classList.toggle('generating', value);
+  composer.setGenerating(value);
+}
+
+function handle(msg: HostMessage): void {
+  switch (msg.type) {
+    case 'snapshot':
+      header.render(msg.header);
+      renderSetup(msg);
+      composer.renderChips(msg.pendingContext);
+      setGenerating(msg.generating);
+      transcript.setTurns(msg.conversation.turns);
+      break;
+    case 'turnStart':
+      if (msg.turn.role === 'user') composer.accepted();
+      transcript.turnStart(msg.turn);
+      break;
+    case 'delta':
+      transcript.delta(msg.turnId, msg.text, msg.reasoning);
+      break;
+    case 'turnEnd':
+      transcript.turnEnd(msg.turn);
+      break;
+    case 'generating':
+      setGenerating(msg.value);
+      break;
+    case 'header':
+      header.render(msg.header);
+      break;
+    case 'setup':
+      renderSetup(msg);
+      break;
+    case 'history':
+      chat.classList.add('hidden');
+      history.show(msg.items);
+      break;
+    case 'pendingContext':
+      composer.renderChips(msg.chips);
+      break;
+    case 'notice':
+      noticeSlot.replaceChildren(noticeBar(msg.text, msg.actions, () => noticeSlot.replaceChildren()));
+      break;
+    case 'composerError':
+      composer.showError(msg.text, true);
+      break;
+    case 'composerText':
+      showChat();
+      composer.setText(msg.text);
+      break;
+    case 'imageAttached':
+      composer.addImage(msg.image);
+      break;
+    case 'focusComposer':
+      showChat();
+      break;
+  }
+}
+
+function renderSetup(msg: { setup?: Parameters<typeof setupCard>[0] }): void {
+  setupSlot.replaceChildren(...(msg.setup ? [setupCard(msg.setup)] : []));
+}
+
+window.addEventListener('message', (event: MessageEvent) => {
+  const msg = event.data as HostMessage | undefined;
+  if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return;
+  handle(msg);
+});
+
+// Code-block buttons: the code is read from the block itself, never from an attribute.
+transcript.log.addEventListener('click', (e) => {
+  const button = (e.target as Element).closest?.('.code-block button[data-act]');
+  if (!button) return;
+  const block = button.closest<HTMLElement>('.code-block');
+  const code = block?.querySelector('code')?.textContent ?? '';
+  const act = (button as HTMLElement).dataset.act;
+  if (act === 'copy') {
+    post({ type: 'copy', text: code });
+    button.textContent = 'Copied';
+    setTimeout(() => { button.textContent = 'Copy'; }, 1200);
+  } else if (act === 'insert') {
+    post({ type: 'insertCode', code });
+  } else if (act === 'open') {
+    post({ type: 'openCode', code, language: block?.dataset.lang ?? '' });
+  }
+});
+
+// Links never navigate the webview: http(s) ones are opened by the host, anything else does nothing.
+function onLinkActivate(e: MouseEvent): void {
+  const a = (e.target as Element).closest?.('a[href]');
+  if (!a) return;
+  e.preventDefault();
+  if (e.type === 'click' || e.button === 1) {
+    const href = a.getAttribute('href') ?? '';
+    if (isWebUrl(href)) post({ type: 'openLink', url: href });
+  }
+}
+document.addEventListener('click', onLinkActivate);
+document.addEventListener('auxclick', onLinkActivate);
+
+document.addEventListener('keydown', (e) => {
+  if (e.key !== 'Escape' || e.defaultPrevented) return;
+  if (generating) {
+    e.preventDefault();
+    post({ type: 'cancel' });
+  } else if (history.visible) {
+    e.preventDefault();
+    showChat();
+  }
+});
+
+// Dropping a file anywhere in the panel attaches it instead of letting the webview navigate to it.
+document.addEventListener('dragover', (e) => e.preventDefault());
+document.addEventListener('drop', (e) => {
+  if (e.defaultPrevented) return;
+  e.preventDefault();
+  if (e.dataTransfer?.files.length) composer.addFiles([...e.dataTransfer.files]);
+});
+
+post({ type: 'ready' });

@@ -1,0 +1,189 @@
+// The composer: draft text, Send/Stop, attached images (button, paste, drop) and context chips.
+import { IMAGE_MIME_TYPES, LIMITS, type ContextChip, type ImageView } from '../shared/protocol';
+import { h, icon } from './dom';
+import { thumbnail } from './turn';
+import { loadState, post, saveState } from './vscodeApi';
+
+const MB = 1024 * 1024;
+
+export class Composer {
+  readonly el: HTMLElement;
+  readonly input: HTMLTextAreaElement;
+  private readonly sendButton: HTMLButtonElement;
+  private readonly thumbs: HTMLElement;
+  private readonly chips: HTMLElement;
+  private readonly error: HTMLElement;
+  private images: ImageView[] = [];
+  private generating = false;
+  /** What was last sent, put back if the host refuses it (composerError) while the composer is empty. */
+  private lastSent?: { text: string; images: ImageView[] };
+
+  constructor() {
+    this.input = h('textarea', {
+      class: 'input', rows: '1', 'aria-label': 'Message Parley',
+      placeholder: 'Ask Parley… (Enter to send, Shift+Enter for a new line)',
+      oninput: () => this.onInput(),
+      onkeydown: (e) => this.onKeyDown(e as KeyboardEvent),
+      onpaste: (e) => this.onPaste(e as ClipboardEvent),
+    });
+    this.input.value = loadState().draft ?? '';
+    this.sendButton = h('button', { type: 'button', class: 'send', onclick: () => this.onSendClick() });
+    this.thumbs = h('div', { class: 'thumbs composer-thumbs', 'aria-label': 'Attached images', role: 'list' });
+    this.chips = h('ul', { class: 'chips composer-chips', 'aria-label': 'Context to send' });
+    this.error = h('div', { class: 'composer-error', role: 'alert' });
+    const attach = h('button', {
+      type: 'button', class: 'icon-btn', 'aria-label': 'Attach image', title: 'Attach image (PNG, JPEG, GIF, WebP)',
+      onclick: () => post({ type: 'pickImage' }),
+    }, icon('image'));
+    this.el = h('div', { class: 'composer' },
+      this.chips, this.thumbs, this.error,
+      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, attach, this.sendButton)));
+    this.el.addEventListener('dragover', (e) => {
+      if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
+    });
+    this.el.addEventListener('drop', (e) => {
+      if (!e.dataTransfer?.files.length) return;
+      e.preventDefault();
+      this.addFiles([...e.dataTransfer.files]);
+    });
+    this.setGenerating(false);
+    this.renderChips([]);
+  }
+
+  setGenerating(value: boolean): void {
+    this.generating = value;
+    this.sendButton.replaceChildren(icon(value ? 'stop' : 'send'));
+    this.sendButton.setAttribute('aria-label', value ? 'Stop' : 'Send');
+    this.sendButton.title = value ? 'Stop (Escape)' : 'Send (Enter)';
+    this.sendButton.classList.toggle('stop', value);
+  }
+
+  /** Puts text in the composer (Edit last question) and focuses it. */
+  setText(text: string): void {
+    this.input.value = text;
+    this.onInput();
+    this.focus();
+    this.input.setSelectionRange(text.length, text.length);
+  }
+
+  focus(): void {
+    this.input.focus();
+  }
+
+  /** Shows why input was refused; `fromHost` puts back what was sent when the composer is still empty. */
+  showError(text: string, fromHost = false): void {
+    this.error.textContent = text;
+    if (fromHost && this.lastSent && !this.input.value && !this.images.length) {
+      this.input.value = this.lastSent.text;
+      this.images = this.lastSent.images;
+      this.renderThumbs();
+      this.saveDraft();
+    }
+    this.lastSent = undefined;
+  }
+
+  /** The host sent a user turn: what was sent arrived. */
+  accepted(): void {
+    this.lastSent = undefined;
+  }
+
+  addImage(image: ImageView): void {
+    if (this.images.length >= LIMITS.maxImages) {
+      this.showError(`At most ${LIMITS.maxImages} images per message.`);
+      return;
+    }
+    this.images.push(image);
+    this.renderThumbs();
+  }
+
+  renderChips(chips: ContextChip[]): void {
+    this.chips.replaceChildren(...chips.map((c) => {
+      const label = `${c.path}:${c.startLine}–${c.endLine}`;
+      return h('li', { class: 'chip', title: c.truncated ? 'Cut to the context limit' : label },
+        label, h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : '',
+        h('button', {
+          type: 'button', class: 'chip-remove', 'aria-label': `Remove ${label}`,
+          onclick: () => post({ type: 'removeContext', id: c.id }),
+        }, icon('close')));
+    }));
+    this.chips.classList.toggle('hidden', chips.length === 0);
+  }
+
+  private onInput(): void {
+    if (this.error.textContent) this.error.textContent = '';
+    this.saveDraft();
+  }
+
+  private saveDraft(): void {
+    saveState({ draft: this.input.value });
+  }
+
+  private onKeyDown(e: KeyboardEvent): void {
+    if (e.key !== 'Enter' || e.shiftKey || e.isComposing || e.altKey || e.ctrlKey || e.metaKey) return;
+    e.preventDefault();
+    if (!this.generating) this.send();
+  }
+
+  private onSendClick(): void {
+    if (this.generating) post({ type: 'cancel' });
+    else this.send();
+    this.focus();
+  }
+
+  private send(): void {
+    const text = this.input.value;
+    if (!text.trim() && this.images.length === 0) return;
+    if (text.length > LIMITS.promptChars) {
+      this.showError(`The message is too long (${text.length.toLocaleString('en-US')} characters; the limit is ${LIMITS.promptChars.toLocaleString('en-US')}).`);
+      return;
+    }
+    this.lastSent = { text, images: this.images };
+    post({ type: 'send', text, images: this.images });
+    this.input.value = '';
+    this.images = [];
+    this.error.textContent = '';
+    this.renderThumbs();
+    this.saveDraft();
+  }
+
+  private onPaste(e: ClipboardEvent): void {
+    const files = [...(e.clipboardData?.files ?? [])];
+    if (!files.length) return;
+    e.preventDefault();
+    this.addFiles(files);
+  }
+
+  /** Checks type and size in the webview so that nothing unusable is ever sent; reads the rest as data URLs. */
+  addFiles(files: File[]): void {
+    for (const file of files) {
+      if (!(IMAGE_MIME_TYPES as readonly string[]).includes(file.type)) {
+        this.showError(`${file.name || 'That file'} is not a PNG, JPEG, GIF or WebP image, so it was not attached.`);
+        continue;
+      }
+      if (file.size > LIMITS.imageBytes) {
+        this.showError(`${file.name || 'That image'} is ${(file.size / MB).toFixed(1)} MB; the limit is ${LIMITS.imageBytes / MB} MB, so it was not attached.`);
+        continue;
+      }
+      const reader = new FileReader();
+      reader.onload = () => {
+        if (typeof reader.result === 'string') this.addImage({ name: file.name || 'pasted image', dataUrl: reader.result });
+      };
+      reader.onerror = () => this.showError(`Could not read ${file.name || 'the image'}.`);
+      reader.readAsDataURL(file);
+    }
+  }
+
+  private renderThumbs(): void {
+    this.thumbs.replaceChildren(...this.images.map((img, i) => h('div', { class: 'thumb-wrap', role: 'listitem' },
+      thumbnail(img),
+      h('button', {
+        type: 'button', class: 'thumb-remove', 'aria-label': `Remove image ${img.name}`,
+        onclick: () => {
+          this.images.splice(i, 1);
+          this.renderThumbs();
+          this.focus();
+        },
+      }, icon('close')))));
+    this.thumbs.classList.toggle('hidden', this.images.length === 0);
+  }
+}

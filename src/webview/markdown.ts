@@ -1,0 +1,146 @@
+// Markdown -> sanitized DOM for model output: markdown-it (no raw HTML), highlight.js, then DOMPurify.
+import MarkdownIt from 'markdown-it';
+import type Token from 'markdown-it/lib/token.mjs';
+import DOMPurify from 'dompurify';
+import hljs from 'highlight.js/lib/core';
+import bash from 'highlight.js/lib/languages/bash';
+import c from 'highlight.js/lib/languages/c';
+import cpp from 'highlight.js/lib/languages/cpp';
+import csharp from 'highlight.js/lib/languages/csharp';
+import css from 'highlight.js/lib/languages/css';
+import diff from 'highlight.js/lib/languages/diff';
+import go from 'highlight.js/lib/languages/go';
+import java from 'highlight.js/lib/languages/java';
+import javascript from 'highlight.js/lib/languages/javascript';
+import json from 'highlight.js/lib/languages/json';
+import python from 'highlight.js/lib/languages/python';
+import rust from 'highlight.js/lib/languages/rust';
+import shell from 'highlight.js/lib/languages/shell';
+import sql from 'highlight.js/lib/languages/sql';
+import typescript from 'highlight.js/lib/languages/typescript';
+import xml from 'highlight.js/lib/languages/xml';
+import yaml from 'highlight.js/lib/languages/yaml';
+
+// A common set, not highlight.js/lib/common: the webview bundle must stay small (the .vsix limit is 300 KB).
+// Other languages render as plain text.
+const languages = { bash, c, cpp, csharp, css, diff, go, java, javascript, json, python, rust, shell, sql, typescript, xml, yaml };
+for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
+
+/** True for absolute http(s) URLs: the only links that become anchors (and that the host will open). */
+export function isWebUrl(href: string): boolean {
+  try {
+    const u = new URL(href);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Per-render state shared with the link renderers (rendering is synchronous, so one is enough). */
+const linkStack: boolean[] = [];
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+function highlight(code: string, lang: string): string {
+  if (lang && hljs.getLanguage(lang)) {
+    try {
+      return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+    } catch {
+      // fall through to plain text
+    }
+  }
+  return escapeHtml(code);
+}
+
+/**
+ * The code-block frame: toolbar buttons carry only an action name; the code itself is read back from
+ * the <code> element when a button is pressed, so nothing model-controlled lands in an attribute but the language.
+ */
+function codeBlock(code: string, lang: string): string {
+  const safeLang = escapeHtml(lang);
+  return (
+    `<div class="code-block" data-lang="${safeLang}">` +
+    `<div class="code-toolbar"><span class="code-lang">${safeLang || 'text'}</span>` +
+    `<button type="button" class="code-btn" data-act="copy" aria-label="Copy code">Copy</button>` +
+    `<button type="button" class="code-btn" data-act="insert" aria-label="Insert at Cursor">Insert</button>` +
+    `<button type="button" class="code-btn" data-act="open" aria-label="Open in New Editor">Open</button>` +
+    `</div><pre><code class="hljs">${highlight(code, lang)}</code></pre></div>`
+  );
+}
+
+function createMarkdown(): MarkdownIt {
+  const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
+  md.linkify.set({ fuzzyEmail: false });
+  // Every link target is accepted by the parser so that the renderer can decide: unsafe targets keep
+  // their text and lose the anchor, rather than showing raw Markdown syntax.
+  md.validateLink = () => true;
+
+  md.renderer.rules.fence = (tokens, idx) => {
+    const token = tokens[idx];
+    const info = token.info ? md.utils.unescapeAll(token.info).trim() : '';
+    const lang = (info.split(/\s+/)[0] ?? '').toLowerCase().slice(0, 40);
+    return codeBlock(token.content, lang);
+  };
+  md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
+
+  md.renderer.rules.link_open = (tokens, idx) => {
+    const href = tokens[idx].attrGet('href') ?? '';
+    const safe = isWebUrl(href) && linkStack.length === 0;
+    linkStack.push(safe);
+    if (!safe) return '';
+    return `<a href="${escapeHtml(href)}" title="${escapeHtml(href)}">`;
+  };
+  md.renderer.rules.link_close = () => (linkStack.pop() ? '</a>' : '');
+
+  // Images are never fetched: a remote one becomes a link, anything else (data:, relative) its alt text.
+  md.renderer.rules.image = (tokens, idx, options, env, self) => {
+    const token = tokens[idx];
+    const src = token.attrGet('src') ?? '';
+    const alt = self.renderInlineAsText(token.children ?? [], options, env);
+    const label = `Image: ${alt || 'untitled'}`;
+    if (isWebUrl(src) && !linkStack.includes(true)) {
+      return `<a href="${escapeHtml(src)}" class="img-link" title="${escapeHtml(src)}">${escapeHtml(label)}</a>`;
+    }
+    return `<span class="img-alt">${escapeHtml(label)}</span>`;
+  };
+
+  // Table alignment arrives as style="text-align:…", which the CSP would refuse: make it a class.
+  md.core.ruler.push('parley_align', (state) => {
+    for (const t of state.tokens as Token[]) {
+      if (t.type !== 'th_open' && t.type !== 'td_open') continue;
+      const style = t.attrGet('style');
+      if (!style) continue;
+      t.attrs = (t.attrs ?? []).filter(([name]) => name !== 'style');
+      const m = /text-align:(left|right|center)/.exec(style);
+      if (m) t.attrJoin('class', `align-${m[1]}`);
+    }
+  });
+  return md;
+}
+
+/** The one markdown-it instance; exported for the block splitter, which shares its parser. */
+export const md = createMarkdown();
+
+const PURIFY_CONFIG = {
+  ALLOWED_TAGS: [
+    'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'code', 'pre', 'blockquote',
+    'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'div', 'button',
+  ],
+  ALLOWED_ATTR: ['href', 'title', 'class', 'start', 'type', 'aria-label', 'data-act', 'data-lang'],
+  ALLOW_DATA_ATTR: false,
+  ALLOW_ARIA_ATTR: false,
+  // Only http(s) for href; the attributes below carry no URL and skip that check.
+  ALLOWED_URI_REGEXP: /^https?:\/\//i,
+  ADD_URI_SAFE_ATTR: ['type', 'start', 'aria-label', 'data-act', 'data-lang'],
+  FORBID_ATTR: ['style'],
+  RETURN_DOM_FRAGMENT: true as const,
+};
+
+/** Renders untrusted Markdown to a sanitized fragment. `env` carries reference definitions between calls. */
+export function renderMarkdown(src: string, env: object = {}): DocumentFragment {
+  linkStack.length = 0;
+  const html = md.render(src, env);
+  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+}

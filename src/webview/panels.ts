@@ -1,0 +1,117 @@
+// The panel's fixed parts around the transcript: header, setup card, notice bar and history view.
+import type { ActionId, HeaderView, HistoryItem, SetupView } from '../shared/protocol';
+import { h, icon } from './dom';
+import { ACTION_LABELS, actionButton } from './turn';
+import { post } from './vscodeApi';
+
+/** Model picker, endpoint, demo badge, New chat and History buttons. */
+export class Header {
+  readonly el = h('header', { class: 'header' });
+
+  constructor(private readonly onHistory: () => void) {}
+
+  render(header: HeaderView): void {
+    let model: HTMLElement;
+    if (header.models.length) {
+      const names = header.models.includes(header.model) || !header.model ? header.models : [header.model, ...header.models];
+      const select = h('select', {
+        class: 'model-select', 'aria-label': 'Model',
+        onchange: () => post({ type: 'setModel', model: select.value }),
+      }, ...names.map((m) => h('option', { value: m, selected: m === header.model }, m)));
+      model = select;
+    } else {
+      model = h('button', {
+        type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`,
+        title: 'Change model', onclick: () => post({ type: 'pickModel' }),
+      }, header.model || 'Choose a model', h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
+    }
+    this.el.replaceChildren(
+      h('div', { class: 'header-main' },
+        model,
+        header.demo ? h('span', { class: 'badge demo', title: 'Pointed at the local demo endpoint started by npm start' }, 'Demo endpoint') : null,
+        h('span', { class: 'endpoint', title: `Endpoint: ${header.endpoint}` }, header.endpoint)),
+      h('div', { class: 'header-buttons' },
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'New chat', title: 'New chat', onclick: () => post({ type: 'newChat' }) }, icon('plus')),
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'History', title: 'History', onclick: this.onHistory }, icon('history'))),
+    );
+  }
+}
+
+/** The first-run card: why it shows, presets, key and connection buttons. */
+export function setupCard(setup: SetupView): HTMLElement {
+  const actions = setup.actions.filter((a) => a !== 'testConnection');
+  return h('section', { class: 'setup-card', 'aria-labelledby': 'setup-title' },
+    h('h2', { id: 'setup-title' }, 'Set up Parley'),
+    h('p', { class: 'setup-reason' }, setup.reason),
+    h('p', { class: 'setup-hint' }, 'Choose a server. Presets fill in the base URL and model; local servers need no key.'),
+    h('div', { class: 'presets', role: 'group', 'aria-label': 'Presets' },
+      ...setup.presets.map((p) => h('button', {
+        type: 'button', class: 'btn secondary preset', title: p.baseUrl ? `${p.baseUrl} · ${p.model}` : 'Enter your own base URL and model',
+        onclick: () => post({ type: 'applyPreset', id: p.id }),
+      }, p.label, p.needsKey ? null : h('span', { class: 'preset-local' }, ' (no key)')))),
+    actions.length ? h('div', { class: 'actions' }, ...actions.map((a, i) => actionButton(a, i === 0))) : null,
+    setup.actions.includes('testConnection')
+      ? h('p', null, h('button', { type: 'button', class: 'link-btn', onclick: () => post({ type: 'action', action: 'testConnection' }) }, 'Test Connection'))
+      : null,
+  );
+}
+
+/** A dismissable line above the composer, with optional action buttons. */
+export function noticeBar(text: string, actions: ActionId[] | undefined, dismiss: () => void): HTMLElement {
+  return h('div', { class: 'notice', role: 'status' },
+    h('span', { class: 'notice-text' }, text),
+    ...(actions ?? []).map((a) => h('button', { type: 'button', class: 'btn secondary small', onclick: () => post({ type: 'action', action: a }) }, ACTION_LABELS[a])),
+    h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Dismiss notice', onclick: dismiss }, icon('close')));
+}
+
+/** The history list: open or delete a conversation, clear all after a confirm step. */
+export class HistoryView {
+  readonly el = h('section', { class: 'history hidden', 'aria-label': 'Chat history' });
+  private confirming = false;
+  private items: HistoryItem[] = [];
+
+  constructor(private readonly close: () => void) {}
+
+  get visible(): boolean {
+    return !this.el.classList.contains('hidden');
+  }
+
+  show(items: HistoryItem[]): void {
+    this.items = items;
+    this.confirming = false;
+    const wasHidden = !this.visible;
+    this.el.classList.remove('hidden');
+    this.render();
+    if (wasHidden) this.el.querySelector<HTMLElement>('button')?.focus();
+  }
+
+  hide(): void {
+    this.el.classList.add('hidden');
+  }
+
+  private render(): void {
+    const back = h('button', { type: 'button', class: 'btn secondary small', onclick: this.close }, 'Back to chat');
+    const clear = this.confirming
+      ? h('span', { class: 'confirm' },
+          h('span', null, 'Delete all conversations? '),
+          h('button', { type: 'button', class: 'btn danger small', onclick: () => { post({ type: 'clearHistory' }); this.confirming = false; this.render(); } }, 'Delete all'),
+          h('button', { type: 'button', class: 'btn secondary small', onclick: () => { this.confirming = false; this.render(); } }, 'Cancel'))
+      : h('button', {
+          type: 'button', class: 'btn secondary small', disabled: this.items.length === 0,
+          onclick: () => { this.confirming = true; this.render(); this.el.querySelector<HTMLElement>('.danger')?.focus(); },
+        }, 'Clear all…');
+    const list = this.items.length
+      ? h('ul', { class: 'history-list' }, ...this.items.map((item) => h('li', { class: 'history-item' },
+          h('button', {
+            type: 'button', class: 'history-open', title: item.title,
+            onclick: () => { post({ type: 'openConversation', id: item.id }); this.close(); },
+          }, h('span', { class: 'history-title' }, item.title || 'Untitled'),
+            h('span', { class: 'history-meta' }, `${new Date(item.updatedAt).toLocaleString()} · ${item.turnCount} messages`)),
+          h('button', {
+            type: 'button', class: 'icon-btn', 'aria-label': `Delete ${item.title || 'conversation'}`, title: 'Delete',
+            onclick: () => post({ type: 'deleteConversation', id: item.id }),
+          }, icon('close')))))
+      : h('p', { class: 'history-empty' }, 'No saved conversations yet.');
+    this.el.replaceChildren(h('div', { class: 'history-bar' }, h('h2', null, 'History'), back, clear), list);
+  }
+}

@@ -1,0 +1,218 @@
+// The conversation log: turns, virtualisation of long conversations, auto-scroll and "Jump to latest".
+import type { TurnView } from '../shared/protocol';
+import { Announcer } from './announcer';
+import { h, icon } from './dom';
+import { flushNow } from './frame';
+import { TurnItem, type TurnHost } from './turn';
+
+/** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */
+const VIRTUALIZE_AFTER = 40;
+/** Turns rendered at once when a long conversation opens (the rest wait for the observer). */
+const EAGER_TAIL = 12;
+/** How far outside the viewport turns stay rendered. */
+const KEEP_MARGIN = '1200px 0px';
+/** Within this many pixels of the end counts as "at the bottom". */
+const BOTTOM_SLACK = 8;
+
+export class Transcript implements TurnHost {
+  /** The scrolling container; holds the log and the Jump to latest button. */
+  readonly el: HTMLElement;
+  readonly log: HTMLElement;
+  readonly announcer = new Announcer();
+  private readonly jump: HTMLButtonElement;
+  private items: TurnItem[] = [];
+  private byId = new Map<string, TurnItem>();
+  private byArticle = new WeakMap<Element, TurnItem>();
+  private observer: IntersectionObserver;
+  private stick = true;
+  /** When the reader last did something that scrolls (wheel, key, pointer): only that may stop auto-scroll. */
+  private userScrolledAt = -Infinity;
+  private lastScrollTop = 0;
+  private ticker: number | undefined;
+
+  constructor() {
+    this.log = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off' });
+    this.el = h('div', { class: 'scroller', tabindex: '-1' }, this.log);
+    this.jump = h('button', {
+      type: 'button', class: 'jump hidden', 'aria-label': 'Jump to latest',
+      onclick: () => this.jumpToLatest(),
+    }, icon('down'), 'Jump to latest');
+
+    this.observer = new IntersectionObserver((entries) => this.onIntersect(entries), { root: this.el, rootMargin: KEEP_MARGIN });
+    this.el.addEventListener('scroll', () => this.onScroll(), { passive: true });
+    this.el.addEventListener('wheel', (e) => {
+      this.userScrolledAt = performance.now();
+      if (e.deltaY < 0) this.setStick(false);
+    }, { passive: true });
+    for (const type of ['pointerdown', 'touchstart', 'keydown'] as const) {
+      this.el.addEventListener(type, () => { this.userScrolledAt = performance.now(); }, { passive: true });
+    }
+    // Whatever changes the content's height (streaming, images decoding, a placeholder filling in),
+    // a reader at the bottom stays at the bottom.
+    new ResizeObserver(() => {
+      if (this.stick) this.scrollToBottom();
+    }).observe(this.log);
+    new ResizeObserver(() => {
+      if (this.stick) this.scrollToBottom();
+    }).observe(this.el);
+  }
+
+  /** The floating "Jump to latest" button (placed by the caller next to the scroller). */
+  get jumpButton(): HTMLButtonElement {
+    return this.jump;
+  }
+
+  /** Replaces the whole conversation (snapshot). */
+  setTurns(turns: TurnView[]): void {
+    for (const item of this.items) this.observer.unobserve(item.article);
+    this.items = [];
+    this.byId.clear();
+    this.log.replaceChildren();
+    const eagerFrom = turns.length > VIRTUALIZE_AFTER ? turns.length - EAGER_TAIL : 0;
+    turns.forEach((turn, i) => {
+      const item = this.add(structuredCloneTurn(turn));
+      if (i >= eagerFrom || item.streaming) item.render();
+    });
+    this.markLast();
+    this.setStick(true);
+    this.scrollToBottom();
+  }
+
+  turnStart(turn: TurnView): void {
+    const existing = this.byId.get(turn.id);
+    const item = new TurnItem(structuredCloneTurn(turn), this);
+    if (existing) {
+      this.observer.unobserve(existing.article);
+      existing.article.replaceWith(item.article);
+      this.items[this.items.indexOf(existing)] = item;
+      this.byId.set(turn.id, item);
+      this.byArticle.set(item.article, item);
+      this.observer.observe(item.article);
+    } else {
+      this.addItem(item);
+    }
+    if (turn.role === 'assistant' && turn.status === 'streaming') this.announcer.reset();
+    item.render();
+    this.markLast();
+    this.thinkingChanged();
+  }
+
+  delta(turnId: string, text?: string, reasoning?: string): void {
+    this.byId.get(turnId)?.delta(text, reasoning);
+  }
+
+  turnEnd(turn: TurnView): void {
+    const item = this.byId.get(turn.id);
+    if (!item) {
+      this.turnStart(turn);
+      return;
+    }
+    const wasStreaming = item.streaming;
+    flushNow();
+    item.finish(structuredCloneTurn(turn));
+    if (wasStreaming && turn.status !== 'done') {
+      const words: Record<string, string> = { stopped: 'Reply stopped.', truncated: 'Reply truncated.', filtered: 'Reply filtered.', incomplete: 'Reply incomplete.', error: 'Reply ended with an error.' };
+      this.announcer.say(words[turn.status] ?? '');
+    }
+    if (turn.error) this.announcer.say(turn.error.title);
+    this.markLast();
+  }
+
+  /** Number of turns with a rendered (not placeholder) body. */
+  get renderedCount(): number {
+    return this.items.filter((i) => i.rendered).length;
+  }
+
+  // TurnHost
+  onBlock(el: HTMLElement): void {
+    this.announcer.blockDone(el);
+  }
+
+  onOpenRendered(el: HTMLElement): void {
+    this.announcer.openRendered(el);
+  }
+
+  /** Starts or stops the one-second tick that updates "Thinking… N s" labels. */
+  thinkingChanged(): void {
+    const anyThinking = this.items.some((i) => i.thinking);
+    if (anyThinking && this.ticker === undefined) {
+      this.ticker = window.setInterval(() => {
+        for (const i of this.items) if (i.thinking) i.updateThinkingLabel();
+        this.thinkingChanged();
+      }, 1000);
+    } else if (!anyThinking && this.ticker !== undefined) {
+      window.clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
+  }
+
+  jumpToLatest(): void {
+    this.setStick(true);
+    this.scrollToBottom();
+  }
+
+  private add(view: TurnView): TurnItem {
+    const item = new TurnItem(view, this);
+    this.addItem(item);
+    return item;
+  }
+
+  private addItem(item: TurnItem): void {
+    this.items.push(item);
+    this.byId.set(item.view.id, item);
+    this.byArticle.set(item.article, item);
+    this.log.append(item.article);
+    this.observer.observe(item.article);
+  }
+
+  /** Regenerate shows on the last turn when it is a reply; Edit on the last question. */
+  private markLast(): void {
+    const last = this.items[this.items.length - 1];
+    let lastUser: TurnItem | undefined;
+    for (let i = this.items.length - 1; i >= 0 && !lastUser; i--) if (this.items[i].view.role === 'user') lastUser = this.items[i];
+    for (const item of this.items) {
+      item.article.classList.toggle('is-last', item === last);
+      item.article.classList.toggle('is-last-user', item === lastUser);
+    }
+  }
+
+  private onIntersect(entries: IntersectionObserverEntry[]): void {
+    const virtualize = this.items.length > VIRTUALIZE_AFTER;
+    for (const entry of entries) {
+      const item = this.byArticle.get(entry.target);
+      if (!item) continue;
+      if (entry.isIntersecting) item.render();
+      else if (virtualize) item.unrender();
+    }
+  }
+
+  /**
+   * Reaching the bottom re-enables auto-scroll; leaving it stops auto-scroll only when the reader moved up.
+   * Content growing or placeholders changing size also fire scroll events, and must not stop it.
+   */
+  private onScroll(): void {
+    const el = this.el;
+    const top = el.scrollTop;
+    const movedUp = top < this.lastScrollTop - 1;
+    this.lastScrollTop = top;
+    if (el.scrollHeight - top - el.clientHeight <= BOTTOM_SLACK) this.setStick(true);
+    else if (movedUp && performance.now() - this.userScrolledAt < 1000) this.setStick(false);
+    else if (!this.stick) this.setStick(false);
+  }
+
+  private setStick(value: boolean): void {
+    this.stick = value;
+    const overflowing = this.el.scrollHeight > this.el.clientHeight + BOTTOM_SLACK;
+    this.jump.classList.toggle('hidden', value || !overflowing);
+  }
+
+  private scrollToBottom(): void {
+    this.el.scrollTop = this.el.scrollHeight;
+    this.lastScrollTop = this.el.scrollTop;
+  }
+}
+
+/** Turns are mutated as deltas arrive; never mutate the host's message objects. */
+function structuredCloneTurn(turn: TurnView): TurnView {
+  return { ...turn, images: turn.images ? [...turn.images] : undefined, context: turn.context ? [...turn.context] : undefined };
+}

@@ -1,0 +1,259 @@
+// One message in the transcript: its <article>, its body (or a placeholder of remembered height) and its actions.
+import type { ActionId, ErrorView, ImageView, TurnStatus, TurnView, UsageView } from '../shared/protocol';
+import { formatCount, h } from './dom';
+import { MarkdownStream } from './markdownStream';
+import { post } from './vscodeApi';
+
+/** Button labels for host actions, shared by error cards, the setup card and notices. */
+export const ACTION_LABELS: Record<ActionId, string> = {
+  retry: 'Retry',
+  setApiKey: 'Set API Key',
+  markNoKey: 'This endpoint needs no key',
+  openSettings: 'Open Settings',
+  testConnection: 'Test Connection',
+  continue: 'Continue',
+  showLog: 'Show Log',
+};
+
+const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {
+  stopped: 'Stopped',
+  truncated: 'Truncated',
+  filtered: 'Filtered',
+  incomplete: 'Incomplete',
+  error: 'Error',
+};
+
+const STATUS_TITLES: Partial<Record<TurnStatus, string>> = {
+  stopped: 'You stopped this reply.',
+  truncated: 'The reply hit the token limit (finish_reason: length).',
+  filtered: 'The provider filtered this reply (content_filter).',
+  incomplete: 'The stream ended without a finish reason.',
+  error: 'The reply ended with an error.',
+};
+
+const DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$/;
+
+/** A thumbnail for an image the host or the composer holds; anything but an image data URL shows its name. */
+export function thumbnail(image: ImageView): HTMLElement {
+  if (!DATA_IMAGE.test(image.dataUrl)) return h('span', { class: 'thumb thumb-missing' }, image.name);
+  return h('img', { class: 'thumb', src: image.dataUrl, alt: image.name, title: image.name });
+}
+
+/** Builds an action button that posts `{type:'action'}`. */
+export function actionButton(action: ActionId, primary = false): HTMLButtonElement {
+  return h('button', {
+    type: 'button',
+    class: primary ? 'btn' : 'btn secondary',
+    onclick: () => post({ type: 'action', action }),
+  }, ACTION_LABELS[action]);
+}
+
+export function usageText(usage: UsageView): string {
+  return usage.estimated ? `≈ ${formatCount(usage.total)} tokens (estimated)` : `${formatCount(usage.total)} tokens`;
+}
+
+function errorCard(error: ErrorView): HTMLElement {
+  return h('div', { class: 'error-card', role: 'alert' },
+    h('div', { class: 'error-title' }, error.title),
+    error.detail ? h('div', { class: 'error-detail' }, error.detail) : null,
+    error.hint ? h('div', { class: 'error-hint' }, error.hint) : null,
+    error.actions.length ? h('div', { class: 'actions' }, ...error.actions.map((a, i) => actionButton(a, i === 0))) : null,
+  );
+}
+
+/** Hooks the transcript gives each turn. */
+export interface TurnHost {
+  onBlock(el: HTMLElement): void;
+  onOpenRendered(el: HTMLElement): void;
+  thinkingChanged(): void;
+}
+
+/** One transcript entry. The body may be a placeholder; `view` always holds the full state to rebuild it. */
+export class TurnItem {
+  readonly article: HTMLElement;
+  private body: HTMLElement;
+  rendered = false;
+  /** Last measured (or estimated) body height, used while the body is a placeholder. */
+  height: number;
+  private stream?: MarkdownStream;
+  private chrome?: HTMLElement;
+  private reasoningText?: Text;
+  private thinkingLabel?: HTMLElement;
+  /** When thinking started (epoch ms) and, once known, how long it took. */
+  private thinkingStart?: number;
+  private thinkingMs?: number;
+
+  constructor(public view: TurnView, private readonly host: TurnHost) {
+    const assistant = view.role === 'assistant';
+    this.body = h('div', { class: 'turn-body placeholder' });
+    this.article = h('article', {
+      class: `turn ${view.role}`,
+      'aria-label': assistant ? 'Parley' : 'You',
+    },
+      h('div', { class: 'turn-head', 'aria-hidden': 'true' },
+        h('span', { class: 'turn-role' }, assistant ? 'Parley' : 'You'),
+        assistant && view.model ? h('span', { class: 'turn-model' }, view.model) : null),
+      this.body);
+    this.height = estimateHeight(view);
+    this.thinkingStart = view.reasoningStartedAt;
+    this.thinkingMs = view.reasoningMs;
+    if (view.status !== 'streaming' && view.reasoning && this.thinkingMs === undefined) this.thinkingMs = 0;
+    this.body.style.height = `${this.height}px`;
+  }
+
+  get streaming(): boolean {
+    return this.view.status === 'streaming';
+  }
+
+  /** True while reasoning streams and no answer text has arrived: the elapsed time still counts. */
+  get thinking(): boolean {
+    return this.streaming && this.thinkingMs === undefined && !!this.view.reasoning;
+  }
+
+  /** Builds the body from `view`. */
+  render(): void {
+    if (this.rendered) return;
+    this.rendered = true;
+    this.body.classList.remove('placeholder');
+    this.body.style.height = '';
+    this.body.replaceChildren(...(this.view.role === 'assistant' ? this.assistantParts() : this.userParts()));
+  }
+
+  /** Replaces the body with an empty box of the same height. Never for a streaming turn. */
+  unrender(): void {
+    if (!this.rendered || this.streaming) return;
+    if (this.article.contains(document.activeElement)) return;
+    const height = this.body.getBoundingClientRect().height;
+    if (height > 0) this.height = height;
+    this.rendered = false;
+    this.stream = undefined;
+    this.chrome = undefined;
+    this.reasoningText = undefined;
+    this.thinkingLabel = undefined;
+    this.body.replaceChildren();
+    this.body.classList.add('placeholder');
+    this.body.style.height = `${this.height}px`;
+  }
+
+  /** New text or reasoning for a streaming reply. */
+  delta(text?: string, reasoning?: string): void {
+    if (reasoning) {
+      this.view.reasoning = (this.view.reasoning ?? '') + reasoning;
+      this.thinkingStart ??= Date.now();
+      if (this.rendered) {
+        if (!this.reasoningText) this.rerender();
+        else this.reasoningText.appendData(reasoning);
+      }
+      this.host.thinkingChanged();
+    }
+    if (text) {
+      if (this.thinking && this.thinkingStart !== undefined) {
+        this.thinkingMs = Date.now() - this.thinkingStart;
+        this.updateThinkingLabel();
+        this.host.thinkingChanged();
+      }
+      this.view.text += text;
+      this.stream?.append(text);
+    }
+  }
+
+  /** The reply ended (or a turn was replaced): take the host's final state. */
+  finish(turn: TurnView): void {
+    this.view = turn;
+    if (turn.reasoningMs !== undefined) this.thinkingMs = turn.reasoningMs;
+    else if (turn.reasoning && this.thinkingMs === undefined) {
+      this.thinkingMs = this.thinkingStart !== undefined ? Date.now() - this.thinkingStart : 0;
+    }
+    this.host.thinkingChanged();
+    if (!this.rendered) return;
+    this.updateThinkingLabel();
+    if (this.stream && !this.stream.isFinished) {
+      this.stream.finish(turn.text);
+      this.renderChrome();
+    } else {
+      this.rerender();
+    }
+  }
+
+  /** Refreshes the elapsed-seconds label of a Thinking block. */
+  updateThinkingLabel(): void {
+    if (!this.thinkingLabel) return;
+    const ms = this.thinkingMs ?? (this.thinkingStart !== undefined ? Date.now() - this.thinkingStart : 0);
+    const seconds = Math.max(0, Math.round(ms / 1000));
+    this.thinkingLabel.textContent = this.thinkingMs === undefined ? `Thinking… ${seconds} s` : `Thinking (${seconds} s)`;
+  }
+
+  private rerender(): void {
+    this.rendered = false;
+    this.render();
+  }
+
+  private assistantParts(): Node[] {
+    const parts: Node[] = [];
+    if (this.view.reasoning) parts.push(this.thinkingBlock());
+    this.stream = new MarkdownStream(this.view.text, this.streaming);
+    if (this.streaming) {
+      this.stream.onBlock = (el) => this.host.onBlock(el);
+      this.stream.onOpenRendered = (el) => this.host.onOpenRendered(el);
+    }
+    this.chrome = h('div', { class: 'turn-chrome' });
+    parts.push(this.stream.el, this.chrome);
+    this.renderChrome();
+    return parts;
+  }
+
+  private thinkingBlock(): HTMLElement {
+    this.reasoningText = document.createTextNode(this.view.reasoning ?? '');
+    this.thinkingLabel = h('span', { class: 'thinking-label' });
+    this.updateThinkingLabel();
+    return h('details', { class: 'thinking' },
+      h('summary', null, this.thinkingLabel),
+      h('div', { class: 'reasoning' }, this.reasoningText));
+  }
+
+  /** Error card, status badge, usage and per-turn buttons under an assistant reply. */
+  private renderChrome(): void {
+    const chrome = this.chrome;
+    if (!chrome) return;
+    const v = this.view;
+    const footer = h('div', { class: 'turn-footer' });
+    const label = STATUS_LABELS[v.status];
+    if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
+    if (v.status === 'truncated') {
+      footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'continue' }) }, 'Continue'));
+    }
+    if (v.usage) footer.append(h('span', { class: 'usage', title: `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` }, usageText(v.usage)));
+    footer.append(h('span', { class: 'spacer' }));
+    if (!this.streaming) {
+      footer.append(
+        h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
+        h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate'),
+      );
+    }
+    chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
+  }
+
+  private userParts(): Node[] {
+    const v = this.view;
+    const parts: Node[] = [];
+    if (v.note) parts.push(h('div', { class: 'turn-note' }, v.note));
+    if (v.context?.length) {
+      parts.push(h('ul', { class: 'chips', 'aria-label': 'Attached context' },
+        ...v.context.map((c) => h('li', { class: 'chip', title: c.truncated ? 'Cut to the context limit' : '' },
+          `${c.path}:${c.startLine}–${c.endLine}`, h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : ''))));
+    }
+    if (v.images?.length) parts.push(h('div', { class: 'thumbs' }, ...v.images.map(thumbnail)));
+    if (v.text) parts.push(h('div', { class: 'user-text' }, v.text));
+    parts.push(h('div', { class: 'turn-footer' }, h('span', { class: 'spacer' }),
+      h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy message', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
+      h('button', { type: 'button', class: 'link-btn edit', 'aria-label': 'Edit and resend', onclick: () => post({ type: 'editLast' }) }, 'Edit')));
+    return parts;
+  }
+}
+
+/** A first guess at a body's height before it was ever rendered: about 60 characters per 20px line. */
+function estimateHeight(view: TurnView): number {
+  let lines = 0;
+  for (const para of view.text.split('\n')) lines += Math.max(1, Math.ceil(para.length / 60));
+  return 40 + Math.min(lines, 2000) * 20 + (view.images?.length ? 80 : 0);
+}
