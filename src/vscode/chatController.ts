@@ -279,12 +279,8 @@ export class ChatController implements vscode.Disposable {
       turn.text += e.text;
       this.queueDelta(turn.id, e.text, '');
     } else if (e.type === 'reasoning' && e.choice === 0) {
-      if (!turn.reasoningStartedAt) {
-        turn.reasoningStartedAt = Date.now();
-        turn.reasoning = '';
-        this.flushDelta();
-        this.post({ type: 'turnEnd', turn: turnView(turn) });
-      }
+      // The webview starts its own clock at the first reasoning delta; this one serves snapshots.
+      turn.reasoningStartedAt ??= Date.now();
       turn.reasoning = (turn.reasoning ?? '') + e.text;
       this.queueDelta(turn.id, '', e.text);
     }
