@@ -47,7 +47,8 @@ export class Announcer {
 
   /** The open block was re-rendered: speak any sentences it completed. */
   openRendered(el: HTMLElement): void {
-    const text = speakable(el, true);
+    // The open block's final newline is markup, not the end of a sentence.
+    const text = speakable(el, true).trimEnd();
     if (text.length < this.spokenInOpen) this.spokenInOpen = 0;
     const end = lastSentenceEnd(text, this.spokenInOpen);
     if (end > this.spokenInOpen) {

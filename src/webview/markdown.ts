@@ -141,6 +141,12 @@ const PURIFY_CONFIG = {
 /** Renders untrusted Markdown to a sanitized fragment. `env` carries reference definitions between calls. */
 export function renderMarkdown(src: string, env: object = {}): DocumentFragment {
   linkStack.length = 0;
-  const html = md.render(src, env);
+  let html: string;
+  try {
+    html = md.render(src, env);
+  } catch {
+    // Never expected; if the parser gives up, the reader still gets the text.
+    html = `<pre class="md-fallback">${escapeHtml(src)}</pre>`;
+  }
   return DOMPurify.sanitize(html, PURIFY_CONFIG);
 }

