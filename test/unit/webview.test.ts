@@ -158,11 +158,11 @@ describe('chat webview (Chromium)', function () {
         codeText: block.querySelector('code')!.textContent,
         keywords: block.querySelectorAll('code .hljs-keyword').length,
         lang: block.querySelector('.code-lang')!.textContent,
-        buttons: [...block.querySelectorAll('button')].map((b) => b.getAttribute('aria-label')),
+        buttons: Array.from(block.querySelectorAll('button')).map((b) => b.getAttribute('aria-label')),
         link: article.querySelector('.md a')?.getAttribute('href'),
-        items: [...article.querySelectorAll('.md li')].map((li) => li.textContent),
+        items: Array.from(article.querySelectorAll('.md li')).map((li) => li.textContent),
         usage: article.querySelector('.usage')!.textContent,
-        regenerate: [...article.querySelectorAll('button')].some((b) => b.textContent === 'Regenerate'),
+        regenerate: Array.from(article.querySelectorAll('button')).some((b) => b.textContent === 'Regenerate'),
       };
     });
     assert.equal(result.sameNode, true, 'the complete heading block is the very node rendered mid-stream');
@@ -185,7 +185,7 @@ describe('chat webview (Chromium)', function () {
       await host({ type: 'delta', turnId: 'a1', text: piece });
     }
     await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('The first sentence is here.'), undefined, WAIT);
-    const spoken = await page.evaluate(() => [...document.querySelectorAll('[aria-live="polite"] p')].map((p) => p.textContent));
+    const spoken = await page.evaluate(() => Array.from(document.querySelectorAll('[aria-live="polite"] p')).map((p) => p.textContent));
     assert.deepEqual(spoken, ['The first sentence is here.'], 'the unfinished sentence is not spoken yet');
     await host({ type: 'turnEnd', turn: reply('a1', 'The first sentence is here. The second one follows', 'done') });
     await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('The second one follows'), undefined, WAIT);
@@ -286,7 +286,7 @@ describe('chat webview (Chromium)', function () {
     await card.waitFor(WAIT);
     assert.equal(await card.locator('.error-title').textContent(), 'The server rejected the API key');
     const textAbove = await page.evaluate(() => {
-      const article = [...document.querySelectorAll('article[aria-label="Parley"]')].pop()!;
+      const article = Array.from(document.querySelectorAll('article[aria-label="Parley"]')).pop()!;
       const md = article.querySelector('.md')!;
       const cardEl = article.querySelector('.error-card')!;
       return { text: md.textContent!.trim(), above: !!(md.compareDocumentPosition(cardEl) & Node.DOCUMENT_POSITION_FOLLOWING) };
@@ -486,15 +486,15 @@ describe('chat webview (Chromium)', function () {
       assert.equal(alive, 2, 'the page stays responsive');
       await frames();
       const state = await page.evaluate(() => {
-        const mds = [...document.querySelectorAll('.md')];
+        const mds = Array.from(document.querySelectorAll('.md'));
         const q = (sel: string) => mds.reduce((n, md) => n + md.querySelectorAll(sel).length, 0);
         return {
           pwned: window.__pwned,
           violations: window.__violations,
           imgs: q('img'), iframes: q('iframe'), svgs: q('svg'), styles: q('style'), forms: q('form, input'), scripts: document.scripts.length,
           styled: q('[style]'),
-          handlers: mds.reduce((n, md) => n + [...md.querySelectorAll('*')].filter((el) => [...el.attributes].some((a) => a.name.startsWith('on'))).length, 0),
-          hrefs: mds.flatMap((md) => [...md.querySelectorAll('[href]')].map((a) => a.getAttribute('href'))),
+          handlers: mds.reduce((n, md) => n + Array.from(md.querySelectorAll('*')).filter((el) => Array.from(el.attributes).some((a) => a.name.startsWith('on'))).length, 0),
+          hrefs: mds.flatMap((md) => Array.from(md.querySelectorAll('[href]')).map((a) => a.getAttribute('href'))),
           text: mds.map((md) => md.textContent).join('\n'),
         };
       });
@@ -514,7 +514,7 @@ describe('chat webview (Chromium)', function () {
       assert.match(state.text, /<script>window.__pwned=1<\/script>/, 'raw HTML shows as text');
       assert.match(state.text, /const unclosed = "fence";/);
       // Clicking every anchor only ever asks the host, and only for http(s) URLs.
-      await page.evaluate(() => { window.__posted.length = 0; for (const a of document.querySelectorAll<HTMLElement>('.md a')) a.click(); });
+      await page.evaluate(() => { window.__posted.length = 0; for (const a of Array.from(document.querySelectorAll<HTMLElement>('.md a'))) a.click(); });
       const links = (await posted()).filter((m) => m.type === 'openLink').map((m) => (m as { url: string }).url);
       assert.ok(links.length > 0);
       for (const url of links) assert.match(url, /^https?:\/\//);
