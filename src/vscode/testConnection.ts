@@ -1,8 +1,105 @@
-// "Parley: Test Connection": placeholder until the diagnosis lands (issue 7).
+// "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report.
 import * as vscode from 'vscode';
+import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
+import { resolveEndpoint } from '../core/endpoint';
+import { readSettings } from './config';
 import type { Log } from './log';
-import type { Requester } from './requester';
+import type { Requester, Target } from './requester';
 
-export async function testConnection(_requester: Requester, _log: Log): Promise<void> {
-  void vscode.window.showInformationMessage('Parley: Test Connection is not built yet.');
+/**
+ * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
+ * (and no "needs no key" mark) it still tests, without one, and the report says so.
+ */
+export async function testConnection(requester: Requester, log: Log): Promise<void> {
+  const t = await requester.target();
+  let target: Target;
+  let keyMissing = false;
+  if ('endpoint' in t) {
+    target = t;
+  } else if (t.kind === 'no-key') {
+    const found = targetWithoutKey(t.origin);
+    if (!found) {
+      void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
+      return;
+    }
+    target = found;
+    keyMissing = true;
+  } else {
+    log.warn(`Test Connection: ${t.error.message}`);
+    void vscode.window.showErrorMessage(`Parley: ${t.error.message}`, 'Open Settings').then((a) => {
+      if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
+    });
+    return;
+  }
+
+  log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
+  const abort = new AbortController();
+  const report = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Parley: testing ${target.host}…`, cancellable: true },
+    async (_progress, token): Promise<DiagnosisReport | undefined> => {
+      const sub = token.onCancellationRequested(() => abort.abort());
+      try {
+        return await diagnose({
+          endpoint: target.endpoint,
+          apiKey: target.apiKey,
+          model: target.settings.model,
+          adaptations: requester.adaptations(target),
+          timeoutMs: target.settings.requestTimeoutSeconds * 1000,
+          settings: requester.requestSettings(target, { stream: true }),
+          keyMissing,
+          signal: abort.signal,
+        });
+      } catch (e) {
+        log.error(`Test Connection failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`);
+        return undefined;
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+  if (abort.signal.aborted) {
+    log.info('Test Connection cancelled.');
+    return;
+  }
+  if (!report) {
+    void vscode.window.showErrorMessage('Parley: Test Connection could not run. See the log ("Parley: Show Log").');
+    return;
+  }
+
+  // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
+  const markdown = log.clean(reportMarkdown(report));
+  log.info(log.clean(reportSummary(report)));
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
+  await vscode.window.showTextDocument(doc, { preview: false });
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+  } catch {
+    // The built-in Markdown extension can be disabled; the document itself is the report.
+  }
+
+  const copy = 'Copy Report';
+  const headline = report.ok
+    ? `Parley: the connection to ${target.host} works.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
+    : `Parley: the connection to ${target.host} fails.${report.causes[0] ? ` ${report.causes[0].fix}` : ''}`;
+  // Not awaited: the command finishes when the report is open, not when the notification closes.
+  void vscode.window.showInformationMessage(log.clean(headline), copy).then(async (choice) => {
+    if (choice === copy) {
+      await vscode.env.clipboard.writeText(markdown);
+      void vscode.window.showInformationMessage('Parley: report copied to the clipboard.');
+    }
+  });
+}
+
+/** The target Requester would use for `origin` if a key were set: same settings, no key. */
+function targetWithoutKey(origin: string): Target | undefined {
+  const settings = readSettings();
+  for (const base of [settings.baseUrl, settings.userBaseUrl]) {
+    try {
+      const endpoint = resolveEndpoint(base);
+      if (endpoint.origin === origin) return { settings, endpoint, apiKey: undefined, host: new URL(endpoint.origin).host };
+    } catch {
+      // try the next one
+    }
+  }
+  return undefined;
 }

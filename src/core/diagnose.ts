@@ -1,0 +1,609 @@
+// "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
+import { chatWithFallback, listModels, streamChat, type ClientOptions } from './client';
+import { resolveEndpoint, type Endpoint } from './endpoint';
+import { ParleyError } from './errors';
+import { redact } from './redact';
+import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
+import type { ChatMessage, ChatResult, EndState, ReasoningField } from './types';
+
+/** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
+export interface DiagnoseOptions {
+  endpoint: Endpoint;
+  apiKey?: string;
+  model: string;
+  /** What Parley already learnt about this origin and model, so the test sends what chat sends. */
+  adaptations?: Adaptations;
+  /** Per-request limit for headers and for stream silence. Default 15 s. */
+  timeoutMs?: number;
+  /** The user's sampling settings, so a parameter the server refuses shows up here too. */
+  settings?: Partial<Omit<RequestSettings, 'model' | 'stream' | 'maxTokens'>>;
+  /** True when no key is stored for this origin and the user has not said that it needs none. */
+  keyMissing?: boolean;
+  signal?: AbortSignal;
+}
+
+/** A failure, in words, with the key removed. */
+export interface ErrorSummary {
+  kind: ParleyError['kind'];
+  status?: number;
+  code?: string;
+  message: string;
+}
+
+/** Step 2: GET …/models. */
+export interface ModelsStep {
+  url: string;
+  outcome: 'listed' | 'failed';
+  ids: string[];
+  error?: ErrorSummary;
+  /** Whether the configured model is among `ids` (undefined when nothing was listed). */
+  modelListed?: boolean;
+  /** Listed names closest to the configured one, when it is not listed. */
+  closest?: string[];
+}
+
+/** Step 3: a streamed one-token request. */
+export interface ChatStep {
+  outcome: 'ok' | 'failed';
+  status?: number;
+  contentType?: string;
+  ttfbMs?: number;
+  /** Stream events received (text, reasoning, usage, finish…). */
+  chunks: number;
+  sawDone: boolean;
+  sawUsage: boolean;
+  reasoningField?: ReasoningField;
+  /** Parameters the server refused, which Parley dropped (or, for max_tokens, renamed) to get an answer. */
+  dropped: string[];
+  ended: EndState;
+  finishReason: string | null;
+  /** The start of the reply, for the eye. */
+  sample: string;
+  error?: ErrorSummary;
+}
+
+/** Why it fails (or what to change), most likely first. */
+export type CauseId =
+  | 'add-v1'
+  | 'remove-v1'
+  | 'trailing-slash'
+  | 'wrong-path'
+  | 'missing-key'
+  | 'wrong-key'
+  | 'no-key-needed'
+  | 'use-127'
+  | 'not-running'
+  | 'unknown-host'
+  | 'model-not-in-list'
+  | 'model-not-found'
+  | 'timeout'
+  | 'rate-limit'
+  | 'quota'
+  | 'server-error'
+  | 'not-openai-compatible';
+
+export interface Cause {
+  id: CauseId;
+  /** One sentence: what to do. */
+  fix: string;
+  /** Why Parley thinks so. */
+  because?: string;
+}
+
+/** Everything Test Connection found. Holds no key. */
+export interface DiagnosisReport {
+  ok: boolean;
+  /** The exact URL chat requests go to. */
+  url: string;
+  modelsUrl: string;
+  origin: string;
+  model: string;
+  key: 'present' | 'absent';
+  keyMissing: boolean;
+  models: ModelsStep;
+  chat: ChatStep;
+  causes: Cause[];
+  /** Adaptations after this test (the given ones plus any learnt here). */
+  adaptations: Adaptations;
+  /** Other URLs on the same server that were tried, and what they did. */
+  probes: { url: string; ok: boolean; detail: string }[];
+}
+
+const PROBE_MESSAGES: ChatMessage[] = [{ role: 'user', content: 'Reply with OK.' }];
+const DEFAULT_TIMEOUT_MS = 15_000;
+
+/**
+ * Runs the Test Connection steps against one endpoint: where requests go, GET models, a streamed
+ * one-token request (with the capability fallback), and on failure probes that narrow down the fix.
+ * Never throws for network or server failures: they are findings.
+ */
+export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> {
+  const secrets = opts.apiKey ? [opts.apiKey] : [];
+  const clean = (s: string) => redact(s, secrets);
+  const client: ClientOptions = {
+    endpoint: opts.endpoint,
+    apiKey: opts.apiKey,
+    requestTimeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    idleTimeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    // A diagnosis reports what happens; retries with backoff would only hide it and take longer.
+    maxRetries: 0,
+    signal: opts.signal,
+  };
+
+  const models = await modelsStep(client, opts.model, clean);
+  const chat = await chatStep(client, opts, clean);
+
+  const report: DiagnosisReport = {
+    ok: chat.step.outcome === 'ok',
+    url: opts.endpoint.url,
+    modelsUrl: opts.endpoint.modelsUrl,
+    origin: opts.endpoint.origin,
+    model: opts.model,
+    key: opts.apiKey ? 'present' : 'absent',
+    keyMissing: opts.keyMissing === true,
+    models,
+    chat: chat.step,
+    causes: [],
+    adaptations: chat.adaptations,
+    probes: [],
+  };
+  report.causes = await findCauses(report, opts, chat.error, clean);
+  return report;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+// ---------------------------------------------------------------------------------------------
+
+async function modelsStep(client: ClientOptions, model: string, clean: (s: string) => string): Promise<ModelsStep> {
+  const url = client.endpoint.modelsUrl;
+  try {
+    const ids = await listModels(client);
+    const listed = ids.length > 0 ? modelInList(model, ids) : undefined;
+    return { url, outcome: 'listed', ids, modelListed: listed, closest: listed === false ? closestNames(model, ids) : undefined };
+  } catch (e) {
+    return { url, outcome: 'failed', ids: [], error: summarize(e, clean) };
+  }
+}
+
+interface ChatOutcome {
+  step: ChatStep;
+  error?: ParleyError;
+  adaptations: Adaptations;
+}
+
+async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s: string) => string): Promise<ChatOutcome> {
+  const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: true, maxTokens: 1 };
+  let adaptations: Adaptations = { ...(opts.adaptations ?? {}) };
+  let dropped: string[] = [];
+
+  let measured = await measuredStream(client, settings, adaptations);
+  const first = measured.result.error;
+  if (measured.result.ended === 'error' && first && first.kind === 'bad_request') {
+    // The server refused something in the request: let the client's capability fallback find out what.
+    const fb = await chatWithFallback(client, settings, PROBE_MESSAGES, adaptations);
+    if (fb.dropped.length > 0) {
+      dropped = fb.dropped;
+      adaptations = fb.adaptations;
+      // Measure the request that works now, so the report shows its status, type and timing.
+      measured = await measuredStream(client, settings, adaptations);
+    }
+  }
+
+  const r = measured.result;
+  const step: ChatStep = {
+    outcome: r.ended === 'done' || (r.ended === 'incomplete' && (r.text !== '' || r.reasoning !== '')) ? 'ok' : 'failed',
+    status: measured.status,
+    contentType: measured.contentType,
+    ttfbMs: measured.ttfbMs,
+    chunks: measured.chunks,
+    sawDone: r.sawDone,
+    sawUsage: measured.sawUsage,
+    reasoningField: r.reasoningField,
+    dropped,
+    ended: r.ended,
+    finishReason: r.finishReason,
+    sample: clean((r.text || r.reasoning).slice(0, 200)),
+    error: r.error ? summarize(r.error, clean) : undefined,
+  };
+  if (step.outcome === 'ok' && r.ended === 'done' && r.error) step.outcome = 'failed';
+  return { step, error: r.error, adaptations };
+}
+
+interface Measured {
+  result: ChatResult;
+  status?: number;
+  contentType?: string;
+  ttfbMs?: number;
+  chunks: number;
+  sawUsage: boolean;
+}
+
+async function measuredStream(client: ClientOptions, settings: RequestSettings, adaptations: Adaptations): Promise<Measured> {
+  const started = Date.now();
+  const stream = streamChat(client, buildRequestBody(settings, PROBE_MESSAGES, adaptations));
+  let chunks = 0;
+  let sawUsage = false;
+  let firstEventMs: number | undefined;
+  for await (const e of stream) {
+    if (e.type === 'end') continue;
+    firstEventMs ??= Date.now() - started;
+    chunks++;
+    if (e.type === 'usage') sawUsage = true;
+  }
+  const result = await stream.result;
+  const response = await stream.response;
+  return {
+    result,
+    status: response?.status ?? result.error?.status,
+    contentType: response?.contentType,
+    ttfbMs: response?.ttfbMs ?? firstEventMs,
+    chunks,
+    sawUsage: sawUsage || result.usage.estimated === false,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Causes
+// ---------------------------------------------------------------------------------------------
+
+const UNEXPECTED_ENDPOINT = /unexpected endpoint|invalid url|not found|no route|cannot (post|get)|unknown (url|path|endpoint)/i;
+
+async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: ParleyError | undefined, clean: (s: string) => string): Promise<Cause[]> {
+  const causes: Cause[] = [];
+  const add = (c: Cause) => {
+    if (!causes.some((x) => x.id === c.id)) causes.push(c);
+  };
+
+  if (r.ok) {
+    if (r.keyMissing && r.key === 'absent') {
+      add({
+        id: 'no-key-needed',
+        fix: 'This server answered without an API key. If it needs none, choose "This endpoint needs no key" in the Parley panel; otherwise run "Parley: Set API Key".',
+      });
+    }
+    if (r.models.modelListed === false) {
+      add({
+        id: 'model-not-in-list',
+        fix: `The server answered, but "${r.model}" is not in its model list${hintNames(r.models.closest)}. Check parley.model if replies come from another model than you expect.`,
+      });
+    }
+    return causes;
+  }
+
+  const chatErr = r.chat.error;
+  const text = [chatErr?.message, chatErr?.code].filter(Boolean).join(' ');
+  const kind = chatErr?.kind;
+  const status = chatErr?.status ?? r.chat.status;
+  const url = new URL(r.url);
+
+  // Nothing answers at all.
+  if (kind === 'connection' || kind === 'timeout') {
+    const raw = `${err?.message ?? ''} ${err?.code ?? ''} ${causeCodes(err)}`;
+    if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(raw)) {
+      add({ id: 'unknown-host', fix: `The host name "${url.hostname}" does not resolve. Check its spelling in parley.baseUrl.`, because: chatErr?.message });
+      return causes;
+    }
+    if (kind === 'timeout') {
+      add({
+        id: 'timeout',
+        fix: 'The server took too long to answer. It may be loading the model: try again, or raise parley.requestTimeoutSeconds.',
+        because: chatErr?.message,
+      });
+    } else {
+      const refused = /ECONNREFUSED|refused/i.test(raw);
+      add({
+        id: 'not-running',
+        fix: `Nothing is answering at ${url.host}. Check that the server is running and listening on port ${portOf(url)}.`,
+        because: refused ? 'The connection was refused.' : chatErr?.message,
+      });
+    }
+    if (url.hostname === 'localhost') {
+      const alt = new URL(r.url);
+      alt.hostname = '127.0.0.1';
+      const probe = await probeModels(rootOf(alt.href), undefined, opts, clean);
+      r.probes.push(probe);
+      add({
+        id: 'use-127',
+        fix: `Use 127.0.0.1 instead of localhost in parley.baseUrl (${swapHost(opts.endpoint, '127.0.0.1')}).`,
+        because: probe.ok
+          ? 'The server answers on 127.0.0.1: "localhost" resolves to the IPv6 address ::1 first, where it does not listen.'
+          : '"localhost" may resolve to the IPv6 address ::1 while the server listens only on 127.0.0.1.',
+      });
+    }
+    return causes;
+  }
+
+  if (kind === 'auth' || status === 401 || status === 403) {
+    if (r.key === 'absent') {
+      add({ id: 'missing-key', fix: `The server wants an API key. Run "Parley: Set API Key" and enter the key for ${r.origin}.`, because: chatErr?.message });
+    } else {
+      add({ id: 'wrong-key', fix: `The server rejected the API key. Run "Parley: Set API Key" and enter a valid key for ${r.origin}.`, because: chatErr?.message });
+    }
+    return causes;
+  }
+
+  if (kind === 'rate_limit') add({ id: 'rate-limit', fix: 'The provider is rate limiting this key. Wait a moment and test again.', because: chatErr?.message });
+  if (kind === 'quota') add({ id: 'quota', fix: 'The account is out of quota or credit. Check billing with the provider.', because: chatErr?.message });
+
+  // The model: not in the list the server gave, or a 404 that names it.
+  const modelErr = /\bmodel\b/i.test(text) && (status === 404 || kind === 'not_found' || /not (exist|found)|does not exist|unknown model|pull/i.test(text));
+  if (r.models.modelListed === false && (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404)) {
+    add({
+      id: 'model-not-in-list',
+      fix: `"${r.model}" is not in the server's model list${hintNames(r.models.closest)}. Set parley.model to one of them ("Parley: Select Model").`,
+      because: chatErr?.message,
+    });
+    return causes;
+  }
+  if (modelErr) {
+    add({ id: 'model-not-found', fix: `The server does not know the model "${r.model}". Check parley.model ("Parley: Select Model" lists what the server offers).`, because: chatErr?.message });
+    return causes;
+  }
+
+  // The path: 404/405, LM Studio's 200 + "Unexpected endpoint", or a web page instead of the API.
+  const html = /text\/html/i.test(r.chat.contentType ?? '');
+  const pathLike = status === 404 || status === 405 || html || UNEXPECTED_ENDPOINT.test(text) || kind === 'not_found';
+  if (pathLike) {
+    await pathCauses(r, opts, clean, add, html);
+    return causes;
+  }
+
+  if (kind === 'server' || (status !== undefined && status >= 500)) {
+    add({ id: 'server-error', fix: 'The server failed while answering. Check its own log; test again in a moment.', because: chatErr?.message });
+  } else if (kind === 'protocol') {
+    await pathCauses(r, opts, clean, add, html);
+    if (causes.length === 0) {
+      add({ id: 'not-openai-compatible', fix: 'The server answered, but not in the OpenAI chat format. Check that parley.baseUrl points at its OpenAI-compatible API.', because: chatErr?.message });
+    }
+  }
+  return causes;
+}
+
+/** Tries the same server with /v1 added or removed and trailing slashes fixed, and names what answers. */
+async function pathCauses(r: DiagnosisReport, opts: DiagnoseOptions, clean: (s: string) => string, add: (c: Cause) => void, html: boolean): Promise<void> {
+  const root = rootOf(r.url);
+  const u = new URL(root);
+  const path = u.pathname.replace(/\/+$/, '');
+  const candidates: { id: CauseId; root: string }[] = [];
+  const withPath = (p: string) => `${u.origin}${p}`;
+
+  if (/\/\/|\/$/.test(u.pathname) || /\/\/chat\/completions$/.test(new URL(r.url).pathname)) {
+    candidates.push({ id: 'trailing-slash', root: withPath(u.pathname.replace(/\/{2,}/g, '/').replace(/\/+$/, '')) });
+  }
+  const doubled = path.match(/^(.*\/v\d+[a-z]*)\/v\d+[a-z]*(\/.*)?$/i);
+  if (doubled) candidates.push({ id: 'remove-v1', root: withPath(`${doubled[1]}${doubled[2] ?? ''}`) });
+  if (!/\/v\d+[a-z]*(\/|$)/i.test(path)) candidates.push({ id: 'add-v1', root: withPath(`${path}/v1`) });
+  else candidates.push({ id: 'remove-v1', root: withPath(path.replace(/\/v\d+[a-z]*$/i, '')) });
+
+  let found = false;
+  for (const c of candidates) {
+    if (c.root === root) continue;
+    const probe = await probeModels(c.root, opts.apiKey, opts, clean);
+    r.probes.push(probe);
+    if (probe.ok) {
+      found = true;
+      add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root)), because: `${probe.url} answers with a model list.` });
+      break;
+    }
+  }
+  if (found) return;
+
+  // Nothing answered: say what the URL shape suggests.
+  const because = html
+    ? `${r.url} answered with a web page, not the API.`
+    : r.chat.error?.message ?? `${r.url} is not the chat endpoint.`;
+  for (const c of candidates) add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root)), because });
+  if (candidates.length === 0) add({ id: 'wrong-path', fix: 'Check parley.baseUrl: the server does not serve chat completions there.', because });
+}
+
+function fixFor(id: CauseId, base: string): string {
+  switch (id) {
+    case 'add-v1':
+      return `Add /v1 to parley.baseUrl: ${base}`;
+    case 'remove-v1':
+      return `Remove the extra /v1 from parley.baseUrl: ${base}`;
+    case 'trailing-slash':
+      return `Remove the trailing slash from parley.baseUrl: ${base}`;
+    default:
+      return `Set parley.baseUrl to ${base}`;
+  }
+}
+
+/** GET {root}/models through the client; the key goes only to its own origin. */
+async function probeModels(root: string, apiKey: string | undefined, opts: DiagnoseOptions, clean: (s: string) => string): Promise<{ url: string; ok: boolean; detail: string }> {
+  const endpoint: Endpoint = { ...opts.endpoint, url: `${root}/chat/completions`, modelsUrl: `${root}/models`, base: root, origin: new URL(root).origin };
+  const sameOrigin = endpoint.origin === opts.endpoint.origin;
+  try {
+    const ids = await listModels({
+      endpoint,
+      apiKey: sameOrigin ? apiKey : undefined,
+      requestTimeoutMs: Math.min(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, 5_000),
+      maxRetries: 0,
+      signal: opts.signal,
+    });
+    return { url: endpoint.modelsUrl, ok: true, detail: ids.length ? `lists ${ids.length} model${ids.length === 1 ? '' : 's'}` : 'answers with an empty list' };
+  } catch (e) {
+    return { url: endpoint.modelsUrl, ok: false, detail: summarize(e, clean).message };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Markdown report
+// ---------------------------------------------------------------------------------------------
+
+/** The report as Markdown, for a person to read and to paste into a bug report. Never contains the key. */
+export function reportMarkdown(r: DiagnosisReport): string {
+  const L: string[] = [];
+  L.push('# Parley: Test Connection', '');
+  L.push(r.ok ? '**Result: the connection works.**' : '**Result: the connection does not work.**', '');
+
+  if (r.causes.length > 0) {
+    L.push(r.ok ? '## Worth knowing' : '## Likely fix', '');
+    for (const c of r.causes) L.push(`- ${c.fix}${c.because ? `  \n  _Because: ${inline(c.because)}_` : ''}`);
+    L.push('');
+  }
+
+  L.push('## 1. Where requests go', '');
+  L.push(`- Chat URL: ${code(r.url)}`);
+  L.push(`- Model: ${code(r.model)}`);
+  L.push(`- API key: ${r.key === 'present' ? `present (sent only to ${r.origin})` : r.keyMissing ? 'absent (none is set for this endpoint; tested without one)' : 'absent (none needed)'}`);
+  L.push('');
+
+  L.push('## 2. Models', '');
+  L.push(`- ${code(`GET ${r.models.url}`)}`);
+  if (r.models.outcome === 'listed') {
+    L.push(`- The server listed ${r.models.ids.length} model${r.models.ids.length === 1 ? '' : 's'}${r.models.ids.length ? ':' : '.'}`);
+    const shown = r.models.ids.slice(0, 50);
+    for (const id of shown) L.push(`  - ${code(id)}${id === r.model ? ' (configured)' : ''}`);
+    if (r.models.ids.length > shown.length) L.push(`  - … and ${r.models.ids.length - shown.length} more`);
+    if (r.models.modelListed === false) L.push(`- ${code(r.model)} is **not** in the list.`);
+  } else {
+    L.push(`- Not available: ${inline(r.models.error?.message ?? 'no answer')}${r.models.error?.status ? ` (HTTP ${r.models.error.status})` : ''}`);
+    L.push('  Some servers have no models endpoint; that alone is not a problem.');
+  }
+  L.push('');
+
+  const c = r.chat;
+  L.push('## 3. A streamed one-token request', '');
+  L.push(`- HTTP status: ${c.status ?? 'none (no answer)'}`);
+  L.push(`- Content type: ${c.contentType ? code(c.contentType) : 'unknown'}`);
+  L.push(`- Time to first byte: ${c.ttfbMs !== undefined ? `${Math.round(c.ttfbMs)} ms` : 'unknown'}`);
+  L.push(`- Chunks: ${c.chunks > 0 ? `yes (${c.chunks})` : 'none'}`);
+  L.push(`- \`[DONE]\`: ${c.sawDone ? 'yes' : 'no'}`);
+  L.push(`- Usage chunk: ${c.sawUsage ? 'yes' : 'no (Parley estimates usage and marks it ≈)'}`);
+  L.push(`- Reasoning field: ${c.reasoningField ? reasoningName(c.reasoningField) : 'none seen'}`);
+  L.push(
+    `- Parameters dropped: ${
+      c.dropped.length ? c.dropped.map((p) => (p === 'max_tokens' ? '`max_tokens` (sent as `max_completion_tokens`)' : code(p))).join(', ') : 'none'
+    }`,
+  );
+  L.push(`- Ended: ${c.ended}${c.finishReason ? ` (finish reason ${code(c.finishReason)})` : ''}`);
+  if (c.sample) L.push(`- Reply: ${code(c.sample.replace(/\s+/g, ' ').slice(0, 80))}`);
+  if (c.error) L.push(`- Error: ${c.error.kind}${c.error.status ? ` (HTTP ${c.error.status})` : ''}: ${inline(c.error.message)}`);
+  L.push('');
+
+  if (r.probes.length > 0) {
+    L.push('## Other URLs tried', '');
+    for (const p of r.probes) L.push(`- ${code(`GET ${p.url}`)}: ${p.ok ? p.detail : `no (${inline(p.detail)})`}`);
+    L.push('');
+  }
+  if (c.dropped.length > 0) {
+    L.push(`Parley remembers that this server does not accept ${c.dropped.join(', ')}; "Parley: Reset Endpoint Adaptations" forgets it.`, '');
+  }
+  return L.join('\n');
+}
+
+/** One line for the log. */
+export function reportSummary(r: DiagnosisReport): string {
+  const c = r.chat;
+  const head = r.ok ? 'works' : 'fails';
+  const parts = [
+    `Test Connection ${head}: ${r.url} model=${r.model} key=${r.key}`,
+    `models=${r.models.outcome === 'listed' ? r.models.ids.length : 'n/a'}`,
+    `status=${c.status ?? '-'}`,
+    `done=${c.sawDone}`,
+    `usage=${c.sawUsage}`,
+  ];
+  if (c.dropped.length) parts.push(`dropped=${c.dropped.join(',')}`);
+  if (r.causes.length) parts.push(`causes=${r.causes.map((x) => x.id).join(',')}`);
+  return parts.join(' ');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+function summarize(e: unknown, clean: (s: string) => string): ErrorSummary {
+  if (e instanceof ParleyError) {
+    const detail = e.providerMessage && e.providerMessage !== e.message ? ` ${e.providerMessage}` : '';
+    return { kind: e.kind, status: e.status, code: e.code, message: clean(`${e.message}${detail}`).trim() };
+  }
+  return { kind: 'protocol', message: clean(e instanceof Error ? e.message : String(e)) };
+}
+
+/** Codes of nested `cause`s (undici wraps ECONNREFUSED in "fetch failed"). */
+function causeCodes(e: unknown): string {
+  const out: string[] = [];
+  let c: unknown = e;
+  for (let i = 0; i < 5 && c && typeof c === 'object'; i++) {
+    const o = c as { code?: unknown; message?: unknown; cause?: unknown };
+    if (typeof o.code === 'string') out.push(o.code);
+    if (typeof o.message === 'string') out.push(o.message);
+    c = o.cause;
+  }
+  return out.join(' ');
+}
+
+/** Whether `model` is listed; "llama3.2" counts as "llama3.2:latest" (Ollama's default tag). */
+export function modelInList(model: string, ids: string[]): boolean {
+  return ids.includes(model) || ids.includes(`${model}:latest`) || (model.endsWith(':latest') && ids.includes(model.slice(0, -':latest'.length)));
+}
+
+/** Up to three listed names nearest to `model`. */
+export function closestNames(model: string, ids: string[]): string[] {
+  const m = model.toLowerCase();
+  return ids
+    .map((id) => ({ id, d: distance(m, id.toLowerCase()) - (id.toLowerCase().includes(m) || m.includes(id.toLowerCase()) ? 100 : 0) }))
+    .sort((a, b) => a.d - b.d)
+    .slice(0, 3)
+    .map((x) => x.id);
+}
+
+function distance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0];
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = prev[j];
+      prev[j] = Math.min(prev[j] + 1, prev[j - 1] + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = tmp;
+    }
+  }
+  return prev[b.length];
+}
+
+function hintNames(names: string[] | undefined): string {
+  return names && names.length ? ` (closest: ${names.map((n) => `"${n}"`).join(', ')})` : '';
+}
+
+/** The API root of a chat URL: everything before /chat/completions. */
+function rootOf(chatUrl: string): string {
+  return chatUrl.replace(/\/chat\/completions\/?$/, '');
+}
+
+/** The base URL to put in settings so that requests go to `root`/chat/completions. */
+function suggestBase(root: string): string {
+  try {
+    if (resolveEndpoint(root).url === `${root}/chat/completions`) return root;
+  } catch {
+    // fall through: the full URL always works
+  }
+  return `${root}/chat/completions`;
+}
+
+function swapHost(endpoint: Endpoint, host: string): string {
+  const u = new URL(endpoint.base || endpoint.url);
+  u.hostname = host;
+  return u.href.replace(/\/$/, '');
+}
+
+function portOf(u: URL): string {
+  return u.port || (u.protocol === 'https:' ? '443' : '80');
+}
+
+function reasoningName(f: ReasoningField): string {
+  return f === 'think_tag' ? '`<think>` tags in the content' : code(f);
+}
+
+function code(s: string): string {
+  const ticks = s.includes('`') ? '``' : '`';
+  const pad = s.startsWith('`') || s.endsWith('`') ? ' ' : '';
+  return `${ticks}${pad}${s.replace(/[\r\n]+/g, ' ')}${pad}${ticks}`;
+}
+
+/** Server text shown inline: one line, no Markdown or HTML that could change the document. */
+function inline(s: string): string {
+  return s.replace(/[\r\n]+/g, ' ').replace(/[\\`*_[\]<>#|]/g, (ch) => `\\${ch}`).slice(0, 500);
+}

@@ -1,0 +1,241 @@
+// Test Connection's diagnosis against real local servers: what it measures, and the cause it names for each failure.
+import * as assert from 'node:assert/strict';
+import { diagnose, reportMarkdown, reportSummary, type DiagnoseOptions, type DiagnosisReport } from '../../src/core/diagnose';
+import { resolveEndpoint } from '../../src/core/endpoint';
+import type { TestServer } from '../support/server';
+import {
+  PARAM_PROFILES,
+  closedPortUrl,
+  knownModels,
+  lmStudio,
+  openAiCompatible,
+  reasoningUnder,
+  rejectsParam,
+  requiresKey,
+  startQuirkServer,
+  type QuirkProfile,
+} from '../support/quirks';
+
+const KEY = 'sk-proj-TESTKEY0123456789abcdefSECRET';
+
+async function withServer<T>(profile: QuirkProfile, fn: (server: TestServer) => Promise<T>): Promise<T> {
+  const server = await startQuirkServer(profile);
+  try {
+    return await fn(server);
+  } finally {
+    await server.close();
+  }
+}
+
+function run(base: string, extra: Partial<DiagnoseOptions> = {}): Promise<DiagnosisReport> {
+  return diagnose({ endpoint: resolveEndpoint(base), model: 'test-model', timeoutMs: 5_000, ...extra });
+}
+
+const ids = (r: DiagnosisReport) => r.causes.map((c) => c.id);
+
+describe('diagnose: a server that works', function () {
+  this.timeout(15_000);
+
+  it('reports the URL, the models, and what the one-token stream did', async () => {
+    await withServer({ name: 'ok', description: 'compliant', handler: openAiCompatible({ models: ['test-model', 'other-model'] }) }, async (server) => {
+      const r = await run(server.origin, { apiKey: KEY });
+      assert.equal(r.ok, true, JSON.stringify(r.chat.error));
+      assert.equal(r.url, resolveEndpoint(server.origin).url);
+      assert.equal(r.key, 'present');
+      assert.deepEqual(r.models.ids, ['test-model', 'other-model']);
+      assert.equal(r.models.modelListed, true);
+      assert.equal(r.chat.status, 200);
+      assert.match(r.chat.contentType ?? '', /^text\/event-stream/);
+      assert.equal(typeof r.chat.ttfbMs, 'number');
+      assert.ok(r.chat.chunks > 0);
+      assert.equal(r.chat.sawDone, true);
+      assert.equal(r.chat.sawUsage, true);
+      assert.deepEqual(r.chat.dropped, []);
+      assert.deepEqual(r.causes, []);
+
+      // One models request and one chat request, both carrying the key to its own origin; the chat asks for one token.
+      const chats = server.requests.filter((q) => q.method === 'POST');
+      assert.equal(chats.length, 1);
+      const body = chats[0].json as Record<string, unknown>;
+      assert.equal(body.stream, true);
+      assert.equal(body.max_tokens, 1);
+      for (const q of server.requests) assert.equal(q.headers.authorization, `Bearer ${KEY}`);
+
+      const md = reportMarkdown(r);
+      assert.ok(md.includes(r.url));
+      assert.match(md, /API key: present/);
+      assert.match(md, /HTTP status: 200/);
+      assert.match(md, /`\[DONE\]`: yes/);
+      assert.match(md, /Usage chunk: yes/);
+      assert.match(md, /`other-model`/);
+      assert.ok(!md.includes(KEY), 'the report never contains the key');
+      assert.ok(!reportSummary(r).includes(KEY));
+    });
+  });
+
+  it('says plainly when [DONE] and usage do not come', async () => {
+    await withServer({ name: 'bare', description: 'no done, no usage', handler: openAiCompatible({ done: false, usage: 'never' }) }, async (server) => {
+      const r = await run(server.origin);
+      assert.equal(r.ok, true, JSON.stringify(r.chat.error));
+      assert.equal(r.chat.sawDone, false);
+      assert.equal(r.chat.sawUsage, false);
+      const md = reportMarkdown(r);
+      assert.match(md, /`\[DONE\]`: no/);
+      assert.match(md, /Usage chunk: no/);
+      assert.match(md, /API key: absent/);
+    });
+  });
+
+  for (const form of ['reasoning_content', 'reasoning', 'reasoning_details', 'think_tag'] as const) {
+    it(`names the reasoning field: ${form}`, async () => {
+      await withServer(reasoningUnder(form), async (server) => {
+        const r = await run(server.origin);
+        assert.equal(r.ok, true, JSON.stringify(r.chat.error));
+        assert.equal(r.chat.reasoningField, form);
+        assert.match(reportMarkdown(r), form === 'think_tag' ? /Reasoning field: `<think>` tags/ : new RegExp(`Reasoning field: \`${form}\``));
+      });
+    });
+  }
+
+  for (const param of ['stream_options', 'max_tokens', 'temperature'] as const) {
+    it(`reports that ${param} had to be dropped, and returns the adaptation`, async () => {
+      await withServer(PARAM_PROFILES[param], async (server) => {
+        const r = await run(server.origin, { settings: { temperature: 0.3 } });
+        assert.equal(r.ok, true, JSON.stringify(r.chat.error));
+        assert.deepEqual(r.chat.dropped, [param]);
+        assert.equal(r.chat.status, 200);
+        if (param === 'max_tokens') assert.equal(r.adaptations.maxCompletionTokens, true);
+        else assert.ok(r.adaptations.drop?.includes(param));
+        assert.match(reportMarkdown(r), new RegExp(`Parameters dropped: \`${param}\``));
+      });
+    });
+  }
+
+  it('needs no retry when the adaptation is already known', async () => {
+    await withServer(PARAM_PROFILES.stream_options, async (server) => {
+      const r = await run(server.origin, { adaptations: { drop: ['stream_options'] } });
+      assert.equal(r.ok, true);
+      assert.deepEqual(r.chat.dropped, []);
+      assert.equal(server.requests.filter((q) => q.method === 'POST').length, 1);
+    });
+  });
+});
+
+describe('diagnose: names the cause of each failure', function () {
+  this.timeout(20_000);
+
+  it('nothing listening: the server is not running', async () => {
+    const r = await run(await closedPortUrl());
+    assert.equal(r.ok, false);
+    assert.equal(r.chat.status, undefined);
+    assert.equal(ids(r)[0], 'not-running');
+    assert.match(reportMarkdown(r), /server is running/);
+  });
+
+  it('nothing listening on localhost: also suggests 127.0.0.1', async () => {
+    const r = await run(await closedPortUrl('localhost'));
+    assert.equal(r.ok, false);
+    assert.ok(ids(r).includes('not-running'), ids(r).join());
+    assert.ok(ids(r).includes('use-127'), ids(r).join());
+    assert.match(reportMarkdown(r), /127\.0\.0\.1 instead of localhost/);
+  });
+
+  it('LM Studio’s 200 "Unexpected endpoint" at a doubled /v1: remove it', async () => {
+    await withServer(lmStudio(), async (server) => {
+      const r = await run(`${server.origin}/v1/v1`, { model: 'qwen2.5-7b-instruct' });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 200, 'LM Studio says 200');
+      assert.equal(ids(r)[0], 'remove-v1');
+      assert.match(r.causes[0].fix, new RegExp(`${escape(server.origin)}/v1\\b`));
+      assert.ok(r.probes.some((p) => p.ok && p.url === `${server.origin}/v1/models`), JSON.stringify(r.probes));
+    });
+  });
+
+  it('LM Studio’s 200 "Unexpected endpoint (POST /chat/completions)" without /v1: add /v1', async () => {
+    await withServer(lmStudio(), async (server) => {
+      const endpoint = { ...resolveEndpoint(server.origin), url: `${server.origin}/chat/completions`, modelsUrl: `${server.origin}/models`, base: server.origin };
+      const r = await diagnose({ endpoint, model: 'qwen2.5-7b-instruct', timeoutMs: 5_000 });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 200);
+      const post = server.requests.find((q) => q.method === 'POST');
+      assert.equal(post?.path, '/chat/completions');
+      assert.equal(ids(r)[0], 'add-v1');
+      assert.match(reportMarkdown(r), /Add \/v1/);
+    });
+  });
+
+  it('401 without a key: set one', async () => {
+    await withServer(requiresKey(KEY), async (server) => {
+      const r = await run(server.origin, { keyMissing: true });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 401);
+      assert.equal(ids(r)[0], 'missing-key');
+      assert.match(reportMarkdown(r), /Set API Key/);
+      assert.match(reportMarkdown(r), /API key: absent/);
+    });
+  });
+
+  it('401 with a wrong key the server echoes in full: the key is wrong, and the report does not contain it', async () => {
+    const wrong = 'sk-wrong-0123456789abcdefghijklmnop';
+    await withServer(requiresKey(KEY, { echoKey: 'full' }), async (server) => {
+      const r = await run(server.origin, { apiKey: wrong });
+      assert.equal(r.ok, false);
+      assert.equal(ids(r)[0], 'wrong-key');
+      const md = reportMarkdown(r);
+      assert.ok(!md.includes(wrong), 'the echoed key is redacted');
+      assert.ok(!JSON.stringify(r).includes(wrong), 'nowhere in the report object either');
+    });
+  });
+
+  it('no key set, and the server needs none: says so', async () => {
+    await withServer({ name: 'open', description: 'no key', handler: openAiCompatible() }, async (server) => {
+      const r = await run(server.origin, { keyMissing: true });
+      assert.equal(r.ok, true);
+      assert.deepEqual(ids(r), ['no-key-needed']);
+      assert.equal(server.requests.every((q) => q.headers.authorization === undefined), true);
+    });
+  });
+
+  it('model 404 and a list without it: the model is not in the list, with the closest names', async () => {
+    await withServer(knownModels(['gpt-4o-mini', 'gpt-4o', 'o3-mini']), async (server) => {
+      const r = await run(server.origin, { model: 'gpt-4o-mni' });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 404);
+      assert.equal(r.models.modelListed, false);
+      assert.equal(ids(r)[0], 'model-not-in-list');
+      assert.equal(r.models.closest?.[0], 'gpt-4o-mini');
+      assert.match(r.causes[0].fix, /"gpt-4o-mini"/);
+    });
+  });
+
+  it('model 404 from a server without a models list: the model is unknown', async () => {
+    await withServer(knownModels(['llama3.2:latest'], { models: false, unknownModel: 'ollama' }), async (server) => {
+      const r = await run(server.origin, { model: 'qwen3' });
+      assert.equal(r.ok, false);
+      assert.equal(r.models.outcome, 'failed');
+      assert.equal(ids(r)[0], 'model-not-found');
+    });
+  });
+
+  it('an Ollama model named without its :latest tag is in the list', async () => {
+    await withServer(knownModels(['llama3.2:latest'], { unknownModel: 'ollama' }), async (server) => {
+      const r = await run(server.origin, { model: 'llama3.2' });
+      assert.equal(r.ok, true);
+      assert.equal(r.models.modelListed, true);
+    });
+  });
+
+  it('Groq refusing stream_options: dropped, and no usage chunk comes', async () => {
+    await withServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
+      const r = await run(server.origin);
+      assert.equal(r.ok, true);
+      assert.deepEqual(r.chat.dropped, ['stream_options']);
+      assert.equal(r.chat.sawUsage, false);
+      assert.match(reportMarkdown(r), /Usage chunk: no/);
+    });
+  });
+});
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
