@@ -1,7 +1,7 @@
 // Builds the extension bundle (node, cjs), the webview bundle (browser, iife) and, with --tests, the unit tests.
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, copyFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -60,7 +60,8 @@ if (tests) {
     target: 'node20',
     external: ['vscode', 'mocha', 'playwright-core'],
   });
-  // The integration suite runs inside the extension host: one bundle with a run() entry.
+  // The integration suite runs inside the extension host: one bundle with a run() entry, mocha included, and every
+  // test/integration/**/*.test.ts behind the virtual module `parley:integration-tests` (loaded lazily by run()).
   builds.push({
     ...common,
     minify: false,
@@ -71,7 +72,27 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    plugins: [integrationTestsPlugin('test/integration')],
+    // Mocha's parallel mode resolves worker files at run time; the suite runs serially, so that code is never used.
+    logOverride: { 'require-resolve-not-external': 'silent' },
   });
+}
+
+/** Resolves `parley:integration-tests` to `{ name: () => module }` for every *.test.ts under dir, name without `.test.ts`. */
+function integrationTestsPlugin(dir) {
+  return {
+    name: 'parley-integration-tests',
+    setup(build) {
+      build.onResolve({ filter: /^parley:integration-tests$/ }, () => ({ path: 'integration-tests', namespace: 'parley' }));
+      build.onLoad({ filter: /.*/, namespace: 'parley' }, () => {
+        const names = findFiles(dir, /\.test\.ts$/)
+          .map((f) => relative(dir, f).split(sep).join('/').replace(/\.test\.ts$/, ''))
+          .sort();
+        const entries = names.map((n) => `  ${JSON.stringify(n)}: () => require(${JSON.stringify(`./${n}.test.ts`)}),`);
+        return { contents: `module.exports = {\n${entries.join('\n')}\n};\n`, resolveDir: resolve(dir), loader: 'js', watchDirs: [resolve(dir)] };
+      });
+    },
+  };
 }
 
 function copyCss() {

@@ -1,2 +1,56 @@
-// Integration suite entry: run() is called by the extension host.
-export async function run(): Promise<void> {}
+// Integration suite entry: VS Code's extension host calls run(), which runs one integration run's test files with mocha.
+//
+// Adding a test file: create test/integration/<name>.test.ts with mocha's TDD interface (suite, test, suiteSetup,
+// setup…; see smoke.test.ts). esbuild.mjs bundles every *.test.ts into this entry by itself. Which runs execute it is
+// decided by the `tests` patterns in runs.mjs: "main" takes every file not excluded there, so a new file needs no
+// other change. Adding a run (another workspace, settings or trust): add an entry to runs.mjs and a fixture folder
+// under workspaces/. scripts/run-integration.mjs starts a VS Code per run and passes the run's name to this
+// entry as PARLEY_TEST_SUITE; PARLEY_TEST_GREP narrows to tests whose full title matches.
+import Mocha from 'mocha';
+import { format } from 'node:util';
+import * as vscode from 'vscode';
+import testFiles from 'parley:integration-tests';
+import { runs, selectTests } from './runs.mjs';
+
+/** Runs the test files of the run named by PARLEY_TEST_SUITE ("main" when unset, e.g. under F5 debugging). */
+export async function run(): Promise<void> {
+  const report = reportLine(process.env.PARLEY_TEST_CONSOLE_MARK);
+  // Mocha's reporters print through Base.consoleLog.
+  Mocha.reporters.Base.consoleLog = report;
+  const suiteName = process.env.PARLEY_TEST_SUITE || 'main';
+  const testRun = runs.find((r) => r.name === suiteName);
+  if (!testRun) throw new Error(`PARLEY_TEST_SUITE=${suiteName} names no run in test/integration/runs.mjs (known: ${runs.map((r) => r.name).join(', ')})`);
+  const names = selectTests(testRun, Object.keys(testFiles));
+  if (names.length === 0) throw new Error(`run "${suiteName}" selects no test files: check its tests patterns in runs.mjs`);
+
+  const where = [vscode.env.appName, vscode.env.appHost, vscode.env.remoteName && `remote ${vscode.env.remoteName}`].filter(Boolean).join(', ');
+  report(`VS Code ${vscode.version} (${where}); run "${suiteName}", workspace ${vscode.workspace.isTrusted ? 'trusted' : 'untrusted'}; files: ${names.join(', ')}`);
+
+  // Colours off: the output travels through the workbench console to the runner's stdout.
+  const mocha = new Mocha({ ui: 'tdd', color: false, reporter: 'spec', timeout: 20_000, grep: process.env.PARLEY_TEST_GREP || undefined });
+  for (const name of names) {
+    const file = `${name}.test.ts`;
+    // What mocha.loadFiles() does, with a bundled module instead of a path: the TDD globals exist while it loads.
+    mocha.suite.emit('pre-require', globalThis, file, mocha);
+    let exports: unknown;
+    try {
+      exports = testFiles[name]();
+    } catch (e) {
+      throw new Error(`loading ${file} failed: ${e instanceof Error ? e.stack : String(e)}`);
+    }
+    mocha.suite.emit('require', exports, file, mocha);
+    mocha.suite.emit('post-require', globalThis, file, mocha);
+  }
+  const failures = await new Promise<number>((resolve) => mocha.run(resolve));
+  if (failures > 0) throw new Error(`${failures} integration test${failures === 1 ? '' : 's'} failed in run "${suiteName}"`);
+}
+
+/**
+ * In code-server the workbench forwards this host's console to the runner together with its own log, unformatted.
+ * With a mark from the runner, mocha's report is formatted here and each line starts with the mark, so the runner
+ * prints it and keeps the workbench's chatter for failures. (The host's console methods cannot be wrapped: VS Code
+ * defines them with a setter that ignores assignments.)
+ */
+function reportLine(mark: string | undefined): (...args: unknown[]) => void {
+  return mark ? (...args) => console.log(mark + format(...args)) : (...args) => console.log(...args);
+}

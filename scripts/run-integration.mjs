@@ -1,0 +1,212 @@
+// Runs the integration suite (out/test/integration/index.js) inside a real VS Code, once per run in test/integration/runs.mjs.
+//
+// Usage: node scripts/run-integration.mjs [run names…] [--no-build]
+//   PARLEY_TEST_HOST=electron      desktop VS Code through @vscode/test-electron (needs internet once, and a display
+//                                  or xvfb-run); PARLEY_VSCODE_VERSION picks its version (default: stable).
+//   otherwise                      code-server from scripts/vscode-host.mjs, driven by headless Chromium.
+//   PARLEY_TEST_TIMEOUT_SECONDS    limit per run (default 300).
+//   PARLEY_TEST_GREP               only tests whose full title matches.
+//   PARLEY_TEST_VERBOSE=1         also print the rest of the workbench's console (printed anyway when a run fails).
+//   PARLEY_KEEP_TMP=1              keep each run's temp folder (profile, workspace copy) for a post-mortem.
+// Each run gets a fresh profile, a copy of its fixture workspace and a free port, and is torn down even when it fails.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { format } from 'node:util';
+import { runs } from '../test/integration/runs.mjs';
+import { BASE_USER_SETTINGS, ROOT, SetupError, codeServerVersion, ensureHost, launchChromium, startCodeServer, writeUserSettings } from './vscode-host.mjs';
+
+const TESTS_ENTRY = join(ROOT, 'out', 'test', 'integration', 'index.js');
+const WORKSPACES = join(ROOT, 'test', 'integration', 'workspaces');
+const RUN_TIMEOUT_MS = Number(process.env.PARLEY_TEST_TIMEOUT_SECONDS || 300) * 1000;
+// From opening the page to the first line of the extension host: the workbench loads and starts the extension host.
+const START_TIMEOUT_MS = 90_000;
+// Starts each line of mocha's report; anything else reaching codeAutomationLog is the workbench's log or other console output.
+const CONSOLE_MARK = '\u2063parley-host\u2063 ';
+
+const say = (...a) => console.log('[integration]', ...a);
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+/** Rejects after ms with what was being waited for; clear() cancels it. */
+function deadline(ms, what) {
+  let timer;
+  const promise = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${seconds(ms)} waiting for ${what}`)), ms);
+  });
+  return { promise, clear: () => clearTimeout(timer) };
+}
+
+const tempDirs = new Set();
+process.on('exit', () => {
+  if (process.env.PARLEY_KEEP_TMP) return;
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    console.error(`\n[integration] ${signal}: stopping`);
+    // The 'exit' handlers kill the servers' process groups and remove the temp folders.
+    process.exit(130);
+  });
+}
+
+/** A temp folder with the run's workspace copied from its fixture, and an empty profile. */
+function prepare(run) {
+  const fixture = join(WORKSPACES, run.workspace);
+  if (!existsSync(fixture)) throw new Error(`run "${run.name}": no fixture folder ${fixture}`);
+  const dir = mkdtempSync(join(tmpdir(), `parley-it-${run.name}-`));
+  tempDirs.add(dir);
+  const workspace = join(dir, run.workspace);
+  cpSync(fixture, workspace, { recursive: true });
+  return { dir, workspace, userDataDir: join(dir, 'user'), extensionsDir: join(dir, 'extensions') };
+}
+
+function cleanup(dir) {
+  if (process.env.PARLEY_KEEP_TMP) return say(`kept ${dir}`);
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
+}
+
+/** One run in code-server: open the workbench with the test payload and wait for codeAutomationExit. */
+async function runInCodeServer(run) {
+  const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
+  let server;
+  let browser;
+  const workbenchErrors = [];
+  let suiteStarted = false;
+  const beforeSuite = [];
+  const duringSuite = [];
+  try {
+    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: run.trust, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    let exitWith;
+    const exited = new Promise((resolve) => (exitWith = resolve));
+    let started;
+    const hostStarted = new Promise((resolve) => (started = resolve));
+    await page.exposeFunction('codeAutomationExit', (code) => exitWith(code));
+    await page.exposeFunction('codeAutomationLog', (type, args) => {
+      const [first, ...rest] = Array.isArray(args) ? args : [args];
+      if (typeof first === 'string' && first.startsWith(CONSOLE_MARK)) {
+        // A line of mocha's report, formatted in the extension host (see reportLine in test/integration/index.ts).
+        started();
+        suiteStarted = true;
+        (type === 'error' ? process.stderr : process.stdout).write(`${first.slice(CONSOLE_MARK.length)}\n`);
+      } else {
+        // The workbench's own log, and the extension host's other console output: kept for failures.
+        const line = `${type}: ${format(first, ...rest)}`;
+        if (process.env.PARLEY_TEST_VERBOSE) console.log(`[workbench] ${line}`);
+        (suiteStarted ? duringSuite : beforeSuite).push(line.length > 500 ? `${line.slice(0, 500)}…` : line);
+        if (beforeSuite.length > 40) beforeSuite.shift();
+        if (duringSuite.length > 200) duringSuite.shift();
+      }
+    });
+    page.on('pageerror', (e) => workbenchErrors.push(String(e)));
+    const payload = JSON.stringify([
+      ['extensionDevelopmentPath', `vscode-remote://${server.authority}${ROOT}`],
+      ['extensionTestsPath', `vscode-remote://${server.authority}${TESTS_ENTRY}`],
+    ]);
+    await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+
+    const first = deadline(START_TIMEOUT_MS, 'the extension host to start the suite (first codeAutomationLog)');
+    const whole = deadline(RUN_TIMEOUT_MS, `run "${run.name}" to finish (codeAutomationExit)`);
+    try {
+      await Promise.race([hostStarted, exited, first.promise]);
+      first.clear();
+      const code = await Promise.race([exited, whole.promise]);
+      if (code !== 0 && duringSuite.length) console.error(`[integration] console of the workbench and extension host during run "${run.name}":\n  ${duringSuite.join('\n  ')}`);
+      return code;
+    } finally {
+      first.clear();
+      whole.clear();
+    }
+  } catch (e) {
+    console.error(`[integration] run "${run.name}": ${e.message}`);
+    const logged = [...beforeSuite, ...duringSuite];
+    if (logged.length) console.error(`[integration] console of the workbench and extension host (last lines):\n  ${logged.slice(-60).join('\n  ')}`);
+    if (workbenchErrors.length) console.error(`[integration] workbench page errors:\n  ${workbenchErrors.slice(-10).join('\n  ')}`);
+    if (server) console.error(`[integration] code-server output (last lines):\n${server.output().split('\n').slice(-30).join('\n')}`);
+    return 1;
+  } finally {
+    await browser?.close().catch(() => {});
+    await server?.stop();
+    cleanup(dir);
+  }
+}
+
+/** One run in desktop VS Code, downloaded by @vscode/test-electron, with the same entry and environment. */
+async function runInElectron(run) {
+  const { downloadAndUnzipVSCode } = await import('@vscode/test-electron');
+  const executable = await downloadAndUnzipVSCode(process.env.PARLEY_VSCODE_VERSION || 'stable');
+  const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
+  writeUserSettings(userDataDir, { ...BASE_USER_SETTINGS, ...run.settings });
+  const args = [
+    workspace,
+    '--no-sandbox',
+    '--disable-gpu-sandbox',
+    '--disable-updates',
+    '--skip-welcome',
+    '--skip-release-notes',
+    `--user-data-dir=${userDataDir}`,
+    `--extensions-dir=${extensionsDir}`,
+    `--extensionDevelopmentPath=${ROOT}`,
+    `--extensionTestsPath=${TESTS_ENTRY}`,
+    ...(run.trust ? ['--disable-workspace-trust'] : []),
+  ];
+  const env = { ...process.env, PARLEY_TEST_SUITE: run.name };
+  delete env.ELECTRON_RUN_AS_NODE;
+  const child = spawn(executable, args, { env, stdio: 'inherit', detached: true });
+  const whole = deadline(RUN_TIMEOUT_MS, `run "${run.name}" to finish (VS Code to exit)`);
+  try {
+    return await Promise.race([new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))), whole.promise]);
+  } catch (e) {
+    console.error(`[integration] run "${run.name}": ${e.message}`);
+    return 1;
+  } finally {
+    whole.clear();
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {}
+    cleanup(dir);
+  }
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const names = argv.filter((a) => !a.startsWith('--'));
+  const unknown = names.filter((n) => !runs.some((r) => r.name === n));
+  if (unknown.length) throw new SetupError(`unknown run(s) ${unknown.join(', ')}; runs.mjs defines ${runs.map((r) => r.name).join(', ')}`);
+  const selected = names.length ? runs.filter((r) => names.includes(r.name)) : runs;
+
+  if (!argv.includes('--no-build')) {
+    const b = spawnSync(process.execPath, ['esbuild.mjs', '--tests'], { cwd: ROOT, stdio: 'inherit' });
+    if (b.status !== 0) throw new Error('node esbuild.mjs --tests failed');
+  }
+  const electron = process.env.PARLEY_TEST_HOST === 'electron';
+  if (electron) {
+    say('host: desktop VS Code via @vscode/test-electron');
+  } else {
+    ensureHost();
+    const v = codeServerVersion();
+    say(`host: code-server ${v.codeServer}, VS Code ${v.vscode}`);
+  }
+
+  const results = [];
+  for (const run of selected) {
+    say(`run "${run.name}": workspace ${run.workspace}, ${run.trust ? 'trusted (--disable-workspace-trust)' : 'workspace trust on: untrusted, Restricted Mode'}`);
+    const t0 = Date.now();
+    const code = electron ? await runInElectron(run) : await runInCodeServer(run);
+    results.push({ name: run.name, code, ms: Date.now() - t0 });
+  }
+  console.log('\n[integration] summary');
+  for (const r of results) console.log(`  ${r.code === 0 ? '✔' : '✗'} ${r.name} (${seconds(r.ms)})${r.code === 0 ? '' : ` exit ${r.code}`}`);
+  return results.every((r) => r.code === 0) ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    console.error(`[integration] ${e instanceof SetupError ? e.message : e.stack}`);
+    process.exit(1);
+  },
+);

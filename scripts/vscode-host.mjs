@@ -1,0 +1,333 @@
+// A real VS Code for `npm start` and the tests: installs code-server and its Node into .vscode-test/, and starts them.
+//
+// These machines cannot download desktop VS Code, but code-server (VS Code as a server) and the Node 24 it needs
+// install from the npm registry, and Debian's Chromium drives the workbench. ../shared/real-vscode.md has the recipe.
+// Run directly (`node scripts/vscode-host.mjs`) it only does the set-up, which is idempotent: a second run takes
+// well under a second.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The one place where the versions of code-server and of the Node it runs on are pinned. */
+export const VERSIONS = Object.freeze({ codeServer: '4.139.1', node: '24.21.0' });
+
+/** Root of the repository. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Git-ignored cache for everything this script installs and for `npm start`'s profile. */
+export const CACHE_DIR = process.env.PARLEY_VSCODE_CACHE ? resolve(process.env.PARLEY_VSCODE_CACHE) : join(ROOT, '.vscode-test');
+const HOST_DIR = join(CACHE_DIR, 'code-server');
+const STAMP = join(HOST_DIR, 'installed.json');
+// A config file of our own, so that ~/.config/code-server/config.yaml (password, certs...) neither applies nor gets written.
+const CONFIG = join(HOST_DIR, 'config.yaml');
+
+/** Chromium from Debian; PARLEY_CHROMIUM points elsewhere on other systems. */
+export const CHROMIUM = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
+
+const nodePackage = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+const nodeDir = join(HOST_DIR, 'node_modules', nodePackage);
+
+/** Where the installed binaries live (they exist once ensureHost() has run). */
+export const paths = Object.freeze({
+  nodeDir,
+  nodeBinDir: join(nodeDir, 'bin'),
+  node: join(nodeDir, 'bin', 'node'),
+  codeServer: join(HOST_DIR, 'node_modules', '.bin', 'code-server'),
+});
+
+/**
+ * User settings that every profile gets, so the workbench starts quiet and offline: no welcome page, no update or
+ * telemetry traffic, no built-in AI chat competing for the side bar.
+ */
+export const BASE_USER_SETTINGS = Object.freeze({
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.disableAIFeatures': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'git.enabled': false,
+  'security.workspace.trust.startupPrompt': 'never',
+});
+
+const log = (...a) => console.log('[vscode-host]', ...a);
+
+/** Runs a command in the foreground, output passed through; throws with the command line when it fails. */
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
+}
+
+function hasCommand(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+function isDebianLike() {
+  try {
+    const osRelease = readFileSync('/etc/os-release', 'utf8');
+    return /^(ID|ID_LIKE)=.*\b(debian|ubuntu)\b/m.test(osRelease);
+  } catch {
+    return false;
+  }
+}
+
+/** The Debian packages that are missing, each with how we know. */
+function missingSystemPackages({ chromium, buildTools }) {
+  const missing = [];
+  if (chromium && !existsSync(CHROMIUM)) missing.push('chromium');
+  // code-server builds the kerberos native module, which needs gssapi.h from libkrb5-dev.
+  if (buildTools && !existsSync('/usr/include/gssapi/gssapi.h') && !existsSync('/usr/include/gssapi.h')) missing.push('libkrb5-dev');
+  return missing;
+}
+
+function installSystemPackages(pkgs) {
+  const command = `apt-get update && apt-get install -y --no-install-recommends ${pkgs.join(' ')}`;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !isDebianLike() || !hasCommand('apt-get')) {
+    const how = isDebianLike() ? `sudo sh -c '${command}'` : `install ${pkgs.join(' ')} with your package manager (on Debian/Ubuntu: sudo sh -c '${command}')`;
+    throw new SetupError(`missing system packages: ${pkgs.join(', ')}.\nRun:\n  ${how}\nthen run this again.`);
+  }
+  log(`installing ${pkgs.join(', ')} with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  // Try without `apt-get update` first: it is slow, and the package lists are usually recent enough.
+  const quick = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', ...pkgs], { stdio: 'inherit', env });
+  if (quick.status !== 0) {
+    run('apt-get', ['update'], { env });
+    run('apt-get', ['install', '-y', '--no-install-recommends', ...pkgs], { env });
+  }
+}
+
+/** A set-up problem that a person fixes by running a command; printed without a stack. */
+export class SetupError extends Error {}
+
+function readStamp() {
+  try {
+    return JSON.parse(readFileSync(STAMP, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function hostIsInstalled() {
+  const s = readStamp();
+  return s?.codeServer === VERSIONS.codeServer && s?.node === VERSIONS.node && existsSync(paths.node) && existsSync(paths.codeServer);
+}
+
+function installHost() {
+  if (process.platform !== 'linux') log(`warning: only tested on Linux; using npm package ${nodePackage}`);
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+  rmSync(STAMP, { force: true });
+  mkdirSync(HOST_DIR, { recursive: true });
+  if (!existsSync(join(HOST_DIR, 'package.json'))) {
+    writeFileSync(join(HOST_DIR, 'package.json'), JSON.stringify({ name: 'parley-vscode-host', private: true, description: 'code-server and Node for Parley; made by scripts/vscode-host.mjs' }, null, 2));
+  }
+  const quiet = ['--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error'];
+  const t0 = Date.now();
+  if (!existsSync(paths.node) || readStamp()?.node !== VERSIONS.node) {
+    log(`installing Node ${VERSIONS.node} (npm package ${nodePackage})`);
+    run(npm, ['install', ...quiet, `${nodePackage}@${VERSIONS.node}`], { cwd: HOST_DIR });
+  }
+  // node-gyp expects common.gypi and config.gypi at the root of --nodedir; the package has them under include/node.
+  for (const f of ['common.gypi', 'config.gypi']) {
+    const link = join(nodeDir, f);
+    let present = false;
+    try {
+      lstatSync(link);
+      present = true;
+    } catch {}
+    if (!present) symlinkSync(join(nodeDir, 'include', 'node', f), link);
+  }
+  log(`installing code-server ${VERSIONS.codeServer} with Node ${VERSIONS.node} (builds native modules; 2–10 minutes)`);
+  // npm runs with Node 24 first on PATH, so install scripts and node-gyp build against Node 24's own headers, offline.
+  const env = { ...process.env, PATH: `${paths.nodeBinDir}:${process.env.PATH}`, npm_config_nodedir: nodeDir };
+  run(npm, ['install', ...quiet, `code-server@${VERSIONS.codeServer}`], { cwd: HOST_DIR, env });
+  if (!existsSync(paths.codeServer)) throw new Error(`code-server was installed but ${paths.codeServer} is missing`);
+  writeFileSync(STAMP, JSON.stringify({ ...VERSIONS, installedAt: new Date().toISOString() }, null, 2));
+  log(`code-server installed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
+
+/**
+ * Makes sure code-server, its Node and (when `chromium`) Debian's Chromium are installed. Idempotent and fast when
+ * everything is there. Throws SetupError with the command to run when it cannot install something itself.
+ */
+export function ensureHost({ chromium = true } = {}) {
+  const installed = hostIsInstalled();
+  const missing = missingSystemPackages({ chromium, buildTools: !installed });
+  if (missing.length) installSystemPackages(missing);
+  if (!installed) installHost();
+  return paths;
+}
+
+/** The environment code-server runs in: Node 24 first on PATH. */
+function hostEnv(extra = {}) {
+  // code-server rejects an empty file; the options themselves are passed on the command line.
+  if (!existsSync(CONFIG)) writeFileSync(CONFIG, '# Made by scripts/vscode-host.mjs: options are passed on the command line.\nauth: none\n');
+  return { ...process.env, PATH: `${paths.nodeBinDir}:${process.env.PATH}`, ...extra };
+}
+
+/** code-server's version line and the VS Code version it embeds, e.g. `{ codeServer: '4.139.1', vscode: '1.139.0' }`. */
+export function codeServerVersion() {
+  const r = spawnSync(paths.codeServer, ['--config', CONFIG, '--version'], { env: hostEnv(), encoding: 'utf8' });
+  const line = (r.stdout || '').trim().split('\n').pop() ?? '';
+  const m = /^(\S+)\s+\S+\s+with Code\s+(\S+)/.exec(line);
+  return { codeServer: m?.[1] ?? line, vscode: m?.[2] ?? 'unknown', raw: line };
+}
+
+/** A TCP port that was free on 127.0.0.1 a moment ago. */
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** Merges settings into `<userDataDir>/User/settings.json` (the file code-server reads at start). */
+export function writeUserSettings(userDataDir, settings) {
+  const file = join(userDataDir, 'User', 'settings.json');
+  mkdirSync(dirname(file), { recursive: true });
+  let current = {};
+  try {
+    current = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {}
+  writeFileSync(file, JSON.stringify({ ...current, ...settings }, null, 2));
+  return file;
+}
+
+/** Installs a packaged .vsix into an extensions dir with code-server's CLI. */
+export function installExtension({ vsix, userDataDir, extensionsDir }) {
+  const r = spawnSync(paths.codeServer, ['--config', CONFIG, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], { env: hostEnv(), encoding: 'utf8' });
+  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+  if (r.status !== 0 || !/was successfully installed/.test(out)) throw new Error(`installing ${vsix} failed (exit ${r.status}):\n${out}`);
+}
+
+/** Resolves when `url` answers HTTP, rejects with `what` after timeoutMs or as soon as `failed()` says so. */
+async function waitForHttp(url, what, timeoutMs, failed) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const reason = failed();
+    if (reason) throw new Error(`${what}: ${reason}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Starts code-server on 127.0.0.1:port and resolves once it answers. `trust: false` leaves workspace trust on, so
+ * an untrusted folder opens in Restricted Mode. `env` reaches the extension host, which inherits the server's.
+ * The handle's stop() ends the whole process group (server, extension hosts, pty host).
+ */
+export async function startCodeServer({ port, userDataDir, extensionsDir, workspace, trust = true, env = {}, userSettings = {}, extraArgs = [], startTimeoutMs = 60_000, echo = false }) {
+  if (!port) port = await freePort();
+  mkdirSync(userDataDir, { recursive: true });
+  mkdirSync(extensionsDir, { recursive: true });
+  writeUserSettings(userDataDir, { ...BASE_USER_SETTINGS, ...userSettings });
+  const args = [
+    '--config', CONFIG,
+    '--auth', 'none',
+    '--bind-addr', `127.0.0.1:${port}`,
+    '--user-data-dir', userDataDir,
+    '--extensions-dir', extensionsDir,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-getting-started-override',
+    // Makes the built workbench honour the `payload` query parameter that runs extension tests.
+    '--vscode-option', 'enable-smoke-test-driver',
+    ...(trust ? ['--disable-workspace-trust'] : []),
+    ...extraArgs,
+    ...(workspace ? [workspace] : []),
+  ];
+  const child = spawn(paths.codeServer, args, { env: hostEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  let exited;
+  const onData = (d) => {
+    output += d;
+    if (output.length > 200_000) output = output.slice(-100_000);
+    if (echo) process.stdout.write(d);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const exitedPromise = new Promise((r) => child.on('exit', (code, signal) => r((exited = { code, signal }))));
+  child.on('error', (e) => (exited = { error: e }));
+
+  let stopped;
+  const handle = {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    authority: `127.0.0.1:${port}`,
+    process: child,
+    /** Everything code-server printed so far (for failure reports). */
+    output: () => output,
+    /** Stops code-server and every process it started; safe to call twice. */
+    stop() {
+      stopped ??= (async () => {
+        if (exited) return;
+        killGroup(child.pid, 'SIGTERM');
+        const done = await Promise.race([exitedPromise, new Promise((r) => setTimeout(() => r(undefined), 5000))]);
+        if (!done) killGroup(child.pid, 'SIGKILL');
+        // The group may outlive its leader: make sure nothing of it is left.
+        killGroup(child.pid, 'SIGKILL');
+      })();
+      return stopped;
+    },
+  };
+  liveGroups.add(child.pid);
+  child.on('exit', () => setTimeout(() => liveGroups.delete(child.pid), 6000).unref());
+  try {
+    await waitForHttp(`${handle.url}/healthz`, `code-server to listen on ${handle.authority}`, startTimeoutMs, () =>
+      exited ? `it exited (${exited.error?.message ?? exited.code ?? exited.signal}) before listening:\n${output.slice(-4000)}` : undefined,
+    );
+  } catch (e) {
+    await handle.stop();
+    throw e;
+  }
+  return handle;
+}
+
+const liveGroups = new Set();
+function killGroup(pid, signal) {
+  try {
+    process.kill(-pid, signal);
+  } catch {}
+}
+// If this process exits without stopping its servers (an uncaught error, Ctrl+C), take them down with it.
+process.on('exit', () => {
+  for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
+});
+
+/** The Chromium flags from the recipe: headless, no sandbox (root in a container), no network chatter. */
+export const CHROMIUM_ARGS = Object.freeze(['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage']);
+
+/** Launches Debian's Chromium through playwright-core. */
+export async function launchChromium({ headless = true, args = [] } = {}) {
+  const { chromium } = await import('playwright-core');
+  if (!existsSync(CHROMIUM)) throw new SetupError(`Chromium not found at ${CHROMIUM}: run node scripts/vscode-host.mjs (or set PARLEY_CHROMIUM)`);
+  return chromium.launch({ executablePath: CHROMIUM, headless, args: [...CHROMIUM_ARGS, ...args] });
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const t0 = Date.now();
+  try {
+    ensureHost({ chromium: !process.argv.includes('--no-chromium') });
+    const v = codeServerVersion();
+    log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s: code-server ${v.codeServer} (VS Code ${v.vscode}), Node ${VERSIONS.node}, ${CHROMIUM}`);
+  } catch (e) {
+    console.error(`[vscode-host] ${e instanceof SetupError ? e.message : e.stack}`);
+    process.exit(1);
+  }
+}

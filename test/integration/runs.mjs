@@ -1,0 +1,46 @@
+// The integration runs: each one is a VS Code started with its own workspace, settings and trust, running some of the test files.
+//
+// Read by scripts/run-integration.mjs (which starts the VS Code) and bundled into index.ts (which picks the test
+// files): the run's name reaches the extension host as the environment variable PARLEY_TEST_SUITE.
+
+/**
+ * @typedef {object} IntegrationRun
+ * @property {string} name         Also the value of PARLEY_TEST_SUITE inside the extension host.
+ * @property {string} workspace    Folder under test/integration/workspaces/, copied to a temp dir and opened.
+ * @property {boolean} trust       true: started with --disable-workspace-trust. false: trust stays on and the
+ *                                 copied folder is untrusted, so VS Code opens it in Restricted Mode.
+ * @property {Record<string, unknown>} settings  User settings seeded into the fresh profile.
+ * @property {string[]} tests      Test files by name (path under test/integration without `.test.ts`). `*` matches
+ *                                 any run of characters; a leading `!` excludes. Later patterns win.
+ */
+
+/** @type {IntegrationRun[]} */
+export const runs = [
+  {
+    name: 'main',
+    workspace: 'main',
+    trust: true,
+    settings: {},
+    tests: ['*', '!restricted'],
+  },
+  {
+    name: 'restricted',
+    workspace: 'restricted',
+    trust: false,
+    settings: {},
+    tests: ['smoke', 'restricted'],
+  },
+];
+
+/** The test names of `all` that `run` selects, in the order of `all`. */
+export function selectTests(run, all) {
+  const toRegExp = (glob) => new RegExp(`^${glob.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`);
+  return all.filter((name) => {
+    let selected = false;
+    for (const pattern of run.tests) {
+      const exclude = pattern.startsWith('!');
+      if (toRegExp(exclude ? pattern.slice(1) : pattern).test(name)) selected = !exclude;
+    }
+    return selected;
+  });
+}
