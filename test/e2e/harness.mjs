@@ -1,0 +1,235 @@
+// UI-test harness: code-server with the packaged Parley installed, a demo endpoint, and a Chromium page on the workbench.
+//
+// Every wait here is bounded and names what it waited for. Selectors for VS Code's own UI live here, so a VS Code
+// update means fixing one file, not every scenario.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDemoEndpoint, DEMO_MODEL } from '../../scripts/demo-endpoint.mjs';
+import { ROOT, startCodeServer } from '../../scripts/vscode-host.mjs';
+
+export const RESULTS_DIR = join(ROOT, 'test-results');
+const WORKSPACES = join(ROOT, 'test', 'e2e', 'workspaces');
+
+/** Default bound for UI waits; a workbench on these machines reacts in well under a second. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** Runs `what` (a Playwright action or wait) and turns its failure into one that says what was awaited. */
+export async function step(what, action) {
+  try {
+    return await action();
+  } catch (e) {
+    const reason = String(e?.message ?? e).split('\n')[0];
+    throw new Error(`${what}: ${reason}`, { cause: e });
+  }
+}
+
+/** Polls `check` until it returns something truthy; fails naming `what` (and the last error) after timeoutMs. */
+export async function waitFor(what, check, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last.message ?? last).split('\n')[0]})` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Waits until the locator is visible, failing with `what`. */
+export function visible(locator, what, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  return step(`waiting for ${what} to be visible`, () => locator.first().waitFor({ state: 'visible', timeout: timeoutMs }));
+}
+
+/** Waits until the locator is gone or hidden, failing with `what`. */
+export function hidden(locator, what, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  return step(`waiting for ${what} to disappear`, () => locator.first().waitFor({ state: 'hidden', timeout: timeoutMs }));
+}
+
+/**
+ * Starts a workbench for one scenario file. Options:
+ * - browser: a launched Chromium (shared by the run); extensionsDir: where the .vsix is installed (shared too).
+ * - workspace: a folder under test/e2e/workspaces/ (copied to a temp dir) or an absolute path (default "basic").
+ * - settings: user settings on top of the endpoint's; trust (default true): false keeps workspace trust on.
+ * - endpoint: options for the demo endpoint (chunkDelayMs, requireKey, respond); see scripts/demo-endpoint.mjs.
+ * Each workbench has a fresh profile and a fresh browser context, so no settings, secrets or state carry over.
+ */
+export async function startWorkbench({ browser, extensionsDir, workspace = 'basic', settings = {}, trust = true, endpoint: endpointOptions = {}, name = 'workbench' }) {
+  const dir = mkdtempSync(join(tmpdir(), `parley-e2e-${name.replace(/[^\w-]+/g, '-')}-`));
+  const cleanups = [() => rmSync(dir, { recursive: true, force: true })];
+  const run = async (fn) => {
+    try {
+      return await fn();
+    } catch (e) {
+      for (const c of cleanups.reverse()) await c();
+      throw e;
+    }
+  };
+  return run(async () => {
+    let folder = workspace;
+    if (!workspace.startsWith('/')) {
+      const fixture = join(WORKSPACES, workspace);
+      if (!existsSync(fixture)) throw new Error(`no e2e workspace fixture ${fixture}`);
+      folder = join(dir, workspace);
+      cpSync(fixture, folder, { recursive: true });
+    }
+    const endpoint = await startDemoEndpoint(endpointOptions);
+    cleanups.push(() => endpoint.close());
+    const server = await startCodeServer({
+      userDataDir: join(dir, 'user'),
+      extensionsDir,
+      workspace: folder,
+      trust,
+      userSettings: { 'parley.baseUrl': endpoint.url, 'parley.model': DEMO_MODEL, ...settings },
+    });
+    cleanups.push(() => server.stop());
+    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    cleanups.push(() => context.close().catch(() => {}));
+    const page = await context.newPage();
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await step('opening the workbench', () => page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}`));
+    const wb = new Workbench({ page, server, endpoint, folder, pageErrors, cleanups });
+    await wb.ready();
+    return wb;
+  });
+}
+
+/** A running workbench page with helpers that act as a person would. */
+export class Workbench {
+  constructor({ page, server, endpoint, folder, pageErrors, cleanups }) {
+    /** The Playwright page. */
+    this.page = page;
+    /** code-server's handle: url, port, output(). */
+    this.server = server;
+    /** The demo endpoint: url, requests, options (change them between steps). */
+    this.endpoint = endpoint;
+    /** Absolute path of the workspace folder on disk. */
+    this.folder = folder;
+    this.pageErrors = pageErrors;
+    this._cleanups = cleanups;
+  }
+
+  /** Waits for the workbench to be usable: activity bar drawn and the extension host up. */
+  async ready() {
+    await visible(this.page.locator('.monaco-workbench .part.activitybar'), 'the workbench activity bar', 60_000);
+    await visible(this.parleyActivityBarEntry(), 'the Parley entry in the activity bar (is the extension installed?)', 30_000);
+  }
+
+  /** The Parley icon in the activity bar. */
+  parleyActivityBarEntry() {
+    return this.page.locator('.part.activitybar .action-item a.action-label[aria-label^="Parley"]');
+  }
+
+  /** Opens the Parley view from the activity bar (a click on its icon) and waits for its webview to show. */
+  async openParleyView() {
+    const entry = this.parleyActivityBarEntry();
+    const item = this.page.locator('.part.activitybar .action-item', { has: this.page.locator('a.action-label[aria-label^="Parley"]') });
+    const classes = await step('reading the state of the Parley activity-bar entry', () => item.first().getAttribute('class', { timeout: DEFAULT_TIMEOUT_MS }));
+    // A click on the icon of the open container closes the side bar: click only when it is not already checked.
+    if (!classes?.split(/\s+/).includes('checked')) {
+      await step('clicking the Parley entry in the activity bar', () => entry.first().click());
+    }
+    await visible(this.page.locator('.part.sidebar [id="workbench.view.extension.parley"]'), 'the Parley view container in the side bar');
+    await visible(this.webviewFrame(), "the Parley chat view's webview frame");
+    return this.chatFrame();
+  }
+
+  /** The outer iframe of Parley's webview (VS Code tags it with the extension id). */
+  webviewFrame() {
+    return this.page.locator('iframe.webview[src*="extensionId=parley.parley"]');
+  }
+
+  /** The chat webview's document, two iframes deep: iframe.webview → iframe#active-frame. */
+  chatFrame() {
+    return this.page.frameLocator('iframe.webview[src*="extensionId=parley.parley"]').first().frameLocator('iframe#active-frame');
+  }
+
+  /** Runs a command by its title (e.g. "Parley: Set API Key") through the command palette (F1). */
+  async runCommand(title, { timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+    const widget = this.page.locator('.quick-input-widget');
+    await this.page.keyboard.press('Escape');
+    await this.page.locator('.monaco-workbench').first().focus().catch(() => {});
+    await this.page.keyboard.press('F1');
+    await visible(widget, 'the command palette', timeoutMs);
+    const input = widget.locator('.quick-input-box input');
+    await step(`typing "${title}" into the command palette`, () => input.fill(`>${title}`));
+    // Enter only once the highlighted entry is exactly this command, not a fuzzy neighbour.
+    const row = widget.locator('.monaco-list-row.focused');
+    await waitFor(`"${title}" to be the selected entry of the command palette`, async () => {
+      const label = await row.first().getAttribute('aria-label', { timeout: 500 });
+      return label !== null && (label === title || label.startsWith(`${title},`) || label.startsWith(`${title} `));
+    }, timeoutMs);
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Waits for a quick input (input box or pick list) with `prompt` text, types `text` and presses Enter. */
+  async answerInput(text, { prompt, timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
+    const widget = this.page.locator('.quick-input-widget');
+    await visible(widget, `the input box${prompt ? ` asking "${prompt}"` : ''}`, timeoutMs);
+    if (prompt) await visible(widget.getByText(prompt, { exact: false }), `the input prompt "${prompt}"`, timeoutMs);
+    const input = widget.locator('.quick-input-box input');
+    await step('typing into the input box', () => input.fill(text));
+    await this.page.keyboard.press('Enter');
+    await hidden(widget, 'the input box to close', timeoutMs);
+  }
+
+  /** The status-bar item whose text or accessible label contains `label` (a string or RegExp). */
+  statusBarItem(label) {
+    const items = this.page.locator('.part.statusbar .statusbar-item');
+    return typeof label === 'string' ? items.filter({ has: this.page.locator(`[aria-label*="${label.replace(/"/g, '\\"')}"]`) }).or(items.filter({ hasText: label })) : items.filter({ hasText: label });
+  }
+
+  /** A notification toast whose text matches. */
+  notification(text) {
+    return this.page.locator('.notification-toast', { hasText: text });
+  }
+
+  /** Opens a workspace file by its path relative to the workspace, through Quick Open, and waits for its tab. */
+  async openFile(relativePath) {
+    await this.runCommand('Go to File...');
+    const widget = this.page.locator('.quick-input-widget');
+    await step(`typing "${relativePath}" into Quick Open`, () => widget.locator('.quick-input-box input').fill(relativePath));
+    const base = relativePath.split('/').pop();
+    await visible(widget.locator('.monaco-list-row.focused', { hasText: base }), `"${relativePath}" in Quick Open`);
+    await this.page.keyboard.press('Enter');
+    await visible(this.page.locator('.tabs-container .tab.active', { hasText: base }), `the editor tab of ${relativePath}`);
+    return this.activeEditor();
+  }
+
+  /** The visible text editor of the active editor group. */
+  activeEditor() {
+    return this.page.locator('.editor-group-container.active .monaco-editor').first();
+  }
+
+  /** The text of the active editor's visible lines (Monaco only renders what is on screen). */
+  async activeEditorText() {
+    const lines = await this.activeEditor().locator('.view-lines .view-line').allInnerTexts();
+    // Monaco renders spaces as non-breaking spaces.
+    return lines.join('\n').replace(/\u00a0/g, ' ');
+  }
+
+  /** Selects all text of the active editor (click into it, then Ctrl+A). */
+  async selectAllInEditor() {
+    await step('clicking into the active editor', () => this.activeEditor().locator('.view-lines').click());
+    await this.page.keyboard.press('Control+A');
+  }
+
+  /** Saves a screenshot as test-results/<name>.png and returns its path. */
+  async screenshot(name) {
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    const file = join(RESULTS_DIR, `${name.replace(/[^\w.-]+/g, '-')}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** Closes the page and stops code-server and the endpoint; removes the temp folder. */
+  async close() {
+    for (const c of this._cleanups.reverse()) await c();
+    this._cleanups = [];
+  }
+}
