@@ -5,7 +5,7 @@
 // Run directly (`node scripts/vscode-host.mjs`) it only does the set-up, which is idempotent: a second run takes
 // well under a second.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -192,15 +192,18 @@ export function freePort() {
   });
 }
 
-/** Merges settings into `<userDataDir>/User/settings.json` (the file code-server reads at start). */
-export function writeUserSettings(userDataDir, settings) {
+/**
+ * Updates `<userDataDir>/User/settings.json` (the file code-server reads at start): `settings` are set (an
+ * undefined value removes the key), `defaults` only fill keys that are missing, so a person's changes survive.
+ */
+export function writeUserSettings(userDataDir, settings, defaults = {}) {
   const file = join(userDataDir, 'User', 'settings.json');
   mkdirSync(dirname(file), { recursive: true });
   let current = {};
   try {
     current = JSON.parse(readFileSync(file, 'utf8'));
   } catch {}
-  writeFileSync(file, JSON.stringify({ ...current, ...settings }, null, 2));
+  writeFileSync(file, `${JSON.stringify({ ...defaults, ...current, ...settings }, null, 2)}\n`);
   return file;
 }
 
@@ -230,13 +233,14 @@ async function waitForHttp(url, what, timeoutMs, failed) {
 /**
  * Starts code-server on 127.0.0.1:port and resolves once it answers. `trust: false` leaves workspace trust on, so
  * an untrusted folder opens in Restricted Mode. `env` reaches the extension host, which inherits the server's.
- * The handle's stop() ends the whole process group (server, extension hosts, pty host).
+ * The handle's stop() ends the whole process group (server, extension hosts, pty host). Its output is kept in
+ * memory for failure reports, and also appended to `logFile` or printed (`echo`) when asked.
  */
-export async function startCodeServer({ port, userDataDir, extensionsDir, workspace, trust = true, env = {}, userSettings = {}, extraArgs = [], startTimeoutMs = 60_000, echo = false }) {
+export async function startCodeServer({ port, userDataDir, extensionsDir, workspace, trust = true, env = {}, userSettings = {}, extraArgs = [], startTimeoutMs = 60_000, echo = false, logFile }) {
   if (!port) port = await freePort();
   mkdirSync(userDataDir, { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
-  writeUserSettings(userDataDir, { ...BASE_USER_SETTINGS, ...userSettings });
+  writeUserSettings(userDataDir, userSettings, BASE_USER_SETTINGS);
   const args = [
     '--config', CONFIG,
     '--auth', 'none',
@@ -257,6 +261,7 @@ export async function startCodeServer({ port, userDataDir, extensionsDir, worksp
   let exited;
   const onData = (d) => {
     output += d;
+    if (logFile) appendFileSync(logFile, d);
     if (output.length > 200_000) output = output.slice(-100_000);
     if (echo) process.stdout.write(d);
   };

@@ -1,0 +1,70 @@
+// `npm test`: every test in one command: set-up, unit tests, integration suite in a real VS Code, UI tests. One summary.
+//
+// Each phase runs even when an earlier one failed (except that nothing needing VS Code runs when the set-up failed),
+// so one run shows everything that is broken. Exit code 1 when anything failed.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT } from './vscode-host.mjs';
+
+const node = process.execPath;
+const phases = [
+  { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
+  { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
+  // The unit phase has just built out/test with `node esbuild.mjs --tests`; build again only if it failed.
+  { name: 'integration tests (real VS Code)', cmd: node, args: [join(ROOT, 'scripts', 'run-integration.mjs')], needsSetup: true, buildFlag: true },
+  { name: 'UI tests (Playwright)', cmd: node, args: [join(ROOT, 'test', 'e2e', 'run.mjs')], needsSetup: true },
+];
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+let interrupted;
+function runPhase(cmd, args) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: ROOT, stdio: 'inherit' });
+    // The child gets Ctrl+C from the terminal too and cleans up after itself; then no further phase starts.
+    const forward = (signal) => {
+      interrupted = signal;
+      child.kill(signal);
+    };
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('error', (e) => {
+      console.error(`[test] ${cmd}: ${e.message}`);
+      resolve(1);
+    });
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      resolve(code ?? (signal ? 1 : 0));
+    });
+  });
+}
+
+const results = [];
+const t0 = Date.now();
+let setupFailed = false;
+let unitPassed = false;
+for (const phase of phases) {
+  if (phase.needsSetup && setupFailed) {
+    results.push({ name: phase.name, status: 'skipped (set-up failed)', ok: false, ms: 0 });
+    continue;
+  }
+  const args = phase.buildFlag && unitPassed ? [...phase.args, '--no-build'] : phase.args;
+  console.log(`\n━━ ${phase.name} ━━`);
+  const started = Date.now();
+  const code = await runPhase(phase.cmd, args);
+  const ok = code === 0;
+  if (phase.setup && !ok) setupFailed = true;
+  if (phase.name === 'unit tests') unitPassed = ok;
+  results.push({ name: phase.name, status: ok ? 'passed' : `failed (exit ${code})`, ok, ms: Date.now() - started });
+  if (interrupted) {
+    console.error(`\n[test] ${interrupted}: stopped after ${phase.name}`);
+    process.exit(130);
+  }
+}
+
+console.log('\n━━ summary ━━');
+for (const r of results) console.log(`  ${r.ok ? '✔' : '✗'} ${r.name.padEnd(42)} ${r.status.padEnd(26)} ${r.ms ? seconds(r.ms) : ''}`);
+const failed = results.filter((r) => !r.ok);
+console.log(`\n  ${failed.length ? `${failed.length} of ${results.length} phases failed` : 'all phases passed'} in ${seconds(Date.now() - t0)}`);
+process.exit(failed.length ? 1 : 0);
