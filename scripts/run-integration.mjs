@@ -137,7 +137,12 @@ async function runInCodeServer(run) {
 /** One run in desktop VS Code, downloaded by @vscode/test-electron, with the same entry and environment. */
 async function runInElectron(run) {
   const { downloadAndUnzipVSCode } = await import('@vscode/test-electron');
-  const executable = await downloadAndUnzipVSCode(process.env.PARLEY_VSCODE_VERSION || 'stable');
+  let executable;
+  try {
+    executable = await downloadAndUnzipVSCode(process.env.PARLEY_VSCODE_VERSION || 'stable');
+  } catch (e) {
+    throw new SetupError(`@vscode/test-electron could not get a desktop VS Code (${e.message}). Without internet, unset PARLEY_TEST_HOST to run in code-server.`);
+  }
   const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
   writeUserSettings(userDataDir, { ...BASE_USER_SETTINGS, ...run.settings });
   const args = [

@@ -175,7 +175,7 @@ export class Workbench {
     const input = widget.locator('.quick-input-box input');
     await step('typing into the input box', () => input.fill(text));
     await this.page.keyboard.press('Enter');
-    await hidden(widget, 'the input box to close', timeoutMs);
+    await hidden(widget, 'the input box', timeoutMs);
   }
 
   /** The status-bar item whose text or accessible label contains `label` (a string or RegExp). */
