@@ -119,6 +119,15 @@ function hostIsInstalled() {
   return s?.codeServer === VERSIONS.codeServer && s?.node === VERSIONS.node && existsSync(paths.node) && existsSync(paths.codeServer);
 }
 
+/**
+ * process.env without what an enclosing `npm run`/`npm start`/`npm test` put there. The npm_config_* variables
+ * are read as npm configuration by the nested npm: an inherited npm_config_user_agent names the outer Node
+ * (v20), and code-server's postinstall then refuses to install.
+ */
+function envWithoutOuterNpm() {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD' && k !== 'NODE'));
+}
+
 function installHost() {
   if (process.platform !== 'linux') log(`warning: only tested on Linux; using npm package ${nodePackage}`);
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -131,7 +140,7 @@ function installHost() {
   const t0 = Date.now();
   if (!existsSync(paths.node) || readStamp()?.node !== VERSIONS.node) {
     log(`installing Node ${VERSIONS.node} (npm package ${nodePackage})`);
-    run(npm, ['install', ...quiet, `${nodePackage}@${VERSIONS.node}`], { cwd: HOST_DIR });
+    run(npm, ['install', ...quiet, `${nodePackage}@${VERSIONS.node}`], { cwd: HOST_DIR, env: envWithoutOuterNpm() });
   }
   // node-gyp expects common.gypi and config.gypi at the root of --nodedir; the package has them under include/node.
   for (const f of ['common.gypi', 'config.gypi']) {
@@ -145,7 +154,7 @@ function installHost() {
   }
   log(`installing code-server ${VERSIONS.codeServer} with Node ${VERSIONS.node} (builds native modules; 2–10 minutes)`);
   // npm runs with Node 24 first on PATH, so install scripts and node-gyp build against Node 24's own headers, offline.
-  const env = { ...process.env, PATH: `${paths.nodeBinDir}:${process.env.PATH}`, npm_config_nodedir: nodeDir };
+  const env = { ...envWithoutOuterNpm(), PATH: `${paths.nodeBinDir}:${process.env.PATH}`, npm_config_nodedir: nodeDir };
   run(npm, ['install', ...quiet, `code-server@${VERSIONS.codeServer}`], { cwd: HOST_DIR, env });
   if (!existsSync(paths.codeServer)) throw new Error(`code-server was installed but ${paths.codeServer} is missing`);
   writeFileSync(STAMP, JSON.stringify({ ...VERSIONS, installedAt: new Date().toISOString() }, null, 2));
