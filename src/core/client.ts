@@ -1,0 +1,558 @@
+// fetch, redirects, retries, timeouts and cancellation; streamChat(), complete(), chatWithFallback() and listModels().
+import { createParser } from 'eventsource-parser';
+import type { Endpoint } from './endpoint';
+import { errorFromResponse, ParleyError } from './errors';
+import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
+import { Accumulator } from './stream';
+import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
+import { estimateUsage } from './usage';
+
+export interface ClientOptions {
+  endpoint: Endpoint;
+  /** Sent only as `Authorization: Bearer` to endpoint.origin; never logged, never in errors. */
+  apiKey?: string;
+  headers?: Record<string, string>;
+  /** Wait for response headers (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Longest silence between body bytes, SSE comments included (default 300 s; 0 = off). */
+  idleTimeoutMs?: number;
+  /** Retries of 408/409/429/5xx/connection errors before any body byte is handed out (default 2). */
+  maxRetries?: number;
+  signal?: AbortSignal;
+  /** Request log lines. Never given the key or message content. */
+  log?: (line: string) => void;
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+}
+
+/** A streamed reply: iterate it for events, or await `result` (which resolves however the stream ends). */
+export interface ChatStream extends AsyncIterable<StreamEvent> {
+  readonly result: Promise<ChatResult>;
+  /** Status, content type and time to first byte of the response that was read, once known. */
+  readonly response: Promise<{ status: number; contentType: string | null; ttfbMs: number } | undefined>;
+}
+
+const DEFAULT_HEADER_TIMEOUT = 60_000;
+const DEFAULT_IDLE_TIMEOUT = 300_000;
+const MAX_ERROR_BODY = 64 * 1024;
+const MAX_REDIRECTS = 5;
+
+/** Why the internal controller was aborted. */
+type AbortWhy = 'cancelled' | 'headers' | 'idle' | 'done';
+
+class Aborted extends Error {
+  constructor(readonly why: AbortWhy) {
+    super(why);
+  }
+}
+
+function retryable(status: number, err?: ParleyError): boolean {
+  if (err?.kind === 'quota') return false;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** Delay from retry-after-ms, then retry-after (seconds or HTTP date), when within 0..60 s. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && ms.trim() !== '') {
+    const v = Number(ms);
+    if (Number.isFinite(v) && v >= 0 && v <= 60_000) return v;
+  }
+  const ra = headers.get('retry-after');
+  if (ra !== null && ra.trim() !== '') {
+    const secs = Number(ra);
+    if (Number.isFinite(secs)) return secs >= 0 && secs <= 60 ? secs * 1000 : undefined;
+    const date = Date.parse(ra);
+    if (!Number.isNaN(date)) {
+      const v = date - now;
+      return v >= 0 && v <= 60_000 ? v : v < 0 ? 0 : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Exponential backoff from 0.5 s to at most 8 s, with jitter (75–100 %). */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(8000, 500 * 2 ** attempt);
+  return Math.round(base * (0.75 + Math.random() * 0.25));
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new Aborted('cancelled'));
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new Aborted('cancelled'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function describeConnectionError(e: unknown, url: string): string {
+  let host = url;
+  try {
+    const u = new URL(url);
+    host = `${u.protocol}//${u.host}`;
+  } catch {
+    // keep url
+  }
+  const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+  const code = cause?.code ?? '';
+  const why =
+    code === 'ECONNREFUSED' ? 'connection refused (is the server running?)'
+    : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host name not found'
+    : code === 'ECONNRESET' ? 'connection reset'
+    : /certificate|CERT|SSL|TLS/i.test(`${code} ${cause?.message ?? ''}`) ? `TLS problem: ${cause?.message ?? code}`
+    : cause?.message ?? (e instanceof Error ? e.message : String(e));
+  return `Cannot reach ${host}: ${why}.`;
+}
+
+interface Attempt {
+  response: Response;
+  ttfbMs: number;
+}
+
+/**
+ * One request with its own redirect handling: same-origin 307/308 are followed with the key; a redirect
+ * to another origin is refused, so the key (and the prompt) never go there.
+ */
+async function send(opts: ClientOptions, method: 'GET' | 'POST', url: string, body: string | undefined, signal: AbortSignal): Promise<Attempt> {
+  const started = Date.now();
+  const headers: Record<string, string> = { accept: method === 'POST' ? 'text/event-stream, application/json' : 'application/json', ...opts.headers };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const sameOrigin = new URL(current).origin === opts.endpoint.origin;
+    const h = { ...headers };
+    if (opts.apiKey && sameOrigin) h.authorization = `Bearer ${opts.apiKey}`;
+    const response = await fetch(current, { method, headers: h, body, signal, redirect: 'manual' });
+    if (response.status < 300 || response.status >= 400 || !response.headers.get('location')) {
+      return { response, ttfbMs: Date.now() - started };
+    }
+    const location = new URL(response.headers.get('location') as string, current).href;
+    await response.body?.cancel().catch(() => undefined);
+    const target = new URL(location);
+    if (target.origin !== opts.endpoint.origin) {
+      throw new ParleyError(
+        'protocol',
+        `The server redirected to another origin (${target.origin}). Parley does not follow it, so your key and prompt stay with ${opts.endpoint.origin}. If the server moved, update parley.baseUrl.`,
+        { status: response.status, url },
+      );
+    }
+    if (response.status !== 307 && response.status !== 308 && method === 'POST') {
+      throw new ParleyError('protocol', `The server answered ${response.status} (redirect to ${location}), which would turn the request into a GET. Update parley.baseUrl to ${location.replace(/\/chat\/completions.*$/, '')}.`, { status: response.status, url });
+    }
+    if (hop >= MAX_REDIRECTS) throw new ParleyError('protocol', `Too many redirects from ${url}.`, { url });
+    opts.log?.(`redirect ${response.status} -> ${location}`);
+    current = location;
+  }
+}
+
+/** Reads at most `limit` bytes of a body as text. */
+async function readText(response: Response, limit: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      bytes += value.byteLength;
+      text += decoder.decode(value, { stream: true });
+      if (bytes >= limit) {
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  } finally {
+    reader.releaseLock?.();
+  }
+  return text + decoder.decode();
+}
+
+/** An async queue the producer pushes to and the iterator drains; no promise per event. */
+class EventQueue {
+  private items: StreamEvent[] = [];
+  private head = 0;
+  private ended = false;
+  private wake: (() => void) | undefined;
+  iterated = false;
+
+  push(events: StreamEvent[]): void {
+    if (!this.iterated || events.length === 0) return;
+    for (const e of events) this.items.push(e);
+    this.notify();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  async *iterate(): AsyncGenerator<StreamEvent> {
+    for (;;) {
+      while (this.head < this.items.length) {
+        const e = this.items[this.head];
+        this.items[this.head++] = undefined as unknown as StreamEvent;
+        yield e;
+      }
+      this.items = [];
+      this.head = 0;
+      if (this.ended) return;
+      await new Promise<void>((r) => (this.wake = r));
+    }
+  }
+}
+
+/** Runs one chat request (streamed or not) to the end, feeding events to `emit`. Never throws. */
+async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (events: StreamEvent[]) => void, onResponse: (r: { status: number; contentType: string | null; ttfbMs: number } | undefined) => void): Promise<ChatResult> {
+  const url = opts.endpoint.url;
+  const model = typeof body.model === 'string' ? body.model : undefined;
+  const secrets = opts.apiKey ? [opts.apiKey] : [];
+  const acc = new Accumulator({ url, model, secrets });
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as ChatMessage[];
+  const controller = new AbortController();
+  let why: AbortWhy | undefined;
+  const abort = (w: AbortWhy) => {
+    if (!why) why = w;
+    controller.abort(new Aborted(w));
+  };
+  // A function, so TypeScript does not narrow a value that callbacks change.
+  const reason = (): AbortWhy | undefined => why;
+  const onUserAbort = () => abort('cancelled');
+  if (opts.signal?.aborted) why = 'cancelled';
+  opts.signal?.addEventListener('abort', onUserAbort, { once: true });
+  const maxRetries = Math.max(0, opts.maxRetries ?? 2);
+  const headerTimeout = opts.requestTimeoutMs ?? DEFAULT_HEADER_TIMEOUT;
+  const idleTimeout = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
+  let reported = false;
+  const report = (r: { status: number; contentType: string | null; ttfbMs: number } | undefined) => {
+    if (!reported) {
+      reported = true;
+      onResponse(r);
+    }
+  };
+
+  const finish = (ended: ChatResult['ended'], error?: ParleyError): ChatResult => {
+    const events: StreamEvent[] = [];
+    acc.flush(events);
+    const usage: Usage = acc.usage ?? estimateUsage(messages, acc.allOutput());
+    if (events.length) emit(events);
+    emit([{ type: 'end', state: ended, error }]);
+    report(undefined);
+    return acc.result(ended, usage, error);
+  };
+
+  try {
+    if (reason() === 'cancelled') return finish('cancelled');
+    const payload = JSON.stringify(body);
+    let attempt: Attempt | undefined;
+    for (let n = 0; ; n++) {
+      const headerTimer = headerTimeout > 0 ? setTimeout(() => abort('headers'), headerTimeout) : undefined;
+      let failure: ParleyError | undefined;
+      let delay: number | undefined;
+      try {
+        attempt = await send(opts, 'POST', url, payload, controller.signal);
+      } catch (e) {
+        if (reason() === 'cancelled') return finish('cancelled');
+        if (reason() === 'headers') {
+          return finish('error', new ParleyError('timeout', `No response from ${new URL(url).host} within ${Math.round(headerTimeout / 1000)} s (request timeout).`, { timeout: 'headers', url }));
+        }
+        if (e instanceof ParleyError) return finish('error', e);
+        failure = new ParleyError('connection', describeConnectionError(e, url), { url });
+      } finally {
+        clearTimeout(headerTimer);
+      }
+      if (attempt && !attempt.response.ok) {
+        const r = attempt.response;
+        const text = await readText(r, MAX_ERROR_BODY).catch(() => '');
+        failure = errorFromResponse(r.status, r.headers.get('content-type'), text, { url, model, secrets });
+        if (!retryable(r.status, failure) || n >= maxRetries) {
+          report({ status: r.status, contentType: r.headers.get('content-type'), ttfbMs: attempt.ttfbMs });
+          return finish('error', failure);
+        }
+        delay = retryAfterMs(r.headers);
+        failure.retryAfterMs = delay;
+        attempt = undefined;
+      }
+      if (!failure && attempt) break;
+      if (!failure) return finish('error', new ParleyError('connection', `Cannot reach ${url}.`, { url }));
+      if (n >= maxRetries) return finish('error', failure);
+      const wait = delay ?? backoffMs(n);
+      opts.onRetry?.({ attempt: n + 1, delayMs: wait, reason: failure.message });
+      opts.log?.(`retry ${n + 1}/${maxRetries} in ${wait} ms: ${failure.kind}${failure.status ? ` ${failure.status}` : ''}`);
+      try {
+        await sleep(wait, controller.signal);
+      } catch {
+        return finish('cancelled');
+      }
+    }
+
+    const response = attempt.response;
+    const contentType = response.headers.get('content-type');
+    report({ status: response.status, contentType, ttfbMs: attempt.ttfbMs });
+    opts.log?.(`HTTP ${response.status} ${contentType ?? ''} after ${attempt.ttfbMs} ms`);
+    if (!response.body) return finish('error', new ParleyError('protocol', `${new URL(url).host} answered with an empty body.`, { status: response.status, url }));
+
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    const armIdle = () => {
+      if (idleTimeout <= 0) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => abort('idle'), idleTimeout);
+    };
+    const isSse = /text\/event-stream/i.test(contentType ?? '');
+    let error: ParleyError | undefined;
+    let whole = '';
+    let sseMode = isSse;
+    let decided = isSse;
+    const events: StreamEvent[] = [];
+    const parser = createParser({
+      onEvent(ev) {
+        if (error || acc.sawDone) return;
+        const data = ev.data;
+        if (data === '[DONE]') {
+          acc.sawDone = true;
+          return;
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          if (ev.event === 'error') error = errorFromResponse(500, 'text/plain', data, { url, model, secrets });
+          else error = new ParleyError('protocol', `${new URL(url).host} sent a stream chunk that is not JSON: ${data.slice(0, 120)}`, { url });
+          return;
+        }
+        const e = acc.chunk(json, events);
+        if (e) error = e;
+        else if (ev.event === 'error') error = errorFromResponse(500, 'application/json', data, { url, model, secrets });
+      },
+    });
+    try {
+      armIdle();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        armIdle();
+        const text = decoder.decode(value, { stream: true });
+        if (!decided) {
+          whole += text;
+          const lead = whole.trimStart();
+          if (lead.length === 0) continue;
+          // A server that says nothing useful in its content type: sniff.
+          sseMode = /^(data|event|id|retry)\s*:|^:/.test(lead);
+          decided = lead.length > 8 || sseMode;
+          if (!decided) continue;
+          if (sseMode) parser.feed(whole);
+          continue;
+        }
+        if (sseMode) {
+          parser.feed(text);
+          if (events.length) {
+            emit(events.splice(0));
+          }
+          if (error || acc.sawDone) break;
+        } else {
+          whole += text;
+        }
+      }
+      const tail = decoder.decode();
+      if (sseMode) {
+        if (tail) parser.feed(tail);
+        // A last event without its blank line still counts.
+        parser.feed('\n\n');
+        if (events.length) emit(events.splice(0));
+      } else {
+        whole += tail;
+      }
+    } catch (e) {
+      if (reason() === 'cancelled') return finish('cancelled');
+      if (reason() === 'idle') {
+        return finish('error', new ParleyError('timeout', `The stream from ${new URL(url).host} went silent for ${Math.round(idleTimeout / 1000)} s (stream idle timeout); the text so far is kept.`, { timeout: 'idle', url }));
+      }
+      return finish('error', new ParleyError('connection', `The connection to ${new URL(url).host} broke mid-reply: ${describeConnectionError(e, url).replace(/^Cannot reach [^:]+: /, '')}`, { url }));
+    } finally {
+      clearTimeout(idleTimer);
+      if (acc.sawDone || error) await reader.cancel().catch(() => undefined);
+      reader.releaseLock?.();
+    }
+    if (reason() === 'cancelled') return finish('cancelled');
+    if (error) return finish('error', error);
+    if (!sseMode) {
+      // One JSON completion (stream: false, or a server that ignored stream: true), or an error body.
+      let json: unknown;
+      try {
+        json = JSON.parse(whole);
+      } catch {
+        return finish('error', errorFromResponse(response.status, contentType, whole, { url, model, secrets }));
+      }
+      const e = acc.chunk(json, events);
+      if (e) return finish('error', e);
+      if (!Array.isArray((json as { choices?: unknown }).choices)) {
+        return finish('error', errorFromResponse(response.status, contentType, whole, { url, model, secrets }));
+      }
+      acc.sawDone = true;
+      if (events.length) emit(events.splice(0));
+      return finish('done');
+    }
+    return finish(acc.endState());
+  } catch (e) {
+    if (reason() === 'cancelled') return finish('cancelled');
+    return finish('error', e instanceof ParleyError ? e : new ParleyError('protocol', `Unexpected failure: ${e instanceof Error ? e.message : String(e)}`, { url }));
+  } finally {
+    opts.signal?.removeEventListener('abort', onUserAbort);
+    // Releases the socket whatever happened.
+    abort('done');
+  }
+}
+
+/** Streams a chat completion. Never throws: failures arrive as the `end` event and in `result`. */
+export function streamChat(opts: ClientOptions, body: Record<string, unknown>): ChatStream {
+  const queue = new EventQueue();
+  let resolveResponse!: (r: { status: number; contentType: string | null; ttfbMs: number } | undefined) => void;
+  const response = new Promise<{ status: number; contentType: string | null; ttfbMs: number } | undefined>((r) => (resolveResponse = r));
+  const result = Promise.resolve().then(() =>
+    run(opts, body, (events) => queue.push(events), resolveResponse).finally(() => queue.end()),
+  );
+  return {
+    result,
+    response,
+    [Symbol.asyncIterator]() {
+      queue.iterated = true;
+      return queue.iterate();
+    },
+  };
+}
+
+/** A non-streaming completion; the same result type. Never throws. */
+export function complete(opts: ClientOptions, body: Record<string, unknown>): Promise<ChatResult> {
+  const b: Record<string, unknown> = { ...body, stream: false };
+  delete b.stream_options;
+  return run(opts, b, () => undefined, () => undefined);
+}
+
+export interface FallbackOutcome {
+  result: ChatResult;
+  /** Parameters dropped (or, for max_tokens, renamed) this time. */
+  dropped: string[];
+  /** The adaptations to remember for this origin and model. */
+  adaptations: Adaptations;
+}
+
+/** Parameters a server may refuse, and that Parley can do without. */
+export const ADAPTABLE_PARAMS = [
+  'stream_options', 'response_format', 'max_tokens', 'temperature', 'top_p',
+  'presence_penalty', 'frequency_penalty', 'tools', 'parallel_tool_calls',
+] as const;
+
+/** The parameter a 400/422 names, if Parley sent it: by `param`, or by name in the message. */
+export function rejectedParam(error: ParleyError, body: Record<string, unknown>): string | undefined {
+  if (error.kind !== 'bad_request' || (error.status !== 400 && error.status !== 422)) return undefined;
+  const sent = ADAPTABLE_PARAMS.filter((p) => body[p] !== undefined);
+  const param = error.param?.replace(/^body\./, '');
+  if (param) {
+    const hit = sent.find((p) => param === p || param.startsWith(`${p}.`) || param.startsWith(`${p}[`));
+    if (hit) return hit;
+  }
+  const text = `${error.providerMessage ?? ''} ${error.message}`;
+  return sent.find((p) => new RegExp(`(^|[^a-z_])${p}([^a-z_]|$)`).test(text));
+}
+
+function adapt(a: Adaptations, param: string): Adaptations {
+  if (param === 'max_tokens') return { ...a, maxCompletionTokens: true };
+  return { ...a, drop: [...new Set([...(a.drop ?? []), param])] };
+}
+
+/**
+ * Sends a chat request, learning from a refusal: a 400/422 naming a parameter Parley sent is retried once
+ * without it (max_tokens becomes max_completion_tokens). Never throws: a bad setting comes back as a
+ * `config` error result before anything is sent.
+ */
+export async function chatWithFallback(
+  opts: ClientOptions,
+  settings: RequestSettings,
+  messages: ChatMessage[],
+  adaptations: Adaptations | undefined,
+  onEvent?: (e: StreamEvent) => void,
+): Promise<FallbackOutcome> {
+  let ad: Adaptations = { ...(adaptations ?? {}) };
+  const dropped: string[] = [];
+  for (let round = 0; ; round++) {
+    let body: Record<string, unknown>;
+    try {
+      body = buildRequestBody(settings, messages, ad);
+    } catch (e) {
+      const error = e instanceof ParleyError ? e : new ParleyError('config', String(e));
+      const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, estimated: true };
+      return {
+        result: { text: '', reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [], usage, ended: 'error', error, sawDone: false },
+        dropped,
+        adaptations: ad,
+      };
+    }
+    let result: ChatResult;
+    if (settings.stream) {
+      const s = streamChat(opts, body);
+      for await (const e of s) if (e.type !== 'end') onEvent?.(e);
+      result = await s.result;
+    } else {
+      result = await complete(opts, body);
+    }
+    const param = round === 0 && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
+    if (!param) return { result, dropped, adaptations: ad };
+    opts.log?.(`${opts.endpoint.origin} refused ${param}; retrying without it`);
+    dropped.push(param);
+    ad = adapt(ad, param);
+  }
+}
+
+/** The model ids a server lists at GET …/models (OpenAI `data[].id`, or Ollama's `models[].name`). */
+export async function listModels(opts: ClientOptions): Promise<string[]> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(), opts.requestTimeoutMs ?? 15_000);
+  const url = opts.endpoint.modelsUrl;
+  try {
+    let attempt: Attempt;
+    try {
+      attempt = await send(opts, 'GET', url, undefined, controller.signal);
+    } catch (e) {
+      if (e instanceof ParleyError) throw e;
+      throw new ParleyError(controller.signal.aborted ? 'timeout' : 'connection', controller.signal.aborted ? `GET ${url} timed out.` : describeConnectionError(e, url), { url });
+    }
+    const text = await readText(attempt.response, 4 * 1024 * 1024);
+    if (!attempt.response.ok) throw errorFromResponse(attempt.response.status, attempt.response.headers.get('content-type'), text, { url, secrets: opts.apiKey ? [opts.apiKey] : [] });
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw errorFromResponse(attempt.response.status, attempt.response.headers.get('content-type'), text, { url });
+    }
+    const o = json as { data?: unknown; models?: unknown; error?: unknown };
+    if (o && o.error !== undefined && o.data === undefined) throw errorFromResponse(200, 'application/json', text, { url });
+    const list = Array.isArray(o?.data) ? o.data : Array.isArray(o?.models) ? o.models : Array.isArray(json) ? (json as unknown[]) : undefined;
+    if (!list) throw new ParleyError('protocol', `GET ${url} did not return a model list.`, { url });
+    const ids: string[] = [];
+    for (const m of list) {
+      const id = typeof m === 'string' ? m : (m as { id?: unknown; name?: unknown })?.id ?? (m as { name?: unknown })?.name;
+      if (typeof id === 'string' && id) ids.push(id);
+    }
+    return ids;
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,169 @@
+// Typed errors, built from an HTTP status and body. They never carry the API key or the Authorization header.
+import { redact } from './redact';
+
+export type ErrorKind =
+  | 'config'
+  | 'auth'
+  | 'not_found'
+  | 'rate_limit'
+  | 'quota'
+  | 'context_length'
+  | 'bad_request'
+  | 'server'
+  | 'connection'
+  | 'timeout'
+  | 'protocol'
+  | 'cancelled';
+
+export interface ErrorDetails {
+  status?: number;
+  code?: string;
+  param?: string;
+  providerMessage?: string;
+  retryAfterMs?: number;
+  timeout?: 'headers' | 'idle';
+  url?: string;
+}
+
+/** Every failure the core reports. `message` is words for a person; `providerMessage` the server's own (redacted). */
+export class ParleyError extends Error {
+  readonly kind: ErrorKind;
+  status?: number;
+  code?: string;
+  param?: string;
+  providerMessage?: string;
+  retryAfterMs?: number;
+  timeout?: 'headers' | 'idle';
+  url?: string;
+
+  constructor(kind: ErrorKind, message: string, details: ErrorDetails = {}) {
+    super(message);
+    this.name = 'ParleyError';
+    this.kind = kind;
+    Object.assign(this, details);
+  }
+
+  override toString(): string {
+    return `ParleyError [${this.kind}${this.status ? ` ${this.status}` : ''}]: ${this.message}`;
+  }
+}
+
+/** The server's error, as found in a body: `{error: {...}}`, `{error: "text"}`, or a bare `{message, ...}`. */
+export interface WireError {
+  message: string;
+  type?: string;
+  code?: string;
+  param?: string;
+  /** Numeric status some servers put in `code` or `status`. */
+  status?: number;
+}
+
+/** Reads the error out of a parsed body, whatever shape the server chose. */
+export function wireError(body: unknown): WireError | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const b = body as Record<string, unknown>;
+  let e: unknown = b.error;
+  if (e === undefined && (b.object === 'error' || (typeof b.message !== 'undefined' && b.choices === undefined && (b.type !== undefined || b.code !== undefined)))) e = b;
+  if (e === undefined && typeof b.detail === 'string') e = { message: b.detail };
+  if (typeof e === 'string') return { message: e };
+  if (typeof e !== 'object' || e === null) return undefined;
+  const o = e as Record<string, unknown>;
+  const message = typeof o.message === 'string' ? o.message : o.message !== undefined ? JSON.stringify(o.message) : JSON.stringify(o);
+  const code = typeof o.code === 'string' ? o.code : undefined;
+  const status = typeof o.code === 'number' ? o.code : typeof o.status === 'number' ? o.status : undefined;
+  return {
+    message,
+    type: typeof o.type === 'string' ? o.type : undefined,
+    code,
+    param: typeof o.param === 'string' ? o.param : undefined,
+    status,
+  };
+}
+
+const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|reduce the length of the (?:messages|prompt)|exceeds the (?:model's )?(?:maximum|max)/i;
+
+/** Strips tags and collapses space, for showing a short excerpt of an HTML error page. */
+export function htmlExcerpt(text: string, max = 200): string {
+  const plain = text
+    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/&amp;/g, '&')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return plain.length > max ? plain.slice(0, max - 1) + '…' : plain;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** A typed error from a server's error object, whatever HTTP status carried it (200 included). */
+export function errorFromWire(status: number, w: WireError, ctx: { url: string; model?: string; secrets?: readonly string[] }): ParleyError {
+  const provider = redact(w.message, ctx.secrets ?? []);
+  const effective = status >= 400 ? status : w.status ?? status;
+  const details: ErrorDetails = { status: effective, code: w.code, param: w.param, providerMessage: provider, url: ctx.url };
+  const host = hostOf(ctx.url);
+  const code = `${w.code ?? ''} ${w.type ?? ''}`;
+  if (/insufficient_quota|billing|quota/i.test(code) || (effective === 429 && /quota|credit|billing/i.test(provider))) {
+    return new ParleyError('quota', `Out of quota at ${host}: ${provider}`, details);
+  }
+  if (/context_length_exceeded|context_length/i.test(code) || CONTEXT_LENGTH.test(provider)) {
+    return new ParleyError('context_length', `The request is too long for the model's context: ${provider}`, details);
+  }
+  if (effective === 401 || effective === 403 || /invalid_api_key|authentication|unauthori[sz]ed/i.test(code)) {
+    return new ParleyError('auth', `${host} rejected the API key (HTTP ${effective}): ${provider}`, { ...details, status: effective === 200 ? 401 : effective });
+  }
+  if (effective === 404 || /model_not_found|not_found/i.test(code) || /unexpected endpoint|unknown (?:url|endpoint|route)/i.test(provider)) {
+    const what = /model/i.test(provider) || /model/i.test(code) ? `The model "${ctx.model ?? ''}" was not found` : `Not found: ${ctx.url}`;
+    return new ParleyError('not_found', `${what} (HTTP ${effective}): ${provider}`, details);
+  }
+  if (effective === 429 || /rate_limit/i.test(code)) {
+    return new ParleyError('rate_limit', `Rate limited by ${host}: ${provider}`, details);
+  }
+  if (effective === 400 || effective === 422 || effective === 413) {
+    return new ParleyError('bad_request', `${host} refused the request (HTTP ${effective}${w.param ? `, parameter ${w.param}` : ''}): ${provider}`, details);
+  }
+  if (effective >= 500 || effective === 408 || effective === 409 || /server_error/i.test(code)) {
+    return new ParleyError('server', `${host} failed (HTTP ${effective}): ${provider}`, details);
+  }
+  return new ParleyError(effective >= 400 ? 'bad_request' : 'protocol', `${host} answered with an error (HTTP ${effective}): ${provider}`, details);
+}
+
+/** A typed error from a non-OK (or error-carrying) HTTP response. */
+export function errorFromResponse(
+  status: number,
+  contentType: string | null,
+  bodyText: string,
+  ctx: { url: string; model?: string; secrets?: readonly string[] },
+): ParleyError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch {
+    parsed = undefined;
+  }
+  const w = wireError(parsed);
+  if (w) return errorFromWire(status, w, ctx);
+  const looksHtml = /html/i.test(contentType ?? '') || /^\s*<(!doctype|html|head|body)/i.test(bodyText);
+  const text = redact(looksHtml ? htmlExcerpt(bodyText) : bodyText.trim().slice(0, 300), ctx.secrets ?? []);
+  const host = hostOf(ctx.url);
+  if (status >= 400) {
+    const e = errorFromWire(status, { message: text || `HTTP ${status}` }, ctx);
+    if (looksHtml) e.message = `${host} answered HTTP ${status} with an HTML page (a proxy or a wrong URL?): ${text}`;
+    return e;
+  }
+  return new ParleyError(
+    'protocol',
+    looksHtml
+      ? `${host} answered with an HTML page instead of a chat completion (a proxy or a wrong URL?): ${text}`
+      : `${host} answered with something that is not a chat completion: ${text || '(empty body)'}`,
+    { status, providerMessage: text, url: ctx.url },
+  );
+}

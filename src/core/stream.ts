@@ -1,0 +1,297 @@
+// Parsed chunks -> typed events, and the accumulator that gives the final result.
+// Servers differ: choices may be empty, deltas missing, roles repeated, tool calls indexed or not,
+// reasoning under several names or inline in <think> tags. Everything from the wire is read defensively.
+import { errorFromWire, wireError, type ParleyError } from './errors';
+import type { ChatResult, ChoiceResult, EndState, ReasoningField, StreamEvent, ToolCall, Usage } from './types';
+
+const OPEN = '<think>';
+const CLOSE = '</think>';
+
+/** Splits leading `<think>…</think>` out of content, even when the tags arrive split across chunks. */
+class ThinkSplitter {
+  private mode: 'start' | 'think' | 'answer' = 'start';
+  private held = '';
+
+  /** Feeds content; returns the text and reasoning parts it can already decide on. */
+  feed(chunk: string): { text: string; reasoning: string } {
+    if (this.mode === 'answer') return { text: chunk, reasoning: '' };
+    this.held += chunk;
+    let text = '';
+    let reasoning = '';
+    if (this.mode === 'start') {
+      const lead = this.held.trimStart();
+      if (lead.length === 0) return { text, reasoning };
+      if (lead.startsWith(OPEN)) {
+        this.mode = 'think';
+        this.held = lead.slice(OPEN.length);
+      } else if (OPEN.startsWith(lead)) {
+        return { text, reasoning }; // could still become <think>
+      } else {
+        this.mode = 'answer';
+        text = this.held;
+        this.held = '';
+        return { text, reasoning };
+      }
+    }
+    // mode === 'think'
+    const end = this.held.indexOf(CLOSE);
+    if (end >= 0) {
+      reasoning = this.held.slice(0, end);
+      text = this.held.slice(end + CLOSE.length).replace(/^\s+/, '');
+      this.held = '';
+      this.mode = 'answer';
+      return { text, reasoning };
+    }
+    // Hold back what could be the start of </think>.
+    let keep = 0;
+    for (let k = Math.min(CLOSE.length - 1, this.held.length); k > 0; k--) {
+      if (CLOSE.startsWith(this.held.slice(-k))) {
+        keep = k;
+        break;
+      }
+    }
+    reasoning = this.held.slice(0, this.held.length - keep);
+    this.held = this.held.slice(this.held.length - keep);
+    return { text, reasoning };
+  }
+
+  /** At the end: whatever is held goes where it belongs. */
+  flush(): { text: string; reasoning: string } {
+    const held = this.held;
+    this.held = '';
+    if (this.mode === 'think') return { text: '', reasoning: held };
+    return { text: held, reasoning: '' };
+  }
+}
+
+interface ToolState {
+  call: ToolCall;
+}
+
+class ChoiceState {
+  text = '';
+  reasoning = '';
+  refusal = '';
+  finishReason: string | null = null;
+  readonly think = new ThinkSplitter();
+  readonly tools: ToolState[] = [];
+  readonly byIndex = new Map<number, ToolState>();
+  readonly byId = new Map<string, ToolState>();
+
+  constructor(readonly index: number) {}
+
+  result(): ChoiceResult {
+    return {
+      index: this.index,
+      text: this.text,
+      reasoning: this.reasoning,
+      refusal: this.refusal,
+      toolCalls: this.tools.map((t) => ({ id: t.call.id, type: 'function', function: { name: t.call.function.name, arguments: t.call.function.arguments } })),
+      finishReason: this.finishReason,
+    };
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function readUsage(v: unknown): Usage | undefined {
+  if (!isObject(v)) return undefined;
+  const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
+  if (v.prompt_tokens === undefined && v.completion_tokens === undefined && v.total_tokens === undefined) return undefined;
+  const u: Usage = {
+    prompt_tokens: n(v.prompt_tokens),
+    completion_tokens: n(v.completion_tokens),
+    total_tokens: n(v.total_tokens) || n(v.prompt_tokens) + n(v.completion_tokens),
+  };
+  if (isObject(v.completion_tokens_details) && typeof v.completion_tokens_details.reasoning_tokens === 'number') {
+    u.completion_tokens_details = { reasoning_tokens: v.completion_tokens_details.reasoning_tokens };
+  }
+  if (isObject(v.prompt_tokens_details) && typeof v.prompt_tokens_details.cached_tokens === 'number') {
+    u.prompt_tokens_details = { cached_tokens: v.prompt_tokens_details.cached_tokens };
+  }
+  return u;
+}
+
+/**
+ * Accumulates chunks (or one whole completion) into events and a result. Feed each parsed `data:` JSON to
+ * `chunk()`; it returns the events that chunk produced, or a ParleyError when the chunk carried an error.
+ */
+export class Accumulator {
+  private readonly choices = new Map<number, ChoiceState>();
+  usage: Usage | undefined;
+  model: string | undefined;
+  reasoningField: ReasoningField | undefined;
+  sawDone = false;
+  sawFinish = false;
+  /** Bytes of body handed to the parser: retries stop once this is non-zero. */
+  chunks = 0;
+
+  constructor(private readonly ctx: { url: string; model?: string; secrets?: readonly string[] }) {}
+
+  private choice(index: number): ChoiceState {
+    let c = this.choices.get(index);
+    if (!c) {
+      c = new ChoiceState(index);
+      this.choices.set(index, c);
+    }
+    return c;
+  }
+
+  /** Handles one streamed chunk. Pushes its events onto `out`; returns an error if the chunk was one. */
+  chunk(json: unknown, out: StreamEvent[]): ParleyError | undefined {
+    if (!isObject(json)) return undefined;
+    this.chunks++;
+    if (json.error !== undefined && json.error !== null) {
+      const w = wireError(json);
+      if (w) return errorFromWire(200, w, this.ctx);
+    }
+    if (typeof json.model === 'string' && json.model) this.model = json.model;
+    const u = readUsage(json.usage) ?? (isObject(json.x_groq) ? readUsage(json.x_groq.usage) : undefined);
+    if (u) {
+      this.usage = u;
+      out.push({ type: 'usage', usage: u });
+    }
+    const choices = json.choices;
+    if (!Array.isArray(choices)) return undefined;
+    for (let pos = 0; pos < choices.length; pos++) {
+      const ch = choices[pos];
+      if (!isObject(ch)) continue;
+      const index = typeof ch.index === 'number' ? ch.index : pos;
+      const delta = isObject(ch.delta) ? ch.delta : isObject(ch.message) ? ch.message : undefined;
+      if (delta) this.delta(index, delta, out);
+      if (typeof ch.finish_reason === 'string' && ch.finish_reason) {
+        const c = this.choice(index);
+        c.finishReason = ch.finish_reason;
+        this.sawFinish = true;
+        out.push({ type: 'finish', choice: index, reason: ch.finish_reason });
+      }
+    }
+    return undefined;
+  }
+
+  private reasoningFrom(c: ChoiceState, field: ReasoningField, text: string, out: StreamEvent[]): void {
+    if (!text) return;
+    this.reasoningField ??= field;
+    c.reasoning += text;
+    out.push({ type: 'reasoning', choice: c.index, text });
+  }
+
+  private delta(index: number, d: Record<string, unknown>, out: StreamEvent[]): void {
+    const c = this.choice(index);
+    if (typeof d.reasoning_content === 'string') this.reasoningFrom(c, 'reasoning_content', d.reasoning_content, out);
+    else if (typeof d.reasoning === 'string') this.reasoningFrom(c, 'reasoning', d.reasoning, out);
+    if (Array.isArray(d.reasoning_details)) {
+      for (const r of d.reasoning_details) {
+        if (isObject(r)) {
+          const t = typeof r.text === 'string' ? r.text : typeof r.summary === 'string' ? r.summary : '';
+          // Some servers send both `reasoning` and `reasoning_details` with the same text: take one.
+          if (t && !(typeof d.reasoning === 'string' && d.reasoning.length > 0)) this.reasoningFrom(c, 'reasoning_details', t, out);
+        }
+      }
+    }
+    if (typeof d.content === 'string' && d.content.length > 0) {
+      const { text, reasoning } = c.think.feed(d.content);
+      if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
+      if (text) {
+        c.text += text;
+        out.push({ type: 'text', choice: index, text });
+      }
+    }
+    if (typeof d.refusal === 'string' && d.refusal) {
+      c.refusal += d.refusal;
+      out.push({ type: 'refusal', choice: index, text: d.refusal });
+    }
+    if (Array.isArray(d.tool_calls)) {
+      for (let pos = 0; pos < d.tool_calls.length; pos++) {
+        const tc = d.tool_calls[pos];
+        if (isObject(tc)) this.toolCall(c, tc, pos, out);
+      }
+    }
+  }
+
+  /** Tool calls are assembled by index, else by id, else by position; only `arguments` is concatenated. */
+  private toolCall(c: ChoiceState, tc: Record<string, unknown>, pos: number, out: StreamEvent[]): void {
+    const id = typeof tc.id === 'string' && tc.id.length > 0 ? tc.id : undefined;
+    const fn = isObject(tc.function) ? tc.function : {};
+    const name = typeof fn.name === 'string' && fn.name.length > 0 ? fn.name : undefined;
+    const args = typeof fn.arguments === 'string' ? fn.arguments : isObject(fn.arguments) ? JSON.stringify(fn.arguments) : '';
+    let state: ToolState | undefined;
+    if (typeof tc.index === 'number') {
+      state = c.byIndex.get(tc.index);
+      if (!state) {
+        state = { call: { id: id ?? '', type: 'function', function: { name: name ?? '', arguments: '' } } };
+        c.byIndex.set(tc.index, state);
+        c.tools.push(state);
+      }
+    } else if (id !== undefined) {
+      state = c.byId.get(id);
+      if (!state) {
+        state = { call: { id, type: 'function', function: { name: name ?? '', arguments: '' } } };
+        c.byId.set(id, state);
+        c.tools.push(state);
+      }
+    } else {
+      // No index and no id: a continuation of the call at the same position, or a new one.
+      state = c.tools[pos] ?? c.tools[c.tools.length - 1];
+      if (!state) {
+        state = { call: { id: '', type: 'function', function: { name: name ?? '', arguments: '' } } };
+        c.tools.push(state);
+      }
+    }
+    if (id !== undefined && !state.call.id) state.call.id = id;
+    if (name !== undefined && !state.call.function.name) state.call.function.name = name;
+    state.call.function.arguments += args;
+    const index = c.tools.indexOf(state);
+    out.push({ type: 'tool_call', choice: c.index, index, id, name, arguments: args || undefined });
+  }
+
+  /** At end of input: flushes text held back by the <think> splitter. */
+  flush(out: StreamEvent[]): void {
+    for (const c of this.choices.values()) {
+      const { text, reasoning } = c.think.flush();
+      if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
+      if (text) {
+        c.text += text;
+        out.push({ type: 'text', choice: c.index, text });
+      }
+    }
+  }
+
+  /** How the input ended, when it ended without error or cancel. */
+  endState(): EndState {
+    return this.sawDone || this.sawFinish ? 'done' : 'incomplete';
+  }
+
+  /** The result so far. `usage` is filled in by the caller when the server sent none. */
+  result(ended: EndState, usage: Usage, error?: ParleyError): ChatResult {
+    const choices = [...this.choices.values()].sort((a, b) => a.index - b.index).map((c) => c.result());
+    const first = choices.find((c) => c.index === 0) ?? choices[0] ?? { index: 0, text: '', reasoning: '', refusal: '', toolCalls: [], finishReason: null };
+    const r: ChatResult = {
+      text: first.text,
+      reasoning: first.reasoning,
+      refusal: first.refusal,
+      toolCalls: first.toolCalls,
+      finishReason: first.finishReason,
+      choices,
+      usage,
+      ended,
+      sawDone: this.sawDone,
+    };
+    if (error) r.error = error;
+    if (this.model) r.model = this.model;
+    if (this.reasoningField) r.reasoningField = this.reasoningField;
+    return r;
+  }
+
+  /** All text and reasoning received, for estimating completion tokens. */
+  allOutput(): string {
+    let s = '';
+    for (const c of this.choices.values()) {
+      s += c.text + c.reasoning + c.refusal;
+      for (const t of c.tools) s += t.call.function.name + t.call.function.arguments;
+    }
+    return s;
+  }
+}

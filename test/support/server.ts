@@ -1,0 +1,152 @@
+// A real HTTP server on 127.0.0.1 for tests: it records every request and whether the client hung up early,
+// and writes scripted bytes (whole, byte by byte, or split at random points, mid-line and mid-character).
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json?: any;
+  /** The client closed the connection before the response ended (Stop, abort, timeout). */
+  clientClosedEarly: boolean;
+}
+
+export interface TestServer {
+  /** http://127.0.0.1:PORT */
+  url: string;
+  origin: string;
+  port: number;
+  requests: RecordedRequest[];
+  /** Resolves with the next request whose connection the client closes early (or one that already did). */
+  waitForClose(timeoutMs?: number): Promise<RecordedRequest>;
+  close(): Promise<void>;
+}
+
+export type Handler = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+
+/** Starts a server on 127.0.0.1 with a free port. */
+export async function startTestServer(handler: Handler): Promise<TestServer> {
+  const requests: RecordedRequest[] = [];
+  const sockets = new Set<Socket>();
+  const closeWaiters: Array<(r: RecordedRequest) => void> = [];
+  const unclaimedCloses: RecordedRequest[] = [];
+
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    let json: unknown;
+    try {
+      json = body ? JSON.parse(body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const rec: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: { ...req.headers },
+      body,
+      json,
+      clientClosedEarly: false,
+    };
+    requests.push(rec);
+    res.on('close', () => {
+      if (!res.writableFinished) {
+        rec.clientClosedEarly = true;
+        const w = closeWaiters.shift();
+        if (w) w(rec);
+        else unclaimedCloses.push(rec);
+      }
+    });
+    try {
+      await handler(rec, res);
+    } catch (e) {
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`test handler failed: ${String(e)}`);
+      } else {
+        res.destroy();
+      }
+    }
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    url: origin,
+    origin,
+    port,
+    requests,
+    waitForClose(timeoutMs = 5000) {
+      const already = unclaimedCloses.shift();
+      if (already) return Promise.resolve(already);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`the server saw no early close within ${timeoutMs} ms`)), timeoutMs);
+        closeWaiters.push((r) => {
+          clearTimeout(t);
+          resolve(r);
+        });
+      });
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** An SSE body: objects become `data: JSON`, strings are written raw (comments, `event:` lines, odd framing). */
+export function sse(events: Array<object | string>, opts: { done?: boolean; eol?: '\n' | '\r\n' | '\r' } = {}): string {
+  const eol = opts.eol ?? '\n';
+  let out = '';
+  for (const e of events) out += typeof e === 'string' ? e.replace(/\n/g, eol) : `data: ${JSON.stringify(e)}${eol}${eol}`;
+  if (opts.done !== false) out += `data: [DONE]${eol}${eol}`;
+  return out;
+}
+
+export type SplitMode = 'whole' | 'bytewise' | 'random';
+
+/** A small deterministic PRNG, so a failing random split can be reproduced from its seed. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function flush(res: ServerResponse, piece: Buffer): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    res.write(piece, () => setImmediate(resolve));
+  });
+}
+
+/** Writes a body in pieces (each flushed separately), then ends the response. */
+export async function writeSplit(res: ServerResponse, body: string | Buffer, mode: SplitMode, seed = 1): Promise<void> {
+  const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  if (mode === 'whole') {
+    res.end(bytes);
+    return;
+  }
+  const rand = mulberry32(seed);
+  let i = 0;
+  while (i < bytes.length && !res.destroyed) {
+    const n = mode === 'bytewise' ? 1 : 1 + Math.floor(rand() * 24);
+    await flush(res, bytes.subarray(i, i + n));
+    i += n;
+  }
+  if (!res.destroyed) res.end();
+}
