@@ -510,8 +510,9 @@ export async function chatWithFallback(
     } else {
       result = await complete(opts, body);
     }
-    const param = round === 0 && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
-    if (!param) return { result, dropped, adaptations: ad };
+    // One retry per refused parameter, never twice for the same one.
+    const param = result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
+    if (!param || dropped.includes(param) || round >= ADAPTABLE_PARAMS.length) return { result, dropped, adaptations: ad };
     opts.log?.(`${opts.endpoint.origin} refused ${param}; retrying without it`);
     dropped.push(param);
     ad = adapt(ad, param);

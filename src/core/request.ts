@@ -12,6 +12,8 @@ export interface RequestSettings {
   presencePenalty?: number;
   frequencyPenalty?: number;
   tools?: ToolDefinition[];
+  /** Sent with tools (default true, OpenAI's own default, made explicit so every server behaves alike). */
+  parallelToolCalls?: boolean;
   responseFormat?: { type: 'json_object' | 'text' } | { type: 'json_schema'; json_schema: unknown };
 }
 
@@ -60,7 +62,10 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   if (settings.stop !== undefined && settings.stop.length > 0) body.stop = settings.stop;
   if (settings.presencePenalty !== undefined) body.presence_penalty = settings.presencePenalty;
   if (settings.frequencyPenalty !== undefined) body.frequency_penalty = settings.frequencyPenalty;
-  if (settings.tools && settings.tools.length > 0) body.tools = settings.tools;
+  if (settings.tools && settings.tools.length > 0) {
+    body.tools = settings.tools;
+    body.parallel_tool_calls = settings.parallelToolCalls ?? true;
+  }
   if (settings.responseFormat) body.response_format = settings.responseFormat;
   for (const p of adaptations?.drop ?? []) delete body[p];
   return body;
