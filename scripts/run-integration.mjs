@@ -144,7 +144,7 @@ async function runInElectron(run) {
     throw new SetupError(`@vscode/test-electron could not get a desktop VS Code (${e.message}). Without internet, unset PARLEY_TEST_HOST to run in code-server.`);
   }
   const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
-  writeUserSettings(userDataDir, { ...BASE_USER_SETTINGS, ...run.settings });
+  writeUserSettings(userDataDir, run.settings, BASE_USER_SETTINGS, { remote: false });
   const args = [
     workspace,
     '--no-sandbox',

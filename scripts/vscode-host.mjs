@@ -201,19 +201,38 @@ export function freePort() {
   });
 }
 
-/**
- * Updates `<userDataDir>/User/settings.json` (the file code-server reads at start): `settings` are set (an
- * undefined value removes the key), `defaults` only fill keys that are missing, so a person's changes survive.
- */
-export function writeUserSettings(userDataDir, settings, defaults = {}) {
-  const file = join(userDataDir, 'User', 'settings.json');
+/** Keys of Parley's settings whose scope is machine or machine-overridable, from package.json. */
+function machineScopedKeys() {
+  try {
+    const props = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).contributes?.configuration?.properties ?? {};
+    return new Set(Object.keys(props).filter((k) => /^machine/.test(props[k].scope ?? '')));
+  } catch {
+    return new Set();
+  }
+}
+
+function updateSettingsFile(file, settings, defaults) {
   mkdirSync(dirname(file), { recursive: true });
   let current = {};
   try {
     current = JSON.parse(readFileSync(file, 'utf8'));
   } catch {}
   writeFileSync(file, `${JSON.stringify({ ...defaults, ...current, ...settings }, null, 2)}\n`);
-  return file;
+}
+
+/**
+ * Seeds the settings code-server reads at start: `settings` are set (an undefined value removes the key),
+ * `defaults` only fill keys that are missing, so a person's changes survive.
+ * code-server is a remote window: settings with a machine scope (parley.baseUrl) are read only from the remote
+ * side's settings, `<userDataDir>/Machine/settings.json` ("Remote" in the Settings editor), and the browser-side
+ * `User/settings.json` value is ignored. So each key goes to the one file that VS Code reads it from.
+ * `remote: false` (desktop VS Code) puts everything in User/settings.json.
+ */
+export function writeUserSettings(userDataDir, settings, defaults = {}, { remote = true } = {}) {
+  const machine = remote ? machineScopedKeys() : new Set();
+  const pick = (obj, wantMachine) => Object.fromEntries(Object.entries(obj).filter(([k]) => machine.has(k) === wantMachine));
+  updateSettingsFile(join(userDataDir, 'User', 'settings.json'), pick(settings, false), pick(defaults, false));
+  updateSettingsFile(join(userDataDir, 'Machine', 'settings.json'), pick(settings, true), pick(defaults, true));
 }
 
 /** Installs a packaged .vsix into an extensions dir with code-server's CLI. */

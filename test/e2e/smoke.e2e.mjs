@@ -1,5 +1,5 @@
 // Smoke: the packaged Parley shows up in the workbench, and its activity-bar entry opens the chat webview.
-import { visible } from './harness.mjs';
+import { waitFor } from './harness.mjs';
 
 export const title = 'Smoke: Parley in the workbench';
 
@@ -14,7 +14,7 @@ export const tests = {
 
   async 'clicking it opens the Chat view, and its webview renders'(wb) {
     const chat = await wb.openParleyView();
-    await visible(chat.locator('body *'), 'content rendered inside the chat webview');
+    await waitFor('text rendered inside the chat webview', async () => (await chat.locator('body').innerText({ timeout: 1000 })).trim().length > 0);
     await wb.screenshot('smoke-chat-view');
   },
 };
