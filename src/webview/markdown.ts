@@ -137,16 +137,46 @@ const PURIFY_CONFIG = {
   FORBID_ATTR: ['style'],
   RETURN_DOM_FRAGMENT: true as const,
 };
+// Set once: parsing the configuration on every call costs more than sanitising a small block.
+DOMPurify.setConfig(PURIFY_CONFIG);
 
 /** Renders untrusted Markdown to a sanitized fragment. `env` carries reference definitions between calls. */
 export function renderMarkdown(src: string, env: object = {}): DocumentFragment {
+  return renderMarkdownBlocks(src, env).fragment;
+}
+
+/**
+ * Like renderMarkdown, and also returns where each top-level block starts in `src` (char offsets).
+ * markdown-it renders each top-level block as one top-level element, so these line up with the fragment's
+ * element children; the streaming renderer relies on that to keep nodes it already rendered.
+ */
+export function renderMarkdownBlocks(src: string, env: object = {}): { fragment: DocumentFragment; starts: number[] } {
   linkStack.length = 0;
   let html: string;
+  let starts: number[] = [];
   try {
-    html = md.render(src, env);
+    const tokens = md.parse(src, env);
+    html = md.renderer.render(tokens, md.options, env);
+    starts = blockStarts(tokens, src);
   } catch {
     // Never expected; if the parser gives up, the reader still gets the text.
     html = `<pre class="md-fallback">${escapeHtml(src)}</pre>`;
   }
-  return DOMPurify.sanitize(html, PURIFY_CONFIG);
+  return { fragment: DOMPurify.sanitize(html) as unknown as DocumentFragment, starts };
+}
+
+function blockStarts(tokens: Token[], src: string): number[] {
+  const lines: number[] = [];
+  for (const t of tokens) if (t.level === 0 && t.nesting !== -1 && t.map) lines.push(t.map[0]);
+  const starts: number[] = [];
+  let line = 0;
+  let offset = 0;
+  for (const target of lines) {
+    while (line < target) {
+      offset = src.indexOf('\n', offset) + 1;
+      line++;
+    }
+    starts.push(offset);
+  }
+  return starts;
 }

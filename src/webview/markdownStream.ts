@@ -1,6 +1,6 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
-import { md, renderMarkdown } from './markdown';
+import { md, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
 /**
@@ -17,6 +17,8 @@ export class MarkdownStream {
   /** Offset in src where the open (not yet complete) block starts. */
   private committed = 0;
   private renderedOpen: string | undefined;
+  /** The open block's last render: its source, where its top-level blocks start, and their elements. */
+  private openRender?: { source: string; starts: number[]; els: Element[] };
   private open: HTMLElement;
   private finished = false;
   /** Reference definitions seen so far, shared by every block's render. */
@@ -63,11 +65,15 @@ export class MarkdownStream {
     const tail = this.src.slice(this.committed);
     const ends = completeBlockEnds(md, tail, this.env);
     let start = 0;
-    for (const end of ends) {
-      this.commitBlock(tail.slice(start, end));
+    ends.forEach((end, i) => {
+      this.commitBlock(tail, start, end, i);
       start = end;
+    });
+    if (start > 0) {
+      this.committed += start;
+      this.openRender = undefined;
+      this.renderedOpen = undefined;
     }
-    this.committed += start;
     this.renderOpen(tail.slice(start));
   }
 
@@ -85,6 +91,7 @@ export class MarkdownStream {
       this.src = normalised ?? this.src;
       this.committed = 0;
       this.renderedOpen = undefined;
+      this.openRender = undefined;
       this.env = {};
       this.el.replaceChildren();
       this.open = this.newBlock(true);
@@ -109,27 +116,44 @@ export class MarkdownStream {
     return this.hasReferences && this.committed > 0;
   }
 
-  private commitBlock(source: string): void {
-    // If the open element already shows exactly this source, keep its nodes instead of rendering again.
-    let block: HTMLElement;
-    if (this.renderedOpen === source) {
-      block = this.open;
-      block.classList.remove('open');
-      this.open = this.newBlock(true);
-      block.after(this.open);
-      this.renderedOpen = undefined;
-    } else {
-      block = this.newBlock(false);
-      block.append(renderMarkdown(source, this.env));
-      this.open.before(block);
+  /**
+   * Makes tail[start, end) (block `index` of the tail) a final block. Usually the open block's last render
+   * already shows it, followed by the start of the next block: then its element moves over as it is.
+   */
+  private commitBlock(tail: string, start: number, end: number, index: number): void {
+    const block = this.newBlock(false);
+    const r = this.openRender;
+    const source = tail.slice(start, end);
+    let reusable = false;
+    if (r && r.els[index]?.parentNode === this.open && (index === 0 || r.starts[index] === start)) {
+      if (r.starts[index + 1] === end) {
+        // The render already saw the next block start: same text, same boundary, same output.
+        reusable = r.source.slice(start, end) === source;
+      } else if (index === r.starts.length - 1) {
+        // It was the render's last block, and all that came since is blank: trailing blank lines
+        // change nothing in a block's output.
+        const seen = r.source.slice(start);
+        reusable = seen.length > 0 && source.startsWith(seen) && !/\S/.test(source.slice(seen.length));
+      }
     }
+    if (reusable) block.append(r!.els[index]);
+    else block.append(renderMarkdown(tail.slice(start, end), this.env));
+    this.open.before(block);
     this.onBlock?.(block);
   }
 
   private renderOpen(source: string): void {
     if (source === this.renderedOpen) return;
     this.renderedOpen = source;
-    this.open.replaceChildren(source ? renderMarkdown(source, this.env) : '');
+    if (!source) {
+      this.openRender = undefined;
+      this.open.replaceChildren();
+    } else {
+      const { fragment, starts } = renderMarkdownBlocks(source, this.env);
+      const els = Array.from(fragment.children);
+      this.openRender = els.length === starts.length ? { source, starts, els } : undefined;
+      this.open.replaceChildren(fragment);
+    }
     this.onOpenRendered?.(this.open);
   }
 

@@ -179,6 +179,33 @@ describe('chat webview (Chromium)', function () {
     assert.equal(result.regenerate, true);
   });
 
+  it('streams to exactly what rendering the whole reply at once gives, however it is split', async () => {
+    const text = [
+      '# Title', '', 'Para one with *emphasis*', 'and a lazy line.', '', 'Setext heading', '---', '',
+      '1. first', '2. second', '', '   continued item', '', '3. third', '', '- a', '- b', '', '* other bullet', '',
+      '> quote', 'lazy quote', '', '```py', 'x = 1', '', 'y = 2', '```', '', '    indented code', '', '| h1 | h2 |', '|--|:-:|', '| 1 | 2 |', '',
+      'Text [link](https://example.com) and `code`.', '***', 'Last paragraph.', '',
+    ].join('\n');
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let round = 0; round < 3; round++) {
+      await host(snapshot([user('u1', 'q'), reply('ref', text)], { generating: true }), { type: 'turnStart', turn: reply('live', '', 'streaming') });
+      let i = 0;
+      while (i < text.length) {
+        const n = 1 + Math.floor(random() * (round === 0 ? 3 : 12));
+        await host({ type: 'delta', turnId: 'live', text: text.slice(i, i + n) });
+        i += n;
+        if (random() < 0.5) await frames();
+      }
+      await frames();
+      await host({ type: 'turnEnd', turn: reply('live', text, 'done') });
+      await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+      const [ref, live] = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md'))
+        .map((md) => Array.from(md.querySelectorAll(':scope > .blk > *')).map((e) => e.outerHTML).join('')));
+      assert.equal(live, ref, `round ${round}`);
+    }
+  });
+
   it('announces streamed text in sentences, not tokens', async () => {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     for (const piece of chunks('The first sentence is here. The second one follows', 3)) {
