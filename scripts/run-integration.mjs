@@ -77,7 +77,7 @@ async function runInCodeServer(run) {
   const beforeSuite = [];
   const duringSuite = [];
   try {
-    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: run.trust, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
+    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: run.trust, extensionTests: true, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
     browser = await launchChromium();
     const page = await browser.newPage();
     let exitWith;

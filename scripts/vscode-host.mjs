@@ -261,10 +261,11 @@ async function waitForHttp(url, what, timeoutMs, failed) {
 /**
  * Starts code-server on 127.0.0.1:port and resolves once it answers. `trust: false` leaves workspace trust on, so
  * an untrusted folder opens in Restricted Mode. `env` reaches the extension host, which inherits the server's.
+ * `extensionTests: true` lets the page run an extension test suite from its `payload` query parameter.
  * The handle's stop() ends the whole process group (server, extension hosts, pty host). Its output is kept in
  * memory for failure reports, and also appended to `logFile` or printed (`echo`) when asked.
  */
-export async function startCodeServer({ port, userDataDir, extensionsDir, workspace, trust = true, env = {}, userSettings = {}, extraArgs = [], startTimeoutMs = 60_000, echo = false, logFile }) {
+export async function startCodeServer({ port, userDataDir, extensionsDir, workspace, trust = true, extensionTests = false, env = {}, userSettings = {}, extraArgs = [], startTimeoutMs = 60_000, echo = false, logFile }) {
   if (!port) port = await freePort();
   mkdirSync(userDataDir, { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
@@ -278,8 +279,9 @@ export async function startCodeServer({ port, userDataDir, extensionsDir, worksp
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-getting-started-override',
-    // Makes the built workbench honour the `payload` query parameter that runs extension tests.
-    '--vscode-option', 'enable-smoke-test-driver',
+    // Makes the built workbench honour the `payload` query parameter that runs extension tests. It also turns
+    // notification toasts and modal dialogs off, so it is only for the integration runner, not for people or UI tests.
+    ...(extensionTests ? ['--vscode-option', 'enable-smoke-test-driver'] : []),
     ...(trust ? ['--disable-workspace-trust'] : []),
     ...extraArgs,
     ...(workspace ? [workspace] : []),

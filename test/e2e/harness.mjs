@@ -165,6 +165,9 @@ export class Workbench {
       return label !== null && (label === title || label.startsWith(`${title},`) || label.startsWith(`${title} `));
     }, timeoutMs);
     await this.page.keyboard.press('Enter');
+    // Done when the palette has closed, or has become the command's own input (same widget, no '>' in it): a
+    // step right after this must not find the palette's fading input box.
+    await waitFor(`the command palette to close after running "${title}"`, async () => !(await widget.isVisible()) || !(await input.inputValue({ timeout: 500 })).startsWith('>'), timeoutMs);
   }
 
   /** Waits for a quick input (input box or pick list) with `prompt` text, types `text` and presses Enter. */
