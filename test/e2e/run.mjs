@@ -12,7 +12,7 @@
 // passes when its function resolves; each has a time limit (`export const timeoutMs`, default 60 s), and a failing
 // test leaves test-results/<file>--<test>--failure.png.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -71,6 +71,9 @@ async function main() {
   tempDirs.add(shared);
   const extensionsDir = join(shared, 'extensions');
   installExtension({ vsix, userDataDir: join(shared, 'install-profile'), extensionsDir });
+
+  // Failure screenshots of an earlier run would look like this run's.
+  if (existsSync(RESULTS_DIR)) for (const f of readdirSync(RESULTS_DIR)) if (f.endsWith('--failure.png')) rmSync(join(RESULTS_DIR, f));
 
   const browser = await launchChromium();
   const results = [];
