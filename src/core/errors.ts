@@ -70,7 +70,7 @@ export function wireError(body: unknown): WireError | undefined {
   const o = e as Record<string, unknown>;
   const message = typeof o.message === 'string' ? o.message : o.message !== undefined ? JSON.stringify(o.message) : JSON.stringify(o);
   const code = typeof o.code === 'string' ? o.code : undefined;
-  const status = typeof o.code === 'number' ? o.code : typeof o.status === 'number' ? o.status : undefined;
+  const status = typeof o.code === 'number' ? o.code : typeof o.status === 'number' ? o.status : typeof o.status_code === 'number' ? o.status_code : undefined;
   return {
     message,
     type: typeof o.type === 'string' ? o.type : undefined,

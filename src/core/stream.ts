@@ -143,18 +143,13 @@ export class Accumulator {
   chunk(json: unknown, out: StreamEvent[]): ParleyError | undefined {
     if (!isObject(json)) return undefined;
     this.chunks++;
-    if (json.error !== undefined && json.error !== null) {
-      const w = wireError(json);
-      if (w) return errorFromWire(200, w, this.ctx);
-    }
     if (typeof json.model === 'string' && json.model) this.model = json.model;
     const u = readUsage(json.usage) ?? (isObject(json.x_groq) ? readUsage(json.x_groq.usage) : undefined);
     if (u) {
       this.usage = u;
       out.push({ type: 'usage', usage: u });
     }
-    const choices = json.choices;
-    if (!Array.isArray(choices)) return undefined;
+    const choices = Array.isArray(json.choices) ? json.choices : [];
     for (let pos = 0; pos < choices.length; pos++) {
       const ch = choices[pos];
       if (!isObject(ch)) continue;
@@ -167,6 +162,11 @@ export class Accumulator {
         this.sawFinish = true;
         out.push({ type: 'finish', choice: index, reason: ch.finish_reason });
       }
+    }
+    // An error chunk may also carry the billed usage and a finish reason: both are taken first.
+    if (json.error !== undefined && json.error !== null) {
+      const w = wireError(json);
+      if (w) return errorFromWire(200, w, this.ctx);
     }
     return undefined;
   }

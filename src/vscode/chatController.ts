@@ -212,7 +212,7 @@ export class ChatController implements vscode.Disposable {
     this.running = { abort, turn, done };
     this.setGenerating(true);
     try {
-      const target = await this.requester.target(settings);
+      const target = await this.requester.target(settings, true);
       if ('kind' in target) {
         this.endTurn(turn, 'error', this.problemError(target));
         return;

@@ -42,7 +42,7 @@ function editorForInsert(): vscode.TextEditor | undefined {
 
 /** Where the current settings send requests, for messages: the origin, or why there is none. */
 async function originForKey(s: Services): Promise<string | undefined> {
-  const t = await s.requester.target();
+  const t = await s.requester.target(undefined, true);
   if ('endpoint' in t) return t.endpoint.origin;
   if (t.kind === 'no-key') return t.origin;
   void vscode.window.showErrorMessage(`Parley: ${t.error.message}`, 'Open Settings').then((a) => a && openSettings());
@@ -194,7 +194,7 @@ async function openUntitled(content: string, language: string, filename?: string
 
 /** Generate Code. A description given as the command's argument (keybindings, tests) skips the input box. */
 export async function generateCode(s: Services, given?: unknown): Promise<void> {
-  const t = await s.requester.target();
+  const t = await s.requester.target(undefined, true);
   if (!('endpoint' in t)) {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
     const a = await vscode.window.showErrorMessage(`Parley: ${problemMessage(t)}`, action);

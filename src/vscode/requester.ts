@@ -78,13 +78,13 @@ export class Requester {
    * Resolves the endpoint and key. A base URL that a trusted workspace sets to another origin than
    * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
    */
-  async target(settings = readSettings()): Promise<Target | TargetProblem> {
+  async target(settings = readSettings(), interactive = false): Promise<Target | TargetProblem> {
     let base = settings.baseUrl;
     if (settings.baseUrlSource === 'workspace' || settings.baseUrlSource === 'folder') {
       const ws = originOf(settings.baseUrl);
       const user = originOf(settings.userBaseUrl);
-      if (ws && ws !== user && !(await this.workspaceOriginAllowed(ws, user ?? String(settings.userBaseUrl)))) {
-        this.log.warn(`Not using the workspace's base URL origin ${ws}: the user declined it. Using the user endpoint.`);
+      if (ws && ws !== user && !(await this.workspaceOriginAllowed(ws, user ?? String(settings.userBaseUrl), interactive))) {
+        if (interactive) this.log.warn(`Not using the workspace's base URL origin ${ws}: the user declined it. Using the user endpoint.`);
         base = settings.userBaseUrl;
       }
     }
@@ -100,9 +100,14 @@ export class Requester {
     return { settings, endpoint, apiKey: key.kind === 'key' ? key.key : undefined, host: new URL(endpoint.origin).host };
   }
 
-  private async workspaceOriginAllowed(origin: string, userOrigin: string): Promise<boolean> {
+  /**
+   * Whether the user allowed a workspace-set origin. Only a request the user started asks
+   * (`interactive`); until then the header, the model list and the setup card use the user's endpoint.
+   */
+  private async workspaceOriginAllowed(origin: string, userOrigin: string, interactive: boolean): Promise<boolean> {
     const answers = this.state.get<Record<string, boolean>>(APPROVALS_STATE, {});
     if (Object.prototype.hasOwnProperty.call(answers, origin)) return answers[origin] === true;
+    if (!interactive) return false;
     const allowed = await this.prompts.allowWorkspaceOrigin(origin, userOrigin);
     await this.state.update(APPROVALS_STATE, { ...answers, [origin]: allowed });
     return allowed;

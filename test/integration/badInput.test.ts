@@ -47,7 +47,7 @@ suite('Bad input gets a clear error', function () {
   });
 
   const badBaseUrls: Array<[string, unknown, RegExp]> = [
-    ['a number', 42, /base URL/i],
+    ['a number', 42, /parley\.baseUrl .*number/],
     ['javascript:', 'javascript:alert(1)', /http/i],
     ['file:', 'file:///etc/passwd', /http/i],
     ['credentials', 'http://user:pass@127.0.0.1:1', /credential|user name|password/i],

@@ -25,6 +25,11 @@ async function filesUnder(dir: string): Promise<string[]> {
   return out;
 }
 
+/** Chat requests only: GET /models also reaches the servers when the header refreshes its model list. */
+function chats(s: TestServer) {
+  return s.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+}
+
 suite('Security: origins, keys and redaction (trusted workspace)', function () {
   this.timeout(30_000);
   let api: TestApi;
@@ -66,7 +71,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     }
     assert.deepEqual(asked, [b.origin], 'asked once, for the workspace origin, and remembered');
     assert.equal(b.requests.length, 0, 'the workspace origin received nothing');
-    assert.equal(a.requests.length, 2, 'the user endpoint was used instead');
+    assert.equal(chats(a).length, 2, 'the user endpoint was used instead');
   });
 
   test('the key for origin A is never sent to origin B', async () => {
@@ -74,12 +79,14 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     await api.keys.set(a.origin, KEY_A);
     await userSettings({ baseUrl: a.url, model: 'm' });
     await api.chat.send('to A', []);
-    assert.equal(a.requests[0].headers.authorization, `Bearer ${KEY_A}`);
+    assert.equal(chats(a)[0].headers.authorization, `Bearer ${KEY_A}`);
     await userSettings({ baseUrl: b.url });
     await api.chat.send('to B', []);
-    assert.equal(b.requests.length, 1);
-    assert.equal(b.requests[0].headers.authorization, undefined);
-    assert.equal(containsSecret(b.requests[0], KEY_A), false);
+    assert.equal(chats(b).length, 1);
+    for (const r of b.requests) {
+      assert.equal(r.headers.authorization, undefined);
+      assert.equal(containsSecret(r, KEY_A), false);
+    }
   });
 
   test('a redirect from A to B does not carry the key', async () => {
@@ -92,8 +99,9 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
       await api.keys.set(redirector.origin, KEY_A);
       await userSettings({ baseUrl: redirector.url });
       await api.chat.send('follow me', []);
-      assert.equal(redirector.requests.length, 1);
-      assert.equal(redirector.requests[0].headers.authorization, `Bearer ${KEY_A}`);
+      assert.equal(chats(redirector).length, 1);
+      assert.equal(chats(redirector)[0].headers.authorization, `Bearer ${KEY_A}`);
+      assert.match(String(api.chat.current.turns.at(-1)?.error?.title), /another origin/);
       for (const r of b.requests) assert.equal(containsSecret(r.headers, KEY_A), false, 'B never sees the key');
     } finally {
       await api.keys.delete(redirector.origin);
