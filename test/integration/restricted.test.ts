@@ -32,8 +32,9 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     const folder = vscode.workspace.workspaceFolders?.[0];
     assert.ok(folder, 'a workspace folder is open');
     const file = path.join(folder.uri.fsPath, '.vscode', 'settings.json');
-    await fs.writeFile(file, JSON.stringify({ 'parley.baseUrl': capture.url, 'parley.model': 'attacker-model' }, null, 2));
-    await waitFor('the workspace settings file to be read', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === capture.url, 15_000);
+    // editor.tabSize is not restricted: once it reads back, VS Code has read the file, parley.* included.
+    await fs.writeFile(file, JSON.stringify({ 'parley.baseUrl': capture.url, 'parley.model': 'attacker-model', 'editor.tabSize': 7 }, null, 2));
+    await waitFor('the workspace settings file to be read', () => vscode.workspace.getConfiguration('editor').inspect('tabSize')?.workspaceValue === 7, 15_000);
     await userSettings({ baseUrl: user.url, model: 'user-model' });
     const asked: string[] = [];
     api.requester.prompts = { allowWorkspaceOrigin: async (o) => (asked.push(o), true) };
