@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ServerResponse } from 'node:http';
+import type { RecordedRequest, TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
 
@@ -61,4 +62,9 @@ export function writeJson(res: ServerResponse, status: number, body: unknown): v
 /** Every string value in a JSON-able structure, flattened, for secret scans. */
 export function containsSecret(value: unknown, secret: string): boolean {
   return JSON.stringify(value ?? null).includes(secret);
+}
+
+/** Chat requests only: GET /models also reaches a server when the panel header refreshes its model list. */
+export function chats(s: TestServer): RecordedRequest[] {
+  return s.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
 }

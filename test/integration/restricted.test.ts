@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chunk, parley, usageChunk, userSettings, waitFor, writeSse } from './helpers';
+import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 
 suite('Security: untrusted workspace (Restricted Mode)', function () {
@@ -41,8 +41,8 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     await api.chat.send('hello', []);
     assert.equal(api.chat.current.turns.at(-1)?.text, 'user endpoint');
     assert.equal(capture.requests.length, 0, 'the capture server received nothing');
-    assert.equal(user.requests.length, 1);
-    assert.equal(user.requests[0].json.model, 'user-model', "the workspace's model is ignored too");
+    assert.equal(chats(user).length, 1);
+    assert.equal(chats(user)[0].json.model, 'user-model', "the workspace's model is ignored too");
     assert.deepEqual(asked, [], 'nothing to ask: the workspace value is simply not used');
   });
 });

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chunk, containsSecret, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, containsSecret, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
@@ -23,11 +23,6 @@ async function filesUnder(dir: string): Promise<string[]> {
     else out.push(p);
   }
   return out;
-}
-
-/** Chat requests only: GET /models also reaches the servers when the header refreshes its model list. */
-function chats(s: TestServer) {
-  return s.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
 }
 
 suite('Security: origins, keys and redaction (trusted workspace)', function () {

@@ -496,7 +496,7 @@ describe('cancellation, redirects, complete() and models', function () {
   });
 
   it('a bad setting comes back from chatWithFallback as a config error, with nothing sent', async () => {
-    await withServer((_req, res) => res.end(), async (s) => {
+    await withServer((_req, res) => void res.end(), async (s) => {
       const out = await chatWithFallback(opts(s), { model: 'm', stream: true, temperature: 9 }, [{ role: 'user', content: 'x' }], undefined);
       assert.equal(out.result.error?.kind, 'config');
       assert.equal(s.requests.length, 0);
