@@ -134,6 +134,46 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(store.list()[0].title, 'Remember me');
   });
 
+  test('Regenerate replaces the last reply, Edit puts the last question back, Continue follows a truncated reply', async () => {
+    let n = 0;
+    script = (_req, res) => {
+      n++;
+      writeSse(res, n === 1 ? [chunk('cut'), chunk('', 'length')] : [chunk(`reply ${n}`), chunk('', 'stop')]);
+    };
+    await api.chat.send('Question one', []);
+    assert.equal(lastAssistant().status, 'truncated');
+    await api.chat.continueReply();
+    assert.equal(lastAssistant().text, 'reply 2');
+    const sent = server.requests[1].json.messages;
+    assert.deepEqual(sent.at(-2), { role: 'assistant', content: 'cut' });
+    assert.match(sent.at(-1).content, /Continue/);
+    await api.chat.regenerate();
+    assert.equal(lastAssistant().text, 'reply 3');
+    assert.equal(api.chat.current.turns.filter((t) => t.role === 'assistant').length, 2, 'the regenerated reply replaced the old one');
+    api.view.lastPosted.length = 0;
+    await vscode.commands.executeCommand('parley.openChat');
+    await api.chat.editLast();
+    assert.equal(api.chat.current.turns.at(-1)?.text, 'cut', 'the last question and its reply were taken out');
+    const back = api.view.lastPosted.find((m) => m.type === 'composerText');
+    assert.ok(back && back.type === 'composerText');
+    assert.match(back.text, /Continue/);
+  });
+
+  test('Add Selection to Chat attaches a chip that is sent as a fenced block with path and language', async () => {
+    script = (_req, res) => writeSse(res, [chunk('Seen.'), chunk('', 'stop')]);
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    assert.ok(folder);
+    const file = vscode.Uri.joinPath(folder, 'chip.py');
+    await vscode.workspace.fs.writeFile(file, new TextEncoder().encode('x = 1\ny = 2\n'));
+    const editor = await vscode.window.showTextDocument(file);
+    editor.selection = new vscode.Selection(1, 0, 1, 5);
+    await vscode.commands.executeCommand('parley.addSelectionToChat');
+    await api.chat.send('What is y?', []);
+    const user = String(server.requests[0].json.messages.at(-1).content);
+    assert.match(user, /^`chip\.py`, line 2:\n```python\ny = 2\n```\n\nWhat is y\?$/);
+    assert.deepEqual(api.chat.current.turns.at(-2)?.context?.map((c) => c.path), ['chip.py']);
+  });
+
   test('Explain Selection sends the system prompt and the fenced selection with language and path', async () => {
     script = (_req, res) => writeSse(res, [chunk('It adds two numbers.'), chunk('', 'stop'), usageChunk(40, 6)]);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
