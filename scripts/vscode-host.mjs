@@ -168,7 +168,11 @@ function installHost() {
 export function ensureHost({ chromium = true } = {}) {
   const installed = hostIsInstalled();
   const missing = missingSystemPackages({ chromium, buildTools: !installed });
-  if (missing.length) installSystemPackages(missing);
+  if (missing.length) {
+    installSystemPackages(missing);
+    const still = missingSystemPackages({ chromium, buildTools: !installed });
+    if (still.length) throw new SetupError(`still missing after apt-get: ${still.join(', ')} (Chromium is looked for at ${CHROMIUM}; PARLEY_CHROMIUM changes that)`);
+  }
   if (!installed) installHost();
   return paths;
 }
