@@ -236,7 +236,7 @@ async function measuredStream(client: ClientOptions, settings: RequestSettings, 
   return {
     result,
     status: response?.status ?? result.error?.status,
-    contentType: response?.contentType,
+    contentType: response?.contentType ?? undefined,
     ttfbMs: response?.ttfbMs ?? firstEventMs,
     chunks,
     sawUsage: sawUsage || result.usage.estimated === false,
