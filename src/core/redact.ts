@@ -18,7 +18,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   }
   return out
     .replace(/\b(Bearer)\s+[^\s"',;]+/gi, '$1 [redacted]')
-    .replace(/(API key provided:?\s*)[^\s"',;]+/gi, '$1[redacted]')
+    .replace(/(API key provided:\s*)[^\s"',;]+/gi, '$1[redacted]')
     .replace(/\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_-]{16,}/g, '[redacted]')
     .replace(/\b[A-Za-z0-9_-]{2,}\*{3,}[A-Za-z0-9_-]*/g, '[redacted]');
 }

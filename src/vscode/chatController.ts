@@ -233,7 +233,8 @@ export class ChatController implements vscode.Disposable {
       turn.text = r.text || (r.refusal ? `_Refusal:_ ${r.refusal}` : '');
       if (r.reasoning) turn.reasoning = r.reasoning;
       if (turn.reasoningStartedAt && turn.reasoningMs === undefined) turn.reasoningMs = Date.now() - turn.reasoningStartedAt;
-      turn.usage = { prompt: outcome.usage.prompt, completion: outcome.usage.completion, total: outcome.usage.total, estimated: outcome.usage.estimated };
+      const u = outcome.usage;
+      if (u) turn.usage = { prompt: u.prompt, completion: u.completion, total: u.total, estimated: u.estimated };
       this.endTurn(turn, statusOf(r), r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined);
     } catch (e) {
       // Core never throws for request failures; this is a bug, but the reader still sees an error card.

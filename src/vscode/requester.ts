@@ -62,7 +62,8 @@ export interface RunOutcome {
   target: Target;
   dropped: string[];
   durationMs: number;
-  usage: UsageRecord;
+  /** The usage counted for this request; undefined when it failed before producing anything. */
+  usage?: UsageRecord;
 }
 
 export class Requester {
@@ -170,16 +171,15 @@ export class Requester {
     }
     const r = outcome.result;
     const usage = recordFrom(r.usage, { model, host: t.host, durationMs, source: opts.source, at: Date.now() });
-    if (r.ended !== 'error' || r.text || r.reasoning || r.usage.estimated === false) {
-      // Failed requests that produced nothing cost nothing; everything else is billed and counted.
-      await this.usage.record(usage);
-    }
+    // Failed requests that produced nothing cost nothing; everything else is billed and counted.
+    const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
+    if (counted) await this.usage.record(usage);
     this.log.info(
       `${r.ended}${r.finishReason ? ` (${r.finishReason})` : ''} in ${durationMs} ms, ` +
         `${usage.estimated ? '≈' : ''}${usage.total} tokens (${usage.prompt} prompt, ${usage.completion} completion)` +
         (r.error ? `; error ${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}` : ''),
     );
-    return { result: r, target: t, dropped: outcome.dropped, durationMs, usage };
+    return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
   }
 }
 
