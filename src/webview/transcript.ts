@@ -25,8 +25,7 @@ export class Transcript implements TurnHost {
   private byArticle = new WeakMap<Element, TurnItem>();
   private observer: IntersectionObserver;
   private stick = true;
-  /** When the reader last did something that scrolls (wheel, key, pointer): only that may stop auto-scroll. */
-  private userScrolledAt = -Infinity;
+  /** Where the view was after the last scroll: content growing below it must not count as scrolling up. */
   private lastScrollTop = 0;
   private ticker: number | undefined;
 
@@ -41,12 +40,8 @@ export class Transcript implements TurnHost {
     this.observer = new IntersectionObserver((entries) => this.onIntersect(entries), { root: this.el, rootMargin: KEEP_MARGIN });
     this.el.addEventListener('scroll', () => this.onScroll(), { passive: true });
     this.el.addEventListener('wheel', (e) => {
-      this.userScrolledAt = performance.now();
       if (e.deltaY < 0) this.setStick(false);
     }, { passive: true });
-    for (const type of ['pointerdown', 'touchstart', 'keydown'] as const) {
-      this.el.addEventListener(type, () => { this.userScrolledAt = performance.now(); }, { passive: true });
-    }
     // Whatever changes the content's height (streaming, images decoding, a placeholder filling in),
     // a reader at the bottom stays at the bottom.
     new ResizeObserver(() => {
@@ -187,8 +182,9 @@ export class Transcript implements TurnHost {
   }
 
   /**
-   * Reaching the bottom re-enables auto-scroll; leaving it stops auto-scroll only when the reader moved up.
-   * Content growing or placeholders changing size also fire scroll events, and must not stop it.
+   * Reaching the bottom re-enables auto-scroll; moving up (by wheel, keys, scrollbar, a screen reader or
+   * find-in-page) stops it. A scroll event that arrives after the content grew, with the view where we left
+   * it, changes nothing.
    */
   private onScroll(): void {
     const el = this.el;
@@ -196,8 +192,7 @@ export class Transcript implements TurnHost {
     const movedUp = top < this.lastScrollTop - 1;
     this.lastScrollTop = top;
     if (el.scrollHeight - top - el.clientHeight <= BOTTOM_SLACK) this.setStick(true);
-    else if (movedUp && performance.now() - this.userScrolledAt < 1000) this.setStick(false);
-    else if (!this.stick) this.setStick(false);
+    else if (movedUp) this.setStick(false);
   }
 
   private setStick(value: boolean): void {
