@@ -1,5 +1,5 @@
 // "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
-import { chatWithFallback, listModels, streamChat, type ClientOptions } from './client';
+import { listModels, rejectedParam, streamChat, type ClientOptions } from './client';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { redact } from './redact';
@@ -80,7 +80,8 @@ export type CauseId =
   | 'rate-limit'
   | 'quota'
   | 'server-error'
-  | 'not-openai-compatible';
+  | 'not-openai-compatible'
+  | 'setting';
 
 export interface Cause {
   id: CauseId;
@@ -175,19 +176,25 @@ interface ChatOutcome {
 async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s: string) => string): Promise<ChatOutcome> {
   const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: true, maxTokens: 1 };
   let adaptations: Adaptations = { ...(opts.adaptations ?? {}) };
-  let dropped: string[] = [];
+  const dropped: string[] = [];
 
-  let measured = await measuredStream(client, settings, adaptations);
-  const first = measured.result.error;
-  if (measured.result.ended === 'error' && first && first.kind === 'bad_request') {
-    // The server refused something in the request: let the client's capability fallback find out what.
-    const fb = await chatWithFallback(client, settings, PROBE_MESSAGES, adaptations);
-    if (fb.dropped.length > 0) {
-      dropped = fb.dropped;
-      adaptations = fb.adaptations;
-      // Measure the request that works now, so the report shows its status, type and timing.
-      measured = await measuredStream(client, settings, adaptations);
+  // The capability fallback, one attempt at a time: chatWithFallback() does the same but does not say what
+  // each response looked like, and the report needs the status, content type and timing of the one that
+  // counted. Which parameter a refusal names is the client's own rule (rejectedParam), not a second copy.
+  let measured: Measured;
+  for (;;) {
+    let body: Record<string, unknown>;
+    try {
+      body = buildRequestBody(settings, PROBE_MESSAGES, adaptations);
+    } catch (e) {
+      return { step: configFailure(e, clean), error: e instanceof ParleyError ? e : undefined, adaptations };
     }
+    measured = await measuredStream(client, body);
+    const err = measured.result.ended === 'error' ? measured.result.error : undefined;
+    const param = err ? rejectedParam(err, body) : undefined;
+    if (!param || dropped.includes(param)) break;
+    dropped.push(param);
+    adaptations = param === 'max_tokens' ? { ...adaptations, maxCompletionTokens: true } : { ...adaptations, drop: [...new Set([...(adaptations.drop ?? []), param])] };
   }
 
   const r = measured.result;
@@ -206,8 +213,12 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
     sample: clean((r.text || r.reasoning).slice(0, 200)),
     error: r.error ? summarize(r.error, clean) : undefined,
   };
-  if (step.outcome === 'ok' && r.ended === 'done' && r.error) step.outcome = 'failed';
   return { step, error: r.error, adaptations };
+}
+
+/** The step when a setting is invalid, so nothing was sent. */
+function configFailure(e: unknown, clean: (s: string) => string): ChatStep {
+  return { outcome: 'failed', chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
 }
 
 interface Measured {
@@ -219,9 +230,9 @@ interface Measured {
   sawUsage: boolean;
 }
 
-async function measuredStream(client: ClientOptions, settings: RequestSettings, adaptations: Adaptations): Promise<Measured> {
+async function measuredStream(client: ClientOptions, body: Record<string, unknown>): Promise<Measured> {
   const started = Date.now();
-  const stream = streamChat(client, buildRequestBody(settings, PROBE_MESSAGES, adaptations));
+  const stream = streamChat(client, body);
   let chunks = 0;
   let sawUsage = false;
   let firstEventMs: number | undefined;
@@ -276,6 +287,11 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   const kind = chatErr?.kind;
   const status = chatErr?.status ?? r.chat.status;
   const url = new URL(r.url);
+
+  if (kind === 'config') {
+    add({ id: 'setting', fix: chatErr?.message ?? 'A Parley setting is invalid.' });
+    return causes;
+  }
 
   // Nothing answers at all.
   if (kind === 'connection' || kind === 'timeout') {
@@ -544,7 +560,8 @@ export function modelInList(model: string, ids: string[]): boolean {
 export function closestNames(model: string, ids: string[]): string[] {
   const m = model.toLowerCase();
   return ids
-    .map((id) => ({ id, d: distance(m, id.toLowerCase()) - (id.toLowerCase().includes(m) || m.includes(id.toLowerCase()) ? 100 : 0) }))
+    // A listed name that contains the configured one ("llama3" in "llama3:8b") is the likeliest meant.
+    .map((id) => ({ id, d: distance(m, id.toLowerCase()) - (id.toLowerCase().includes(m) ? 100 : 0) }))
     .sort((a, b) => a.d - b.d)
     .slice(0, 3)
     .map((x) => x.id);

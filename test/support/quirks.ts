@@ -5,10 +5,10 @@
 // integration tests inside VS Code: everything here is plain Node and imports no 'vscode'.
 import type * as http from 'node:http';
 import * as net from 'node:net';
-import { startTestServer, type RecordedRequest, type TestServer } from './server';
+import { startTestServer, type Handler, type RecordedRequest, type TestServer } from './server';
 
 /** A request handler for startTestServer(). */
-export type Handler = (req: RecordedRequest, res: http.ServerResponse) => void | Promise<void>;
+export type { Handler } from './server';
 
 /** A named server behaviour: pass `handler` to startTestServer(), or use startQuirkServer(). */
 export interface QuirkProfile {
@@ -229,8 +229,10 @@ export interface ServerOptions extends ReplyOptions {
   prefix?: string;
   /** Model ids listed at GET {prefix}/models; `false`: no models endpoint (404). Default ["test-model"]. */
   models?: string[] | false;
-  /** Reject chat requests for models not in `models`, as this server does. Default: accept any model. */
+  /** Reject chat requests for models not served, as this server does. Default: accept any model. */
   unknownModel?: 'openai' | 'ollama';
+  /** The models the server actually serves, when they differ from what it lists. Default: `models`. */
+  served?: string[];
   /** When set, every request must carry `Authorization: Bearer <key>`; others get OpenAI's 401. */
   key?: string;
   /** How the 401 echoes a wrong key: masked as OpenAI does, or in full as careless proxies do. Default masked. */
@@ -298,8 +300,11 @@ export function replyMessage(opts: ReplyOptions): Record<string, unknown> {
 
 const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 };
 
-/** Writes a full chat reply to `res`: SSE when the request asked to stream, JSON otherwise. */
-export function writeReply(req: RecordedRequest, res: http.ServerResponse, opts: ReplyOptions = {}): void {
+/**
+ * Writes a full chat reply to `res`: SSE when the request asked to stream, JSON otherwise. Each SSE event
+ * is flushed on its own, so the client reads them (and a split <think> tag) in separate pieces.
+ */
+export async function writeReply(req: RecordedRequest, res: http.ServerResponse, opts: ReplyOptions = {}): Promise<void> {
   const body = (req.json ?? {}) as Record<string, unknown>;
   const model = typeof body.model === 'string' ? body.model : 'test-model';
   const base = { id: 'chatcmpl-quirk', object: 'chat.completion.chunk', created: 1_700_000_000, model };
@@ -326,9 +331,9 @@ export function writeReply(req: RecordedRequest, res: http.ServerResponse, opts:
     if (sendUsage) events.push({ ...base, choices: [], usage: USAGE });
   }
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-  for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
-  if (opts.done ?? true) res.write('data: [DONE]\n\n');
-  res.end();
+  for (const e of events) await flush(res, `data: ${JSON.stringify(e)}\n\n`);
+  if (opts.done ?? true) await flush(res, 'data: [DONE]\n\n');
+  if (!res.destroyed) res.end();
 }
 
 /** Writes a JSON answer. */
@@ -336,6 +341,13 @@ export function writeJson(res: http.ServerResponse, status: number, body: unknow
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+function flush(res: http.ServerResponse, text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) return resolve();
+    res.write(text, () => setImmediate(resolve));
+  });
 }
 
 function writeError(res: http.ServerResponse, e: ErrorAnswer): void {
@@ -363,7 +375,8 @@ export function openAiCompatible(opts: ServerOptions = {}, before?: (req: Record
     if (req.method === 'POST' && path === `${prefix}/chat/completions`) {
       if (before?.(req, res)) return;
       const model = String((req.json as { model?: unknown } | undefined)?.model ?? '');
-      if (opts.unknownModel && models !== false && !modelListed(model, models)) {
+      const served = opts.served ?? (models === false ? [] : models);
+      if (opts.unknownModel && !modelListed(model, served)) {
         return writeError(res, opts.unknownModel === 'ollama' ? errorBodies.ollamaModelNotFound(model) : errorBodies.openaiModelNotFound(model));
       }
       return writeReply(req, res, opts);
@@ -434,12 +447,15 @@ export function requiresKey(key: string, opts: ServerOptions = {}): QuirkProfile
   return { name: 'requires-key', description: 'answers 401 unless the right key comes', handler: openAiCompatible({ ...opts, key }) };
 }
 
-/** Lists `models` and answers 404 for any other model, as OpenAI (or Ollama) does. */
+/**
+ * Serves `models` and answers 404 for any other model, as OpenAI (or, with unknownModel 'ollama', Ollama)
+ * does. It lists them at GET /models too, unless `opts.models` says otherwise (`false`: no models endpoint).
+ */
 export function knownModels(models: string[], opts: ServerOptions = {}): QuirkProfile {
   return {
     name: 'known-models',
-    description: `lists ${models.join(', ')} and answers 404 for other models`,
-    handler: openAiCompatible({ unknownModel: 'openai', ...opts, models }),
+    description: `serves ${models.join(', ')} and answers 404 for other models`,
+    handler: openAiCompatible({ unknownModel: 'openai', ...opts, models: opts.models ?? models, served: models }),
   };
 }
 
