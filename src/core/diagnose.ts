@@ -163,7 +163,7 @@ async function modelsStep(client: ClientOptions, model: string, clean: (s: strin
     const listed = ids.length > 0 ? modelInList(model, ids) : undefined;
     return { url, outcome: 'listed', ids, modelListed: listed, closest: listed === false ? closestNames(model, ids) : undefined };
   } catch (e) {
-    return { url, outcome: 'failed', ids: [], error: summarize(e, clean) };
+    return { url, outcome: 'failed', ids: [], error: summarize(e, clean, true) };
   }
 }
 
@@ -440,7 +440,7 @@ async function probeModels(root: string, apiKey: string | undefined, opts: Diagn
     });
     return { url: endpoint.modelsUrl, ok: true, detail: ids.length ? `lists ${ids.length} model${ids.length === 1 ? '' : 's'}` : 'answers with an empty list' };
   } catch (e) {
-    return { url: endpoint.modelsUrl, ok: false, detail: summarize(e, clean).message };
+    return { url: endpoint.modelsUrl, ok: false, detail: summarize(e, clean, true).message };
   }
 }
 
@@ -530,10 +530,12 @@ export function reportSummary(r: DiagnosisReport): string {
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-function summarize(e: unknown, clean: (s: string) => string): ErrorSummary {
+/** `serverWords`: prefer the server's own message (for GET models, whose core wording is about chat). */
+function summarize(e: unknown, clean: (s: string) => string, serverWords = false): ErrorSummary {
   if (e instanceof ParleyError) {
-    const detail = e.providerMessage && e.providerMessage !== e.message ? ` ${e.providerMessage}` : '';
-    return { kind: e.kind, status: e.status, code: e.code, message: clean(`${e.message}${detail}`).trim() };
+    const p = e.providerMessage;
+    const message = serverWords && p ? p : p && !e.message.includes(p) ? `${e.message} ${p}` : e.message;
+    return { kind: e.kind, status: e.status, code: e.code, message: clean(message).trim() };
   }
   return { kind: 'protocol', message: clean(e instanceof Error ? e.message : String(e)) };
 }

@@ -153,14 +153,36 @@ describe('diagnose: names the cause of each failure', function () {
 
   it('LM Studio’s 200 "Unexpected endpoint (POST /chat/completions)" without /v1: add /v1', async () => {
     await withServer(lmStudio(), async (server) => {
-      const endpoint = { ...resolveEndpoint(server.origin), url: `${server.origin}/chat/completions`, modelsUrl: `${server.origin}/models`, base: server.origin };
-      const r = await diagnose({ endpoint, model: 'qwen2.5-7b-instruct', timeoutMs: 5_000 });
+      // A full URL pasted into parley.baseUrl is used as is.
+      const r = await run(`${server.origin}/chat/completions`, { model: 'qwen2.5-7b-instruct' });
       assert.equal(r.ok, false);
       assert.equal(r.chat.status, 200);
       const post = server.requests.find((q) => q.method === 'POST');
       assert.equal(post?.path, '/chat/completions');
       assert.equal(ids(r)[0], 'add-v1');
       assert.match(reportMarkdown(r), /Add \/v1/);
+    });
+  });
+
+  it('a doubled slash before chat/completions (an endpoint built by hand): remove the trailing slash', async () => {
+    await withServer(lmStudio(), async (server) => {
+      const root = `${server.origin}/v1/`;
+      const endpoint = { url: `${root}/chat/completions`, modelsUrl: `${root}/models`, base: root, origin: server.origin };
+      const r = await diagnose({ endpoint, model: 'qwen2.5-7b-instruct', timeoutMs: 5_000 });
+      assert.equal(r.ok, false);
+      assert.equal(ids(r)[0], 'trailing-slash');
+      assert.match(r.causes[0].fix, new RegExp(`${escape(server.origin)}/v1$`));
+    });
+  });
+
+  it('a server that never answers: timeout, and it says which setting to raise', async () => {
+    const silent: QuirkProfile = { name: 'silent', description: 'never answers', handler: () => new Promise<void>(() => undefined) };
+    await withServer(silent, async (server) => {
+      const r = await run(server.origin, { timeoutMs: 300 });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.error?.kind, 'timeout');
+      assert.deepEqual(ids(r), ['timeout']);
+      assert.match(reportMarkdown(r), /parley\.requestTimeoutSeconds/);
     });
   });
 
