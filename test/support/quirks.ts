@@ -166,6 +166,24 @@ export const errorBodies = {
     return { status: 404, body: { error: { message: `model "${model}" not found, try pulling it first`, type: 'api_error', param: null, code: null } } };
   },
 
+  /**
+   * OpenAI's 400 for parallel_tool_calls in a request without tools (quoted in Upsonic/Upsonic#323 and in
+   * camel-ai/camel#3706). The `code` of this body was not seen in a capture; null here.
+   */
+  openaiParallelToolCallsWithoutTools(): ErrorAnswer {
+    return {
+      status: 400,
+      body: {
+        error: {
+          message: "Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified.",
+          type: 'invalid_request_error',
+          param: 'parallel_tool_calls',
+          code: null,
+        },
+      },
+    };
+  },
+
   /** OpenAI's 404 for a path it does not serve. */
   openaiInvalidUrl(method: string, path: string): ErrorAnswer {
     return { status: 404, body: { error: { message: `Invalid URL (${method} ${path})`, type: 'invalid_request_error', param: null, code: null } } };
@@ -237,6 +255,8 @@ export interface ServerOptions extends ReplyOptions {
   key?: string;
   /** How the 401 echoes a wrong key: masked as OpenAI does, or in full as careless proxies do. Default masked. */
   echoKey?: 'masked' | 'full';
+  /** Validate tool parameters as OpenAI does: parallel_tool_calls without tools is a 400. Default false. */
+  openaiToolValidation?: boolean;
   /** What a path outside the API gets: OpenAI's 404, or LM Studio's 200 with an error string. Default openai. */
   wrongPath?: 'openai' | 'lmstudio';
 }
@@ -374,6 +394,10 @@ export function openAiCompatible(opts: ServerOptions = {}, before?: (req: Record
     }
     if (req.method === 'POST' && path === `${prefix}/chat/completions`) {
       if (before?.(req, res)) return;
+      const sent = (req.json ?? {}) as Record<string, unknown>;
+      if (opts.openaiToolValidation && sent.parallel_tool_calls !== undefined && sent.tools === undefined) {
+        return writeError(res, errorBodies.openaiParallelToolCallsWithoutTools());
+      }
       const model = String((req.json as { model?: unknown } | undefined)?.model ?? '');
       const served = opts.served ?? (models === false ? [] : models);
       if (opts.unknownModel && !modelListed(model, served)) {
@@ -398,7 +422,11 @@ export function openAiCompatible(opts: ServerOptions = {}, before?: (req: Record
  */
 export function rejectsParam(param: QuirkParam, opts: ServerOptions & { style?: RejectionStyle } = {}): QuirkProfile {
   const style = opts.style ?? DEFAULT_REJECTION_STYLE[param];
-  const reply: ServerOptions = { ...opts, usage: opts.usage ?? (style.startsWith('mistral') ? 'always' : 'when-asked') };
+  const reply: ServerOptions = {
+    openaiToolValidation: style === 'openai',
+    ...opts,
+    usage: opts.usage ?? (style.startsWith('mistral') ? 'always' : 'when-asked'),
+  };
   return {
     name: `rejects-${param}`,
     description: `rejects ${param} as ${style} does`,

@@ -61,6 +61,9 @@ function assertRetriedWithout(param: QuirkParam, first: Json, retry: Json): void
   if (param === 'max_tokens') {
     assert.equal(retry.max_completion_tokens, first.max_tokens, 'max_tokens is sent again as max_completion_tokens');
     assert.deepEqual(without(retry, ['max_completion_tokens']), without(first, ['max_tokens']));
+  } else if (param === 'tools') {
+    // parallel_tool_calls means nothing without tools, and OpenAI refuses it alone ("only allowed when 'tools' are specified").
+    assert.deepEqual(retry, without(first, ['tools', 'parallel_tool_calls']), 'tools go with parallel_tool_calls, nothing else changes');
   } else {
     assert.deepEqual(retry, without(first, [param]), 'nothing else changes');
   }
@@ -78,6 +81,7 @@ describe('quirks: capability fallback against real servers’ rejections', funct
         ['presence_penalty', 'openai'],
         ['frequency_penalty', 'mistral'],
         ['tools', 'mistral'],
+        ['tools', 'openai'],
         ['temperature', 'mistral'],
       ] as [QuirkParam, RejectionStyle][]
     ).map(([param, style]) => ({ param, profile: rejectsParam(param, { style }) })),
