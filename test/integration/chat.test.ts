@@ -171,7 +171,7 @@ suite('Chat, editor commands and usage', function () {
     await api.chat.send('What is y?', []);
     const user = String(server.requests[0].json.messages.at(-1).content);
     assert.match(user, /^`chip\.py`, line 2:\n```python\ny = 2\n```\n\nWhat is y\?$/);
-    assert.deepEqual(api.chat.current.turns.at(-2)?.context?.map((c) => c.path), ['chip.py']);
+    assert.deepEqual(api.chat.current.turns.at(-2)?.contextItems?.map((c) => c.path), ['chip.py']);
   });
 
   test('Explain Selection sends the system prompt and the fenced selection with language and path', async () => {
