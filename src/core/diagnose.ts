@@ -391,9 +391,13 @@ async function pathCauses(r: DiagnosisReport, opts: DiagnoseOptions, clean: (s: 
   if (doubled) candidates.push({ id: 'remove-v1', root: withPath(`${doubled[1]}${doubled[2] ?? ''}`) });
   if (!/\/v\d+[a-z]*(\/|$)/i.test(path)) candidates.push({ id: 'add-v1', root: withPath(`${path}/v1`) });
   else candidates.push({ id: 'remove-v1', root: withPath(path.replace(/\/v\d+[a-z]*$/i, '')) });
+  // Most servers (Ollama, LM Studio, vLLM, llama.cpp) serve the API at /v1 right under the host: try that last,
+  // and suggest it only when it answers (".../api" instead of ".../v1" on Ollama is a common mix-up).
+  const plain = { id: 'wrong-path' as CauseId, root: withPath('/v1') };
+  const tried = [...candidates, ...(candidates.some((c) => c.root === plain.root) ? [] : [plain])];
 
   let found = false;
-  for (const c of candidates) {
+  for (const c of tried) {
     if (c.root === root) continue;
     const probe = await probeModels(c.root, opts.apiKey, opts, clean);
     r.probes.push(probe);

@@ -164,6 +164,17 @@ describe('diagnose: names the cause of each failure', function () {
     });
   });
 
+  it('a 404 under another path prefix (".../api" on a server at /v1): points at the URL that answers', async () => {
+    await withServer({ name: 'v1-only', description: 'serves /v1 only, 404 elsewhere', handler: openAiCompatible() }, async (server) => {
+      const r = await run(`${server.origin}/api`);
+      assert.equal(r.url, `${server.origin}/api/v1/chat/completions`);
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 404);
+      assert.equal(ids(r)[0], 'wrong-path');
+      assert.equal(r.causes[0].fix, `Set parley.baseUrl to ${server.origin}/v1`);
+    });
+  });
+
   it('a doubled slash before chat/completions (an endpoint built by hand): remove the trailing slash', async () => {
     await withServer(lmStudio(), async (server) => {
       const root = `${server.origin}/v1/`;
