@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DEMO_MODEL, startDemoEndpoint } from './demo-endpoint.mjs';
-import { CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, installExtension, startCodeServer, writeUserSettings } from './vscode-host.mjs';
+import { CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, ensureProjectDependencies, installExtension, startCodeServer, writeUserSettings } from './vscode-host.mjs';
 
 const PROFILE = join(CACHE_DIR, 'profile');
 const USER_DATA = join(PROFILE, 'user-data');
@@ -74,6 +74,7 @@ function packageParley() {
 
 async function main() {
   const t0 = Date.now();
+  ensureProjectDependencies();
   // The browser is the person's own: Chromium is only needed by the tests.
   ensureHost({ chromium: false });
   const vsix = packageParley();

@@ -4,7 +4,10 @@
 // so one run shows everything that is broken. Exit code 1 when anything failed.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT } from './vscode-host.mjs';
+import { ROOT, ensureProjectDependencies } from './vscode-host.mjs';
+
+// A fresh clone: `npm test` alone installs what it needs.
+ensureProjectDependencies();
 
 const node = process.execPath;
 const phases = [

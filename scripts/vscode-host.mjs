@@ -162,6 +162,17 @@ function installHost() {
 }
 
 /**
+ * Installs the project's own dependencies (`npm ci`) when they are missing, so that `npm start` and `npm test`
+ * alone set up a fresh clone.
+ */
+export function ensureProjectDependencies() {
+  if (existsSync(join(ROOT, 'node_modules', '.bin', 'esbuild')) && existsSync(join(ROOT, 'node_modules', 'eventsource-parser'))) return;
+  log('installing the project\'s dependencies (npm ci)');
+  const r = spawnSync('npm', ['ci'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new SetupError('npm ci failed: run it by hand and read its error');
+}
+
+/**
  * Makes sure code-server, its Node and (when `chromium`) Debian's Chromium are installed. Idempotent and fast when
  * everything is there. Throws SetupError with the command to run when it cannot install something itself.
  */
