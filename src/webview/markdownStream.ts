@@ -3,6 +3,11 @@ import { completeBlockEnds } from './blocks';
 import { md, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
+/** Shortest time between two renders of the open block: ~30 updates a second read as smooth streaming. */
+const OPEN_INTERVAL_MS = 32;
+/** The open block may take at most 1/OPEN_BUDGET of the time (a long code block re-renders less often). */
+const OPEN_BUDGET = 20;
+
 /**
  * Renders one assistant reply into `el`. Text arrives with append(); work happens at most once per
  * animation frame. Each complete top-level block gets its own `.blk` element that is never touched again;
@@ -25,6 +30,11 @@ export class MarkdownStream {
   private env: object = {};
   private hasReferences = false;
 
+  /** How far src was looked at for complete blocks. */
+  private scannedTo = 0;
+  /** performance.now() before which the open block is not rendered again (see flush). */
+  private openDueAt = 0;
+
   /** Called with each block element once it is final, in order; and with the open element after each render. */
   onBlock?: (el: HTMLElement) => void;
   onOpenRendered?: (el: HTMLElement) => void;
@@ -36,7 +46,7 @@ export class MarkdownStream {
     this.el.append(this.open);
     if (streaming) {
       this.append(initialText);
-      this.flush();
+      this.flush(true);
     } else {
       // A finished reply (from a snapshot) renders in one go: one parse, references resolved everywhere.
       this.src = initialText.replace(/\r\n?/g, '\n');
@@ -59,11 +69,18 @@ export class MarkdownStream {
     if (!this.finished) requestFlush(this);
   }
 
-  /** Renders whatever changed since the last frame. Called by the frame scheduler (or directly). */
-  flush(): void {
+  /**
+   * Renders whatever changed since the last frame. Called by the frame scheduler (or directly). Complete
+   * blocks are committed at once; the open block re-renders at most every OPEN_INTERVAL_MS, and less often
+   * when rendering it is slow (a long code block), so that it never takes more than ~1/OPEN_BUDGET of the time.
+   */
+  flush(force = false): void {
     if (this.finished) return;
     const tail = this.src.slice(this.committed);
-    const ends = completeBlockEnds(md, tail, this.env);
+    // Blocks can only complete when a line does: without a new newline there is nothing to look for.
+    const newLine = this.src.indexOf('\n', this.scannedTo) !== -1;
+    this.scannedTo = this.src.length;
+    const ends = newLine ? completeBlockEnds(md, tail, this.env) : [];
     let start = 0;
     ends.forEach((end, i) => {
       this.commitBlock(tail, start, end, i);
@@ -74,7 +91,15 @@ export class MarkdownStream {
       this.openRender = undefined;
       this.renderedOpen = undefined;
     }
-    this.renderOpen(tail.slice(start));
+    const now = performance.now();
+    // After a commit the open element still shows the committed text: it must render now.
+    if (force || start > 0 || now >= this.openDueAt) {
+      this.renderOpen(tail.slice(start));
+      const took = performance.now() - now;
+      this.openDueAt = now + Math.max(OPEN_INTERVAL_MS, took * OPEN_BUDGET);
+    } else if (tail.slice(start) !== this.renderedOpen) {
+      requestFlush(this);
+    }
   }
 
   /**
@@ -90,6 +115,7 @@ export class MarkdownStream {
     if ((normalised !== undefined && normalised !== this.src) || this.referencesDefined()) {
       this.src = normalised ?? this.src;
       this.committed = 0;
+      this.scannedTo = 0;
       this.renderedOpen = undefined;
       this.openRender = undefined;
       this.env = {};
@@ -97,7 +123,7 @@ export class MarkdownStream {
       this.open = this.newBlock(true);
       this.el.append(this.open);
     } else {
-      this.flush();
+      this.flush(true);
     }
     // The open block becomes a plain final block; its content is already current unless the text changed.
     this.renderOpen(this.src.slice(this.committed));

@@ -30,8 +30,9 @@ export class Transcript implements TurnHost {
   private ticker: number | undefined;
 
   constructor() {
-    this.log = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off' });
-    this.el = h('div', { class: 'scroller', tabindex: '-1' }, this.log);
+    // Focusable so that keyboard users can scroll the conversation with the arrow and page keys.
+    this.log = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off', tabindex: '0' });
+    this.el = h('div', { class: 'scroller' }, this.log);
     this.jump = h('button', {
       type: 'button', class: 'jump hidden', 'aria-label': 'Jump to latest',
       onclick: () => this.jumpToLatest(),
@@ -202,7 +203,8 @@ export class Transcript implements TurnHost {
   }
 
   private scrollToBottom(): void {
-    this.el.scrollTop = this.el.scrollHeight;
+    // The browser clamps to the end; not reading scrollHeight here avoids a layout in the middle of a frame.
+    this.el.scrollTop = Number.MAX_SAFE_INTEGER;
     this.lastScrollTop = this.el.scrollTop;
   }
 }

@@ -1,0 +1,69 @@
+// Screenshots of the chat panel in the dark and light themes: setup card, a reply streaming with a code block,
+// an error card. Usage: node test/webview-harness/screenshots.mjs [outdir] (default test/webview-harness/screenshots).
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { buildWebview } from './build.mjs';
+import { CHROMIUM, startHarness } from './harness.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const outdir = resolve(process.argv[2] ?? join(here, 'screenshots'));
+mkdirSync(outdir, { recursive: true });
+
+const header = { model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [] };
+const setup = {
+  reason: 'No API key for https://api.openai.com',
+  origin: 'https://api.openai.com',
+  actions: ['setApiKey', 'markNoKey', 'testConnection'],
+  presets: [
+    ['openai', 'OpenAI', true], ['openrouter', 'OpenRouter', true], ['groq', 'Groq', true], ['deepseek', 'DeepSeek', true],
+    ['mistral', 'Mistral', true], ['ollama', 'Ollama (local)', false], ['lmstudio', 'LM Studio (local)', false], ['custom', 'Custom', true],
+  ].map(([id, label, needsKey]) => ({ id, label, baseUrl: '', model: '', needsKey })),
+};
+const question = { id: 'u1', role: 'user', text: 'How do I debounce a function in TypeScript?', status: 'done' };
+const answer = 'Wrap the function and restart a timer on every call; only the last call within the delay runs.\n\n' +
+  '```typescript\nexport function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: number) {\n' +
+  '  let timer: ReturnType<typeof setTimeout> | undefined;\n  return (...args: A) => {\n    clearTimeout(timer);\n' +
+  '    timer = setTimeout(() => fn(...args), ms);\n  };\n}\n```\n\nUse it for **resize** and **input** handlers, where only the final value matters.';
+
+const scenes = {
+  setup: [{ type: 'snapshot', conversation: { id: 'c', title: '', turns: [] }, generating: false, header, setup, pendingContext: [] }],
+  streaming: [
+    { type: 'snapshot', conversation: { id: 'c', title: 'Debounce', turns: [question] }, generating: true, header: { ...header, demo: true, endpoint: '127.0.0.1:11434', model: 'qwen2.5-coder' }, pendingContext: [] },
+    { type: 'turnStart', turn: { id: 'a1', role: 'assistant', text: '', status: 'streaming', model: 'qwen2.5-coder', reasoningStartedAt: Date.now() - 3000 } },
+    { type: 'delta', turnId: 'a1', reasoning: 'The user wants a generic debounce helper.' },
+    { type: 'delta', turnId: 'a1', text: answer.slice(0, answer.indexOf('  };')) },
+  ],
+  error: [
+    { type: 'snapshot', conversation: { id: 'c', title: 'Debounce', turns: [question, {
+      id: 'a1', role: 'assistant', text: '', status: 'error', model: 'gpt-4o-mini',
+      error: { kind: 'auth', title: 'The server rejected the API key (401)', detail: 'Incorrect API key provided: sk-proj-****…****. You can find your API key at https://platform.openai.com/account/api-keys.', hint: 'Keys are stored per endpoint; this one is for api.openai.com.', actions: ['setApiKey', 'retry'] },
+    }] }, generating: false, header, pendingContext: [{ id: 'x', path: 'src/util/debounce.ts', startLine: 1, endLine: 18, language: 'typescript', truncated: false }] },
+  ],
+};
+
+const work = mkdtempSync(join(tmpdir(), 'parley-shots-'));
+const dist = await buildWebview({ outdir: work });
+const harness = await startHarness({ distDir: dist });
+const browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
+try {
+  for (const theme of ['dark', 'light']) {
+    for (const [name, messages] of Object.entries(scenes)) {
+      const page = await browser.newPage({ viewport: { width: 400, height: 640 }, deviceScaleFactor: 1 });
+      await page.goto(`${harness.url}?theme=${theme}`);
+      await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
+      await page.evaluate((ms) => { for (const m of ms) window.__host(m); }, messages);
+      await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+      const file = join(outdir, `${theme}-${name}.png`);
+      await page.screenshot({ path: file });
+      console.log(file);
+      await page.close();
+    }
+  }
+} finally {
+  await browser.close();
+  await harness.close();
+  rmSync(work, { recursive: true, force: true });
+}
