@@ -121,7 +121,7 @@ export function errorFromWire(status: number, w: WireError, ctx: { url: string; 
     return new ParleyError('auth', `${host} rejected the API key (HTTP ${effective}): ${provider}`, { ...details, status: effective === 200 ? 401 : effective });
   }
   if (effective === 404 || /model_not_found|not_found/i.test(code) || /unexpected endpoint|unknown (?:url|endpoint|route)/i.test(provider)) {
-    const what = /model/i.test(provider) || /model/i.test(code) ? `The model "${ctx.model ?? ''}" was not found` : `Not found: ${ctx.url}`;
+    const what = ctx.model && (/model/i.test(provider) || /model/i.test(code)) ? `The model "${ctx.model}" was not found` : `Not found: ${ctx.url}`;
     return new ParleyError('not_found', `${what} (HTTP ${effective}): ${provider}`, details);
   }
   if (effective === 429 || /rate_limit/i.test(code)) {

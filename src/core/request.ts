@@ -68,5 +68,7 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   }
   if (settings.responseFormat) body.response_format = settings.responseFormat;
   for (const p of adaptations?.drop ?? []) delete body[p];
+  // parallel_tool_calls means nothing without tools, and OpenAI refuses it alone.
+  if (body.tools === undefined) delete body.parallel_tool_calls;
   return body;
 }
