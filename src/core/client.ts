@@ -470,7 +470,8 @@ export function rejectedParam(error: ParleyError, body: Record<string, unknown>)
   return sent.find((p) => new RegExp(`(^|[^a-z_])${p}([^a-z_]|$)`).test(text));
 }
 
-function adapt(a: Adaptations, param: string): Adaptations {
+/** The adaptations after a server refused `param`: max_tokens becomes max_completion_tokens, anything else is dropped. */
+export function adapt(a: Adaptations, param: string): Adaptations {
   if (param === 'max_tokens') return { ...a, maxCompletionTokens: true };
   return { ...a, drop: [...new Set([...(a.drop ?? []), param])] };
 }

@@ -1,5 +1,5 @@
 // "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
-import { listModels, rejectedParam, streamChat, type ClientOptions } from './client';
+import { adapt, listModels, rejectedParam, streamChat, type ClientOptions } from './client';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { redact } from './redact';
@@ -194,7 +194,7 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
     const param = err ? rejectedParam(err, body) : undefined;
     if (!param || dropped.includes(param)) break;
     dropped.push(param);
-    adaptations = param === 'max_tokens' ? { ...adaptations, maxCompletionTokens: true } : { ...adaptations, drop: [...new Set([...(adaptations.drop ?? []), param])] };
+    adaptations = adapt(adaptations, param);
   }
 
   const r = measured.result;

@@ -148,6 +148,12 @@ export class Requester {
     return Object.prototype.hasOwnProperty.call(all, k) ? all[k] : undefined;
   }
 
+  /** Remembers what a server turned out to refuse, for this origin and model. */
+  async rememberAdaptations(t: Target, adaptations: Adaptations): Promise<void> {
+    const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
+    await this.state.update(ADAPTATIONS_STATE, { ...all, [adaptationKey(t)]: adaptations });
+  }
+
   async resetAdaptations(): Promise<void> {
     await this.state.update(ADAPTATIONS_STATE, undefined);
   }
@@ -162,8 +168,7 @@ export class Requester {
     const outcome = await chatWithFallback(this.clientOptions(t, opts.signal), settings, opts.messages, this.adaptations(t), opts.onEvent);
     const durationMs = Date.now() - started;
     if (outcome.dropped.length > 0) {
-      const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
-      await this.state.update(ADAPTATIONS_STATE, { ...all, [adaptationKey(t)]: outcome.adaptations });
+      await this.rememberAdaptations(t, outcome.adaptations);
       for (const p of outcome.dropped) {
         this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; remembered for next time.`);
         opts.onAdapted?.(p);

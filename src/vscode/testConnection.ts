@@ -66,6 +66,11 @@ export async function testConnection(requester: Requester, log: Log): Promise<vo
     return;
   }
 
+  // What the probe learnt (a refused parameter) serves the next chat request too.
+  if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
+    await requester.rememberAdaptations(target, report.adaptations);
+  }
+
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
   const markdown = log.clean(reportMarkdown(report));
   log.info(log.clean(reportSummary(report)));
