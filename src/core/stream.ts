@@ -55,6 +55,11 @@ class ThinkSplitter {
     return { text, reasoning };
   }
 
+  /** Past any <think> block: content is answer text, with nothing held back. */
+  get answering(): boolean {
+    return this.mode === 'answer';
+  }
+
   /** At the end: whatever is held goes where it belongs. */
   flush(): { text: string; reasoning: string } {
     const held = this.held;
@@ -62,6 +67,17 @@ class ThinkSplitter {
     if (this.mode === 'think') return { text: '', reasoning: held };
     return { text: held, reasoning: '' };
   }
+}
+
+/**
+ * Adds a text or reasoning delta to a batch, merged into the batch's last event when that is the same kind
+ * for the same choice: a network read often holds hundreds of chunks, and one event per read is what a
+ * renderer needs (and costs one await instead of hundreds).
+ */
+function pushDelta(out: StreamEvent[], type: 'text' | 'reasoning', choice: number, text: string): void {
+  const last = out[out.length - 1];
+  if (last !== undefined && last.type === type && last.choice === choice) last.text += text;
+  else out.push({ type, choice, text });
 }
 
 interface ToolState {
@@ -175,7 +191,7 @@ export class Accumulator {
     if (!text) return;
     this.reasoningField ??= field;
     c.reasoning += text;
-    out.push({ type: 'reasoning', choice: c.index, text });
+    pushDelta(out, 'reasoning', c.index, text);
   }
 
   private delta(index: number, d: Record<string, unknown>, out: StreamEvent[]): void {
@@ -192,11 +208,16 @@ export class Accumulator {
       }
     }
     if (typeof d.content === 'string' && d.content.length > 0) {
-      const { text, reasoning } = c.think.feed(d.content);
-      if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
-      if (text) {
-        c.text += text;
-        out.push({ type: 'text', choice: index, text });
+      if (c.think.answering) {
+        c.text += d.content;
+        pushDelta(out, 'text', index, d.content);
+      } else {
+        const { text, reasoning } = c.think.feed(d.content);
+        if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
+        if (text) {
+          c.text += text;
+          pushDelta(out, 'text', index, text);
+        }
       }
     }
     if (typeof d.refusal === 'string' && d.refusal) {

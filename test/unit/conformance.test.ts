@@ -266,8 +266,25 @@ function snapshot(run: Run): unknown {
       message: noPort(error.message),
       providerMessage: noPort(error.providerMessage),
     },
-    events: run.events?.map((e) => (e.type === 'end' ? { type: 'end', state: e.state, error: e.error && e.error.kind } : e)),
+    events: run.events && mergeDeltas(run.events.map((e) => (e.type === 'end' ? { type: 'end', state: e.state, error: e.error && e.error.kind } : e)) as StreamEvent[]),
   };
+}
+
+/**
+ * The client merges consecutive text (or reasoning) deltas that arrive in one network read into one event, so
+ * where one event ends depends on how the bytes were split. Merged the same way here, the sequences must match.
+ */
+function mergeDeltas(events: StreamEvent[]): StreamEvent[] {
+  const out: StreamEvent[] = [];
+  for (const e of events) {
+    const last = out[out.length - 1];
+    if ((e.type === 'text' || e.type === 'reasoning') && last?.type === e.type && last.choice === e.choice) {
+      out[out.length - 1] = { ...last, text: last.text + e.text };
+    } else {
+      out.push(e);
+    }
+  }
+  return out;
 }
 
 describe('provider conformance: ../shared/fixtures/providers', function () {
