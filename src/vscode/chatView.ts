@@ -17,8 +17,7 @@ export interface ViewActions {
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
-  private readonly disposables: vscode.Disposable[] = [];
-  /** The last webview state the view reported; tests scan it for secrets. */
+  /** The last messages posted to the webview; tests scan them for secrets. */
   lastPosted: HostMessage[] = [];
 
   constructor(
@@ -165,7 +164,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   dispose(): void {
-    for (const d of this.disposables) d.dispose();
+    this.chat.attach(undefined);
+    this.view = undefined;
   }
 }
 
