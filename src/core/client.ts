@@ -151,17 +151,32 @@ async function send(opts: ClientOptions, method: 'GET' | 'POST', url: string, bo
   }
 }
 
-/** Reads at most `limit` bytes of a body as text. */
-async function readText(response: Response, limit: number): Promise<string> {
+/**
+ * Reads at most `limit` bytes of a body as text. With `idleMs` > 0, a body that goes silent that long is
+ * cut off there (a server that sends error headers and then hangs must not hang the request).
+ */
+async function readText(response: Response, limit: number, idleMs = 0): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let text = '';
   let bytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let silent = false;
+  const arm = () => {
+    if (idleMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      silent = true;
+      reader.cancel().catch(() => undefined);
+    }, idleMs);
+  };
   try {
+    arm();
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) break;
+      if (done || silent) break;
+      arm();
       bytes += value.byteLength;
       text += decoder.decode(value, { stream: true });
       if (bytes >= limit) {
@@ -169,22 +184,30 @@ async function readText(response: Response, limit: number): Promise<string> {
         break;
       }
     }
+  } catch (e) {
+    if (!silent) throw e;
   } finally {
+    clearTimeout(timer);
     reader.releaseLock?.();
   }
   return text + decoder.decode();
 }
 
-/** An async queue the producer pushes to and the iterator drains; no promise per event. */
+/**
+ * An async queue the producer pushes to and the iterator drains; no promise per event. Events are kept from
+ * the start, so an iterator that begins late (after awaiting `response`, say) still sees every event.
+ */
 class EventQueue {
   private items: StreamEvent[] = [];
   private head = 0;
   private ended = false;
   private wake: (() => void) | undefined;
-  iterated = false;
+
+  /** Called when the consumer leaves the loop before the end (break, return, throw). */
+  constructor(private readonly onEarlyExit: () => void) {}
 
   push(events: StreamEvent[]): void {
-    if (!this.iterated || events.length === 0) return;
+    if (events.length === 0) return;
     for (const e of events) this.items.push(e);
     this.notify();
   }
@@ -201,16 +224,25 @@ class EventQueue {
   }
 
   async *iterate(): AsyncGenerator<StreamEvent> {
-    for (;;) {
-      while (this.head < this.items.length) {
-        const e = this.items[this.head];
-        this.items[this.head++] = undefined as unknown as StreamEvent;
-        yield e;
+    let finished = false;
+    try {
+      for (;;) {
+        while (this.head < this.items.length) {
+          const e = this.items[this.head];
+          this.items[this.head++] = undefined as unknown as StreamEvent;
+          yield e;
+        }
+        this.items = [];
+        this.head = 0;
+        if (this.ended) {
+          finished = true;
+          return;
+        }
+        await new Promise<void>((r) => (this.wake = r));
       }
-      this.items = [];
-      this.head = 0;
-      if (this.ended) return;
-      await new Promise<void>((r) => (this.wake = r));
+    } finally {
+      // Like openai-node: leaving the loop early aborts the request (the result then ends `cancelled`).
+      if (!finished && !this.ended) this.onEarlyExit();
     }
   }
 }
@@ -276,7 +308,8 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
       }
       if (attempt && !attempt.response.ok) {
         const r = attempt.response;
-        const text = await readText(r, MAX_ERROR_BODY).catch(() => '');
+        const text = await readText(r, MAX_ERROR_BODY, idleTimeout > 0 ? idleTimeout : headerTimeout).catch(() => '');
+        if (reason() === 'cancelled') return finish('cancelled');
         failure = errorFromResponse(r.status, r.headers.get('content-type'), text, { url, model, secrets });
         if (!retryable(r.status, failure) || n >= maxRetries) {
           report({ status: r.status, contentType: r.headers.get('content-type'), ttfbMs: attempt.ttfbMs });
@@ -359,6 +392,8 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
           continue;
         }
         if (sseMode) {
+          // Until the first event, keep the raw text: a body labelled event-stream may be a JSON error or HTML.
+          if (acc.chunks === 0 && !acc.sawDone && whole.length < MAX_ERROR_BODY) whole += text;
           parser.feed(text);
           if (events.length) {
             emit(events.splice(0));
@@ -390,6 +425,10 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
     }
     if (reason() === 'cancelled') return finish('cancelled');
     if (error) return finish('error', error);
+    if (sseMode && acc.chunks === 0 && !acc.sawDone && whole.trim() !== '' && !/^(data|event|id|retry)\s*:|^:/m.test(whole.trimStart())) {
+      // Labelled text/event-stream, but not one SSE line: read it as what it is (a JSON body, an HTML page).
+      sseMode = false;
+    }
     if (!sseMode) {
       // One JSON completion (stream: false, or a server that ignored stream: true), or an error body.
       let json: unknown;
@@ -418,22 +457,41 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
   }
 }
 
-/** Streams a chat completion. Never throws: failures arrive as the `end` event and in `result`. */
+/**
+ * Streams a chat completion. Never throws: failures arrive as the `end` event and in `result`. Iterating is
+ * optional and may start late; leaving the loop before the `end` event cancels the request.
+ */
 export function streamChat(opts: ClientOptions, body: Record<string, unknown>): ChatStream {
-  const queue = new EventQueue();
+  const stop = new AbortController();
+  const queue = new EventQueue(() => stop.abort());
   let resolveResponse!: (r: { status: number; contentType: string | null; ttfbMs: number } | undefined) => void;
   const response = new Promise<{ status: number; contentType: string | null; ttfbMs: number } | undefined>((r) => (resolveResponse = r));
+  const signal = opts.signal ? anySignal([opts.signal, stop.signal]) : stop.signal;
   const result = Promise.resolve().then(() =>
-    run(opts, body, (events) => queue.push(events), resolveResponse).finally(() => queue.end()),
+    run({ ...opts, signal }, body, (events) => queue.push(events), resolveResponse).finally(() => queue.end()),
   );
   return {
     result,
     response,
     [Symbol.asyncIterator]() {
-      queue.iterated = true;
       return queue.iterate();
     },
   };
+}
+
+/** A signal that aborts when any of `signals` does (AbortSignal.any is Node 20.3+ and recent browsers only). */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  const any = (AbortSignal as unknown as { any?: (s: AbortSignal[]) => AbortSignal }).any;
+  if (any) return any(signals);
+  const c = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) {
+      c.abort(s.reason);
+      break;
+    }
+    s.addEventListener('abort', () => c.abort(s.reason), { once: true });
+  }
+  return c.signal;
 }
 
 /** A non-streaming completion; the same result type. Never throws. */
@@ -504,15 +562,21 @@ export async function chatWithFallback(
       };
     }
     let result: ChatResult;
+    let delivered = false;
     if (settings.stream) {
       const s = streamChat(opts, body);
-      for await (const e of s) if (e.type !== 'end') onEvent?.(e);
+      for await (const e of s) {
+        if (e.type === 'end') continue;
+        delivered = true;
+        onEvent?.(e);
+      }
       result = await s.result;
     } else {
       result = await complete(opts, body);
     }
-    // One retry per refused parameter, never twice for the same one.
-    const param = result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
+    // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
+    // (an error chunk inside a stream that already streamed text is not a refusal of the request).
+    const param = !delivered && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
     if (!param || dropped.includes(param) || round >= ADAPTABLE_PARAMS.length) return { result, dropped, adaptations: ad };
     opts.log?.(`${opts.endpoint.origin} refused ${param}; retrying without it`);
     dropped.push(param);
@@ -520,31 +584,51 @@ export async function chatWithFallback(
   }
 }
 
-/** The model ids a server lists at GET …/models (OpenAI `data[].id`, or Ollama's `models[].name`). */
+/**
+ * The model ids a server lists at GET …/models (OpenAI `data[].id`, or Ollama's `models[].name`). Rejects
+ * with a ParleyError only: `cancelled` when opts.signal aborts, `timeout` after requestTimeoutMs (default 15 s).
+ */
 export async function listModels(opts: ClientOptions): Promise<string[]> {
-  const controller = new AbortController();
-  const onAbort = () => controller.abort();
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => controller.abort(), opts.requestTimeoutMs ?? 15_000);
   const url = opts.endpoint.modelsUrl;
+  if (opts.signal?.aborted) throw new ParleyError('cancelled', `GET ${url} was cancelled.`, { url });
+  const controller = new AbortController();
+  let why: 'cancelled' | 'timeout' | undefined;
+  const onAbort = () => {
+    why ??= 'cancelled';
+    controller.abort();
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const timeoutMs = opts.requestTimeoutMs ?? 15_000;
+  const timer = setTimeout(() => {
+    why ??= 'timeout';
+    controller.abort();
+  }, timeoutMs);
+  const secrets = opts.apiKey ? [opts.apiKey] : [];
+  const aborted = (): ParleyError | undefined =>
+    why === 'cancelled' ? new ParleyError('cancelled', `GET ${url} was cancelled.`, { url })
+    : why === 'timeout' ? new ParleyError('timeout', `GET ${url} got no complete answer within ${Math.round(timeoutMs / 1000)} s.`, { url, timeout: 'headers' })
+    : undefined;
   try {
     let attempt: Attempt;
+    let text: string;
     try {
       attempt = await send(opts, 'GET', url, undefined, controller.signal);
+      text = await readText(attempt.response, 4 * 1024 * 1024);
     } catch (e) {
       if (e instanceof ParleyError) throw e;
-      throw new ParleyError(controller.signal.aborted ? 'timeout' : 'connection', controller.signal.aborted ? `GET ${url} timed out.` : describeConnectionError(e, url), { url });
+      throw aborted() ?? new ParleyError('connection', describeConnectionError(e, url), { url });
     }
-    const text = await readText(attempt.response, 4 * 1024 * 1024);
-    if (!attempt.response.ok) throw errorFromResponse(attempt.response.status, attempt.response.headers.get('content-type'), text, { url, secrets: opts.apiKey ? [opts.apiKey] : [] });
+    const status = attempt.response.status;
+    const contentType = attempt.response.headers.get('content-type');
+    if (!attempt.response.ok) throw errorFromResponse(status, contentType, text, { url, secrets });
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      throw errorFromResponse(attempt.response.status, attempt.response.headers.get('content-type'), text, { url });
+      throw errorFromResponse(status, contentType, text, { url, secrets });
     }
     const o = json as { data?: unknown; models?: unknown; error?: unknown };
-    if (o && o.error !== undefined && o.data === undefined) throw errorFromResponse(200, 'application/json', text, { url });
+    if (o && o.error !== undefined && o.error !== null && o.data === undefined) throw errorFromResponse(200, 'application/json', text, { url, secrets });
     const list = Array.isArray(o?.data) ? o.data : Array.isArray(o?.models) ? o.models : Array.isArray(json) ? (json as unknown[]) : undefined;
     if (!list) throw new ParleyError('protocol', `GET ${url} did not return a model list.`, { url });
     const ids: string[] = [];

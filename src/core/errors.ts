@@ -37,10 +37,13 @@ export class ParleyError extends Error {
   url?: string;
 
   constructor(kind: ErrorKind, message: string, details: ErrorDetails = {}) {
-    super(message);
+    // A safety net: whatever built the message, key-shaped tokens and keys in query strings do not survive.
+    super(redact(message, []));
     this.name = 'ParleyError';
     this.kind = kind;
     Object.assign(this, details);
+    if (this.url !== undefined) this.url = redact(this.url, []);
+    if (this.providerMessage !== undefined) this.providerMessage = redact(this.providerMessage, []);
   }
 
   override toString(): string {
@@ -58,24 +61,67 @@ export interface WireError {
   status?: number;
 }
 
+/**
+ * Pydantic/FastAPI validation details (Mistral, vLLM): `[{loc: ['body', 'stream_options'], msg, type, input}]`.
+ * Gives the messages without `input` (which echoes what was sent) and the first location as `param`.
+ */
+function validationDetail(v: unknown): { message: string; param?: string } | undefined {
+  if (typeof v === 'string') {
+    // Mistral's older 422 puts the whole document in a string.
+    if (!/^\s*[[{]/.test(v)) return undefined;
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return undefined;
+    }
+  }
+  if (isRecord(v) && Array.isArray(v.detail)) v = v.detail;
+  if (!Array.isArray(v) || v.length === 0) return undefined;
+  const parts: string[] = [];
+  let param: string | undefined;
+  for (const d of v) {
+    if (!isRecord(d)) continue;
+    const loc = Array.isArray(d.loc) ? d.loc.filter((x) => typeof x === 'string' || typeof x === 'number').map(String) : [];
+    const path = (loc[0] === 'body' ? loc.slice(1) : loc).join('.');
+    param ??= path || undefined;
+    const msg = typeof d.msg === 'string' ? d.msg : typeof d.message === 'string' ? d.message : '';
+    parts.push(path ? `${path}: ${msg || (typeof d.type === 'string' ? d.type : 'invalid')}` : msg);
+  }
+  return parts.length ? { message: parts.join('; '), param } : undefined;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Reads the error out of a parsed body, whatever shape the server chose. */
 export function wireError(body: unknown): WireError | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const b = body as Record<string, unknown>;
+  if (!isRecord(body)) return undefined;
+  const b = body;
   let e: unknown = b.error;
-  if (e === undefined && (b.object === 'error' || (typeof b.message !== 'undefined' && b.choices === undefined && (b.type !== undefined || b.code !== undefined)))) e = b;
+  if (e === undefined && (b.object === 'error' || b.object === 'Error' || (typeof b.message !== 'undefined' && b.choices === undefined && (b.type !== undefined || b.code !== undefined)))) e = b;
   if (e === undefined && typeof b.detail === 'string') e = { message: b.detail };
-  if (typeof e === 'string') return { message: e };
-  if (typeof e !== 'object' || e === null) return undefined;
-  const o = e as Record<string, unknown>;
-  const message = typeof o.message === 'string' ? o.message : o.message !== undefined ? JSON.stringify(o.message) : JSON.stringify(o);
+  if (e === undefined && Array.isArray(b.detail)) e = { detail: b.detail };
+  if (typeof e === 'string') {
+    const v = validationDetail(e);
+    return v ? { message: v.message, param: v.param } : { message: e };
+  }
+  if (!isRecord(e)) return undefined;
+  const o = e;
+  const detail = validationDetail(o.message) ?? validationDetail(o.detail);
+  const message = detail
+    ? detail.message
+    : typeof o.message === 'string' ? o.message
+    : o.message !== undefined && o.message !== null ? JSON.stringify(o.message)
+    : typeof o.msg === 'string' ? o.msg
+    : JSON.stringify(o);
   const code = typeof o.code === 'string' ? o.code : undefined;
   const status = typeof o.code === 'number' ? o.code : typeof o.status === 'number' ? o.status : typeof o.status_code === 'number' ? o.status_code : undefined;
   return {
     message,
     type: typeof o.type === 'string' ? o.type : undefined,
     code,
-    param: typeof o.param === 'string' ? o.param : undefined,
+    param: typeof o.param === 'string' && o.param ? o.param : detail?.param,
     status,
   };
 }
@@ -107,7 +153,9 @@ function hostOf(url: string): string {
 /** A typed error from a server's error object, whatever HTTP status carried it (200 included). */
 export function errorFromWire(status: number, w: WireError, ctx: { url: string; model?: string; secrets?: readonly string[] }): ParleyError {
   const provider = redact(w.message, ctx.secrets ?? []);
-  const effective = status >= 400 ? status : w.status ?? status;
+  // A status inside the body counts only when it is one (Mistral puts 3001 in `code`).
+  const inner = w.status !== undefined && w.status >= 100 && w.status <= 599 ? w.status : undefined;
+  const effective = status >= 400 ? status : inner ?? status;
   const details: ErrorDetails = { status: effective, code: w.code, param: w.param, providerMessage: provider, url: ctx.url };
   const host = hostOf(ctx.url);
   const code = `${w.code ?? ''} ${w.type ?? ''}`;

@@ -9,7 +9,7 @@ function escapeRegExp(s: string): string {
 /**
  * Returns text with every known secret, every `Bearer <token>`, every key-shaped token (`sk-…`)
  * and every masked echo of a key (OpenAI's 401 says "Incorrect API key provided: sk-ab***wxyz")
- * replaced by `[redacted]`.
+ * replaced by `[redacted]`, and so is the value of a key-like query parameter (`?key=…`, `&api-key=…`).
  */
 export function redact(text: string, secrets: readonly string[] = []): string {
   let out = text;
@@ -17,6 +17,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
     if (s && s.length >= MIN_SECRET) out = out.replace(new RegExp(escapeRegExp(s), 'g'), '[redacted]');
   }
   return out
+    .replace(/([?&](?:api[-_]?key|key|token|access_token|auth)=)[^&\s#"']+/gi, '$1[redacted]')
     .replace(/\b(Bearer)\s+[^\s"',;]+/gi, '$1 [redacted]')
     .replace(/(API key provided:\s*)[^\s"',;]+/gi, '$1[redacted]')
     .replace(/\b(?:sk|pk|rk|gsk|xai)-[A-Za-z0-9_-]{16,}/g, '[redacted]')

@@ -9,12 +9,14 @@ const CLOSE = '</think>';
 
 /** Splits leading `<think>…</think>` out of content, even when the tags arrive split across chunks. */
 class ThinkSplitter {
-  private mode: 'start' | 'think' | 'answer' = 'start';
+  // 'gap': just past </think>, where the blank lines before the answer are dropped, whichever chunk brings them.
+  private mode: 'start' | 'think' | 'gap' | 'answer' = 'start';
   private held = '';
 
   /** Feeds content; returns the text and reasoning parts it can already decide on. */
   feed(chunk: string): { text: string; reasoning: string } {
     if (this.mode === 'answer') return { text: chunk, reasoning: '' };
+    if (this.mode === 'gap') return { text: this.afterThink(chunk), reasoning: '' };
     this.held += chunk;
     let text = '';
     let reasoning = '';
@@ -37,10 +39,10 @@ class ThinkSplitter {
     const end = this.held.indexOf(CLOSE);
     if (end >= 0) {
       reasoning = this.held.slice(0, end);
-      text = this.held.slice(end + CLOSE.length).replace(/^\s+/, '');
+      const rest = this.held.slice(end + CLOSE.length);
       this.held = '';
-      this.mode = 'answer';
-      return { text, reasoning };
+      this.mode = 'gap';
+      return { text: this.afterThink(rest), reasoning };
     }
     // Hold back what could be the start of </think>.
     let keep = 0;
@@ -53,6 +55,12 @@ class ThinkSplitter {
     reasoning = this.held.slice(0, this.held.length - keep);
     this.held = this.held.slice(this.held.length - keep);
     return { text, reasoning };
+  }
+
+  private afterThink(chunk: string): string {
+    const text = chunk.replace(/^\s+/, '');
+    if (text) this.mode = 'answer';
+    return text;
   }
 
   /** Past any <think> block: content is answer text, with nothing held back. */
@@ -105,6 +113,16 @@ class ChoiceState {
       toolCalls: this.tools.map((t) => ({ id: t.call.id, type: 'function', function: { name: t.call.function.name, arguments: t.call.function.arguments } })),
       finishReason: this.finishReason,
     };
+  }
+}
+
+function isCompleteJson(s: string): boolean {
+  if (!s.trim()) return false;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
   }
 }
 
@@ -241,9 +259,12 @@ export class Accumulator {
     let state: ToolState | undefined;
     if (typeof tc.index === 'number') {
       state = c.byIndex.get(tc.index);
+      // A different id at a known index is a new call (some servers number every call 0).
+      if (state && id !== undefined && state.call.id && state.call.id !== id) state = c.byId.get(id);
       if (!state) {
         state = { call: { id: id ?? '', type: 'function', function: { name: name ?? '', arguments: '' } } };
         c.byIndex.set(tc.index, state);
+        if (id !== undefined) c.byId.set(id, state);
         c.tools.push(state);
       }
     } else if (id !== undefined) {
@@ -254,8 +275,12 @@ export class Accumulator {
         c.tools.push(state);
       }
     } else {
-      // No index and no id: a continuation of the call at the same position, or a new one.
+      // No index and no id: a continuation of the call at the same position, or a new one. A name marks a new
+      // call when the candidate already has another name, or already holds complete JSON arguments.
       state = c.tools[pos] ?? c.tools[c.tools.length - 1];
+      if (state && name !== undefined && state.call.function.name && (state.call.function.name !== name || isCompleteJson(state.call.function.arguments))) {
+        state = undefined;
+      }
       if (!state) {
         state = { call: { id: '', type: 'function', function: { name: name ?? '', arguments: '' } } };
         c.tools.push(state);
