@@ -1,30 +1,41 @@
-// `npm run bench`: the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the openai SDK), then
-// the render benchmark in Chromium. Each prints ratios against a baseline measured in the same run.
+// `npm run bench`: builds and runs the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the
+// openai SDK), then the render benchmark when bench/render.mjs exists. Each prints ratios against a baseline
+// measured in the same run. Exits non-zero when either fails.
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT } from './vscode-host.mjs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const clientBundle = join(ROOT, 'out', 'bench', 'client.js');
+
+// Bundled like the extension (node, cjs), so Parley's client runs as it ships; the SDK is bundled the same way.
 await esbuild.build({
   entryPoints: [join(ROOT, 'bench', 'client.ts')],
-  outfile: join(ROOT, 'out', 'bench', 'client.js'),
+  outfile: clientBundle,
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
+  sourcemap: 'linked',
   logLevel: 'warning',
 });
 
 let failed = false;
-const run = (args) => {
+function run(title, args) {
+  console.log(`━━ ${title} ━━`);
   const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) failed = true;
-};
-console.log('━━ client ━━');
-run(['--expose-gc', join(ROOT, 'out', 'bench', 'client.js')]);
-if (existsSync(join(ROOT, 'bench', 'render.mjs'))) {
-  console.log('\n━━ render ━━');
-  run([join(ROOT, 'bench', 'render.mjs')]);
+  if (r.status !== 0) {
+    console.error(`${title} benchmark failed (${r.error?.message ?? `exit ${r.status ?? r.signal}`})`);
+    failed = true;
+  }
+}
+
+run('client', [clientBundle]);
+const render = join(ROOT, 'bench', 'render.mjs');
+if (existsSync(render)) {
+  console.log();
+  run('render', [render]);
 }
 process.exit(failed ? 1 : 0);
