@@ -313,6 +313,8 @@ const row = (cells: string[], widths: number[]) => cells.map((c, i) => (i === 0 
 
 async function main(): Promise<void> {
   const seed = Number(process.env.BENCH_SEED ?? Date.now() % 1_000_000);
+  // Before the first read, so that it counts other work on the machine rather than this benchmark's own.
+  const load = loadavg()[0];
   const { base, bodyBytes, child: server } = await startServer();
   try {
     const paced = `${base}/paced`;
@@ -332,9 +334,8 @@ async function main(): Promise<void> {
     console.log(`Client benchmark: ${CHUNKS.toLocaleString('en-US')} content chunks (${(Buffer.byteLength(EXPECTED) / 1024).toFixed(0)} KB of text, ` +
       `${(bodyBytes / MB).toFixed(1)} MB of SSE) from a local server in its own process`);
     console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} x${cpus().length}. Medians of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, each round every way once in random order (seed ${seed}).`);
-    const load = loadavg()[0];
     if (load > cpus().length / 2) {
-      console.log(`Warning: the machine is busy (load average ${load.toFixed(1)} on ${cpus().length} CPUs): wall times are noisy; CPU times less so.`);
+      console.log(`Warning: the machine was busy at the start (load average ${load.toFixed(1)} on ${cpus().length} CPUs): wall times are noisy; CPU times less so.`);
     }
     console.log('\nFull speed: the server writes the whole body at once, so each network read holds hundreds of chunks.');
     console.log(row(['', 'first delta', 'total', 'CPU', 'total range', 'vs floor'], W));
@@ -391,7 +392,7 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       node: process.version,
       cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}`,
-      loadAverage: loadavg()[0],
+      loadAverageAtStart: load,
       chunks: CHUNKS,
       bodyBytes,
       rounds: ROUNDS,
