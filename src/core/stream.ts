@@ -245,13 +245,13 @@ export class Accumulator {
     if (Array.isArray(d.tool_calls)) {
       for (let pos = 0; pos < d.tool_calls.length; pos++) {
         const tc = d.tool_calls[pos];
-        if (isObject(tc)) this.toolCall(c, tc, pos, out);
+        if (isObject(tc)) this.toolCall(c, tc, pos, d.tool_calls.length, out);
       }
     }
   }
 
   /** Tool calls are assembled by index, else by id, else by position; only `arguments` is concatenated. */
-  private toolCall(c: ChoiceState, tc: Record<string, unknown>, pos: number, out: StreamEvent[]): void {
+  private toolCall(c: ChoiceState, tc: Record<string, unknown>, pos: number, count: number, out: StreamEvent[]): void {
     const id = typeof tc.id === 'string' && tc.id.length > 0 ? tc.id : undefined;
     const fn = isObject(tc.function) ? tc.function : {};
     const name = typeof fn.name === 'string' && fn.name.length > 0 ? fn.name : undefined;
@@ -275,9 +275,9 @@ export class Accumulator {
         c.tools.push(state);
       }
     } else {
-      // No index and no id: a continuation of the call at the same position, or a new one. A name marks a new
-      // call when the candidate already has another name, or already holds complete JSON arguments.
-      state = c.tools[pos] ?? c.tools[c.tools.length - 1];
+      // No index and no id: a delta listing several calls continues them by position; a lone entry continues
+      // the latest call. A name starts a new call when that call has another name or complete JSON arguments.
+      state = count > 1 ? c.tools[pos] : c.tools[c.tools.length - 1];
       if (state && name !== undefined && state.call.function.name && (state.call.function.name !== name || isCompleteJson(state.call.function.arguments))) {
         state = undefined;
       }
