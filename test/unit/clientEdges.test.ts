@@ -268,6 +268,21 @@ describe('nothing hangs, nothing is lost', function () {
     });
   });
 
+  it('the request timeout covers only the headers, and an idle timeout of 0 is off', async () => {
+    await withServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const piece of ['slow ', 'but ', 'steady']) {
+        res.write(sse([chunk(piece)], { done: false }));
+        await new Promise((r) => setTimeout(r, 150));
+      }
+      res.end(sse([chunk('', {}, 'stop')]));
+    }, async (s) => {
+      const r = await streamChat(opts(s, { requestTimeoutMs: 100, idleTimeoutMs: 0 }), BODY).result;
+      assert.equal(r.ended, 'done', r.error?.message);
+      assert.equal(r.text, 'slow but steady');
+    });
+  });
+
   it('an already aborted signal sends nothing', async () => {
     await withServer((_req, res) => void res.end(), async (s) => {
       const r = await streamChat(opts(s, { signal: AbortSignal.abort() }), BODY).result;
