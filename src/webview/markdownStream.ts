@@ -3,10 +3,40 @@ import { completeBlockEnds } from './blocks';
 import { md, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
-/** Shortest time between two renders of the open block: ~30 updates a second read as smooth streaming. */
-const OPEN_INTERVAL_MS = 32;
+/**
+ * Shortest time between two renders of the open block (and commits of the blocks that completed meanwhile):
+ * ~15 updates a second still read as streaming, and keep the last text on screen well within 100 ms.
+ */
+const OPEN_INTERVAL_MS = 64;
 /** The open block may take at most 1/OPEN_BUDGET of the time (a long code block re-renders less often). */
 const OPEN_BUDGET = 20;
+
+/**
+ * An unclosed fence at the start of a block, whose info string is a plain language name. Nothing but the
+ * fence rule can claim such a line (a table needs a "|", an indented code block four spaces), so the block
+ * stays a code block, whatever follows, until a closing fence line.
+ */
+const FENCE_OPEN = /^\n*(`{3,}|~{3,})[\w+#.-]*[ \t]*\n/;
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/gm;
+
+/** Where (just past its newline) the first line in `lines` that closes a fence opened with `marker` ends, or -1. */
+function fenceCloseEnd(lines: string, marker: string): number {
+  FENCE_LINE.lastIndex = 0;
+  for (let m = FENCE_LINE.exec(lines); m; m = FENCE_LINE.exec(lines)) {
+    if (m[1][0] === marker[0] && m[1].length >= marker.length) return m.index + m[0].length + 1;
+  }
+  return -1;
+}
+
+/** The open block while it is an unclosed code fence: its code streams in as plain text. */
+interface LiveFence {
+  marker: string;
+  /** Offset in the open block's source up to which lines are shown in `done`. */
+  shownTo: number;
+  /** The complete lines so far (only ever appended to) and the partial last line. */
+  done: Text;
+  partial: Text;
+}
 
 /**
  * Renders one assistant reply into `el`. Text arrives with append(); work happens at most once per
@@ -30,8 +60,18 @@ export class MarkdownStream {
   private env: object = {};
   private hasReferences = false;
 
-  /** How far src was looked at for complete blocks. */
+  /** How far src was looked at for complete blocks, and the block ends (in the tail) found there. */
   private scannedTo = 0;
+  private ends: number[] = [];
+  /** Set while the open block is an unclosed code fence (see streamFence). */
+  private fence?: LiveFence;
+  /**
+   * The .code-block element whose code streamed in as text. Until it is committed, renders of the open block
+   * move their highlighted code into it, so that the reader's <pre> (and its scroll position) stays.
+   */
+  private liveBlock?: HTMLElement;
+  /** Offset in src of a block that starts with a fence but does not stream as text (it closed, or is odd). */
+  private plainFenceAt = -1;
   /** performance.now() before which the open block is not rendered again (see flush). */
   private openDueAt = 0;
 
@@ -70,36 +110,145 @@ export class MarkdownStream {
   }
 
   /**
-   * Renders whatever changed since the last frame. Called by the frame scheduler (or directly). Complete
-   * blocks are committed at once; the open block re-renders at most every OPEN_INTERVAL_MS, and less often
-   * when rendering it is slow (a long code block), so that it never takes more than ~1/OPEN_BUDGET of the time.
+   * Renders whatever changed since the last frame. Called by the frame scheduler (or directly).
+   * While the open block is an unclosed code fence, its new text is appended on every frame (cheap: no parsing,
+   * no highlighting, no sanitising of a Text node). Otherwise the open block re-renders at most every
+   * OPEN_INTERVAL_MS, and less often when rendering it is slow, so that it never takes more than
+   * ~1/OPEN_BUDGET of the time; blocks that completed meanwhile are committed then, from that same render.
    */
   flush(force = false): void {
     if (this.finished) return;
+    if (force) this.openDueAt = 0;
     const tail = this.src.slice(this.committed);
-    // Blocks can only complete when a line does: without a new newline there is nothing to look for.
-    const newLine = this.src.indexOf('\n', this.scannedTo) !== -1;
-    this.scannedTo = this.src.length;
-    const ends = newLine ? completeBlockEnds(md, tail, this.env) : [];
-    let start = 0;
-    ends.forEach((end, i) => {
-      this.commitBlock(tail, start, end, i);
-      start = end;
-    });
-    if (start > 0) {
-      this.committed += start;
-      this.openRender = undefined;
-      this.renderedOpen = undefined;
+    if (this.fence) {
+      const closedAt = this.streamFence(tail);
+      if (closedAt < 0) return;
+      // The fence closed: nothing that follows can change it, so it is final now (highlighted, in the same
+      // element). Committed here rather than when the next block starts, it is highlighted just once.
+      this.commitFence(tail.slice(0, closedAt));
+      this.streamed(this.src.slice(this.committed));
+      return;
     }
+    this.streamed(tail);
+  }
+
+  /** The part of flush after fence mode: commits complete blocks and renders the open block when due. */
+  private streamed(tail: string): void {
     const now = performance.now();
-    // After a commit the open element still shows the committed text: it must render now.
-    if (force || start > 0 || now >= this.openDueAt) {
-      this.renderOpen(tail.slice(start));
-      const took = performance.now() - now;
-      this.openDueAt = now + Math.max(OPEN_INTERVAL_MS, took * OPEN_BUDGET);
-    } else if (tail.slice(start) !== this.renderedOpen) {
-      requestFlush(this);
+    // Blocks can only complete when a line does: without a new newline the last scan still holds.
+    if (this.src.indexOf('\n', this.scannedTo) !== -1) this.ends = completeBlockEnds(md, tail, this.env);
+    this.scannedTo = this.src.length;
+    const ends = this.ends;
+    const start = ends.length ? ends[ends.length - 1] : 0;
+    // A code fence starting the open block streams as text at once, so it does not wait for a render.
+    const fenceNext = this.committed + start !== this.plainFenceAt && FENCE_OPEN.test(tail.slice(start, start + 64));
+    if (!fenceNext && now < this.openDueAt) {
+      if (tail !== this.renderedOpen) requestFlush(this);
+      return;
     }
+    if (ends.length) this.commitBlocks(tail, ends);
+    const open = tail.slice(start);
+    if (fenceNext && this.enterFence(open)) return;
+    this.renderOpen(open);
+    const took = performance.now() - now;
+    this.openDueAt = now + Math.max(OPEN_INTERVAL_MS, took * OPEN_BUDGET);
+  }
+
+  /**
+   * Commits the blocks that end at `ends` (offsets in `tail`). One render of the whole tail serves both them and
+   * the open block after them, unless the open block's last render already shows them.
+   */
+  private commitBlocks(tail: string, ends: number[]): void {
+    const start = ends[ends.length - 1];
+    if (!this.covers(tail.slice(0, start), ends)) {
+      this.renderedOpen = undefined;
+      this.renderOpen(tail);
+    }
+    const r = this.openRender;
+    let from = 0;
+    ends.forEach((end, i) => {
+      this.commitBlock(tail, from, end, i);
+      from = end;
+    });
+    this.committed += start;
+    this.ends = [];
+    this.openRender = undefined;
+    this.renderedOpen = undefined;
+    if (this.liveBlock && this.liveBlock.parentNode !== this.open) this.liveBlock = undefined;
+    // What is left of that render is the render of the rest: the open block.
+    const k = ends.length;
+    if (r && r.source === tail && r.starts[k] === start && r.els.every((el, i) => (el.parentNode === this.open) === (i >= k))) {
+      this.openRender = { source: tail.slice(start), starts: r.starts.slice(k).map((s) => s - start), els: r.els.slice(k) };
+      this.renderedOpen = tail.slice(start);
+    }
+  }
+
+  /** True if the open block's last render shows `done` (the blocks about to be committed) as they are now. */
+  private covers(done: string, ends: number[]): boolean {
+    const r = this.openRender;
+    if (!r || !r.source.startsWith(done)) return false;
+    return ends.every((end, i) => r.starts[i + 1] === end);
+  }
+
+  /**
+   * Starts streaming the open block as plain code if it is an unclosed fence: its frame (toolbar, <pre><code>)
+   * comes from rendering the opening line, then the code goes in as Text nodes.
+   */
+  private enterFence(open: string): boolean {
+    const m = FENCE_OPEN.exec(open);
+    if (!m) return false;
+    const lineEnd = open.lastIndexOf('\n') + 1;
+    this.plainFenceAt = this.committed;
+    if (fenceCloseEnd(open.slice(m[0].length, lineEnd), m[1]) >= 0) return false;
+    this.renderOpen(m[0]);
+    const block = this.open.firstElementChild;
+    const code = block?.querySelector(':scope > pre > code');
+    if (this.open.childElementCount !== 1 || !block?.classList.contains('code-block') || !code) return false;
+    this.plainFenceAt = -1;
+    const done = document.createTextNode(open.slice(m[0].length, lineEnd));
+    const partial = document.createTextNode(open.slice(lineEnd));
+    code.replaceChildren(done, partial);
+    this.fence = { marker: m[1], shownTo: lineEnd, done, partial };
+    this.liveBlock = block as HTMLElement;
+    this.openRender = undefined;
+    this.renderedOpen = undefined;
+    return true;
+  }
+
+  /**
+   * Shows the fence's new text. Returns -1, or once a closing fence line arrived (and fence mode is over),
+   * the offset in `open` just past that line.
+   */
+  private streamFence(open: string): number {
+    const f = this.fence!;
+    const lineEnd = open.lastIndexOf('\n') + 1;
+    if (lineEnd > f.shownTo) {
+      const lines = open.slice(f.shownTo, lineEnd);
+      const close = fenceCloseEnd(lines, f.marker);
+      if (close >= 0) {
+        this.fence = undefined;
+        return f.shownTo + close;
+      }
+      f.done.appendData(lines);
+      f.shownTo = lineEnd;
+    }
+    const partial = open.slice(f.shownTo);
+    if (f.partial.data !== partial) f.partial.data = partial;
+    return -1;
+  }
+
+  /** Commits `source` (the open block: a fence, through its closing line), rendered into the live element. */
+  private commitFence(source: string): void {
+    const block = this.newBlock(false);
+    block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
+    this.open.before(block);
+    this.liveBlock = undefined;
+    this.committed += source.length;
+    this.scannedTo = this.committed;
+    this.ends = [];
+    this.openRender = undefined;
+    this.renderedOpen = undefined;
+    this.onBlock?.(block);
   }
 
   /**
@@ -116,6 +265,10 @@ export class MarkdownStream {
       this.src = normalised ?? this.src;
       this.committed = 0;
       this.scannedTo = 0;
+      this.ends = [];
+      this.fence = undefined;
+      this.plainFenceAt = -1;
+      this.liveBlock = undefined;
       this.renderedOpen = undefined;
       this.openRender = undefined;
       this.env = {};
@@ -125,8 +278,11 @@ export class MarkdownStream {
     } else {
       this.flush(true);
     }
-    // The open block becomes a plain final block; its content is already current unless the text changed.
+    // The open block becomes a plain final block; its content is already current unless the text changed
+    // or it is a code fence that streamed as text.
+    this.fence = undefined;
     this.renderOpen(this.src.slice(this.committed));
+    this.liveBlock = undefined;
     this.open.classList.remove('open');
     this.finished = true;
     this.onBlock?.(this.open);
@@ -163,7 +319,7 @@ export class MarkdownStream {
       }
     }
     if (reusable) block.append(r!.els[index]);
-    else block.append(renderMarkdown(tail.slice(start, end), this.env));
+    else block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
     this.open.before(block);
     this.onBlock?.(block);
   }
@@ -176,11 +332,29 @@ export class MarkdownStream {
       this.open.replaceChildren();
     } else {
       const { fragment, starts } = renderMarkdownBlocks(source, this.env);
+      this.adoptLiveBlock(fragment);
       const els = Array.from(fragment.children);
       this.openRender = els.length === starts.length ? { source, starts, els } : undefined;
       this.open.replaceChildren(fragment);
     }
     this.onOpenRendered?.(this.open);
+  }
+
+  /**
+   * If `fragment` starts with the rendering of the code block that streamed as text, puts the live element in
+   * its place with the newly rendered (highlighted) code: same output, and the reader's <pre> stays.
+   */
+  private adoptLiveBlock(fragment: DocumentFragment): DocumentFragment {
+    const live = this.liveBlock;
+    const first = fragment.firstElementChild;
+    if (!live || live.parentNode !== this.open || !first?.classList.contains('code-block')) return fragment;
+    if (first.getAttribute('data-lang') !== live.getAttribute('data-lang')) return fragment;
+    const code = first.querySelector(':scope > pre > code');
+    const liveCode = live.querySelector(':scope > pre > code');
+    if (!code || !liveCode || code.className !== liveCode.className) return fragment;
+    liveCode.replaceChildren(...code.childNodes);
+    first.replaceWith(live);
+    return fragment;
   }
 
   private newBlock(open: boolean): HTMLElement {
