@@ -206,6 +206,12 @@ function printTimeline(buffer) {
   for (const [name, us] of [...total].sort((a, b) => b[1] - a[1]).slice(0, 16)) {
     console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  x${count.get(name)}  ${name}`);
   }
+  const layouts = list.filter((e) => e.ph === 'X' && e.name === 'Layout' && mains.has(`${e.pid}:${e.tid}`));
+  const sum = (f) => layouts.reduce((n, e) => n + (f(e) ?? 0), 0);
+  const q = Math.ceil(layouts.length / 4);
+  layouts.sort((x, y) => x.ts - y.ts);
+  console.error(`  layout ms by quarter of the run: ${[0, 1, 2, 3].map((i) => (layouts.slice(i * q, (i + 1) * q).reduce((n, e) => n + e.dur, 0) / 1000).toFixed(0)).join(', ')}`);
+  console.error(`  layouts: ${layouts.length}, dirty objects ${sum((e) => e.args?.beginData?.dirtyObjects)}, of total ${sum((e) => e.args?.beginData?.totalObjects)}, partial ${sum((e) => (e.args?.beginData?.partialLayout ? 1 : 0))}`);
   const tasks = list.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mains.has(`${e.pid}:${e.tid}`)).sort((a, b) => b.dur - a.dur).slice(0, 5);
   for (const t of tasks) {
     const inside = list.filter((e) => e.ph === 'X' && e.pid === t.pid && e.tid === t.tid && e.ts >= t.ts && e.ts + (e.dur ?? 0) <= t.ts + t.dur && e !== t && (e.dur ?? 0) > t.dur / 10);

@@ -206,6 +206,89 @@ describe('chat webview (Chromium)', function () {
     }
   });
 
+  it('streams a long code fence as text into one <pre>, and highlights it once it closes', async () => {
+    const lines = Array.from({ length: 80 }, (_, i) => `const value${i} = compute(${i}, "<img src=x onerror=window.__pwned=1>");`);
+    const text = `Here is the code:\n\n\`\`\`typescript\n${lines.join('\n')}\n\`\`\`\n\nDone.\n`;
+    await host(snapshot([user('u1', 'code please')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    const fenceAt = text.indexOf('const value0');
+    const pieces = chunks(text, 19);
+    let sent = 0;
+    let checked = 0;
+    for (const [n, piece] of pieces.entries()) {
+      await host({ type: 'delta', turnId: 'a1', text: piece });
+      sent += piece.length;
+      if (n % 3 === 0) await frames();
+      if (sent > fenceAt + 200 && checked === 0) {
+        await frames();
+        // The open fence streams as plain text: no highlighting yet, nothing but text inside <code>.
+        const state = await page.evaluate(() => {
+          const pre = document.querySelector('article[aria-label="Parley"] .blk.open .code-block pre');
+          window.__kept = pre;
+          const code = pre?.querySelector('code');
+          return { pre: !!pre, elements: code?.children.length, text: code?.textContent };
+        });
+        assert.equal(state.pre, true, 'the open fence shows as a code block');
+        assert.equal(state.elements, 0, 'streamed code is plain text');
+        assert.ok(state.text?.startsWith('const value0 = compute(0, "<img src=x onerror=window.__pwned=1>");\n'), state.text);
+        checked++;
+      } else if (checked > 0 && sent < text.indexOf('\n```\n\nDone') && n % 20 === 0) {
+        await frames();
+        const same = await page.evaluate(() => {
+          const pre = document.querySelector('article[aria-label="Parley"] .code-block pre');
+          return pre === window.__kept && pre?.querySelector('code')?.children.length === 0;
+        });
+        assert.equal(same, true, 'the same <pre> element, still plain text');
+        checked++;
+      }
+    }
+    assert.ok(checked > 5);
+    await frames();
+    await page.waitForFunction(() => document.querySelector('article[aria-label="Parley"] .code-block code .hljs-keyword'), undefined, WAIT);
+    const closed = await page.evaluate(() => {
+      const pre = document.querySelector('article[aria-label="Parley"] .code-block pre')!;
+      return { same: pre === window.__kept, connected: pre.isConnected, final: !pre.closest('.blk.open') };
+    });
+    assert.deepEqual(closed, { same: true, connected: true, final: true }, 'highlighted in place once the fence closed, and final');
+    await host({ type: 'turnEnd', turn: reply('a1', text, 'done') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const end = await page.evaluate(() => {
+      const pre = document.querySelector('article[aria-label="Parley"] .code-block pre')!;
+      return { same: pre === window.__kept, keywords: pre.querySelectorAll('.hljs-keyword').length, imgs: document.querySelectorAll('.md img').length, pwned: window.__pwned };
+    });
+    assert.equal(end.same, true);
+    assert.ok(end.keywords >= 80, `highlighted (got ${end.keywords} keywords)`);
+    assert.equal(end.imgs, 0);
+    assert.equal(end.pwned, undefined);
+    // Exactly what a one-shot render gives.
+    await host(snapshot([user('u1', 'code please'), reply('a1', text)]));
+    const oneShot = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md > .blk > *')).map((e) => e.outerHTML).join(''));
+    assert.ok(oneShot.includes('hljs-keyword'));
+    await host(snapshot([user('u1', 'code please')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    for (const piece of chunks(text, 37)) await host({ type: 'delta', turnId: 'a1', text: piece });
+    await frames();
+    await host({ type: 'turnEnd', turn: reply('a1', text, 'done') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const streamed = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md > .blk > *')).map((e) => e.outerHTML).join(''));
+    assert.equal(streamed, oneShot);
+  });
+
+  it('ends a reply cut off inside a code fence highlighted, in the same <pre>', async () => {
+    const text = '```python\n' + Array.from({ length: 50 }, (_, i) => `def f${i}(x):\n    return x + ${i}`).join('\n');
+    await host(snapshot([user('u1', 'code')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    for (const piece of chunks(text, 17)) await host({ type: 'delta', turnId: 'a1', text: piece });
+    await frames();
+    await page.evaluate(() => { window.__kept = document.querySelector('.blk.open .code-block pre'); });
+    await host({ type: 'turnEnd', turn: reply('a1', text, 'incomplete') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const end = await page.evaluate(() => {
+      const pre = document.querySelector('article[aria-label="Parley"] .code-block pre')!;
+      return { same: !!window.__kept && pre === window.__kept, keywords: pre.querySelectorAll('.hljs-keyword').length, text: pre.textContent };
+    });
+    assert.equal(end.same, true);
+    assert.ok(end.keywords >= 50, `highlighted (got ${end.keywords})`);
+    assert.ok(end.text?.endsWith('return x + 49'));
+  });
+
   it('announces streamed text in sentences, not tokens', async () => {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     for (const piece of chunks('The first sentence is here. The second one follows', 3)) {
