@@ -165,6 +165,22 @@ export function renderMarkdownBlocks(src: string, env: object = {}): { fragment:
   return { fragment: DOMPurify.sanitize(html) as unknown as DocumentFragment, starts };
 }
 
+const fenceFrames = new Map<string, DocumentFragment>();
+
+/**
+ * The rendering of a code fence's opening line alone (an empty code block: toolbar, <pre><code>), for a fence
+ * whose code streams in as text. Cached by line: every fence in a language has the same frame.
+ */
+export function renderFenceFrame(openingLine: string): DocumentFragment {
+  let frame = fenceFrames.get(openingLine);
+  if (!frame) {
+    frame = renderMarkdown(openingLine);
+    if (fenceFrames.size >= 64) fenceFrames.clear();
+    fenceFrames.set(openingLine, frame);
+  }
+  return frame.cloneNode(true) as DocumentFragment;
+}
+
 function blockStarts(tokens: Token[], src: string): number[] {
   const lines: number[] = [];
   for (const t of tokens) if (t.level === 0 && t.nesting !== -1 && t.map) lines.push(t.map[0]);

@@ -1,6 +1,6 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
-import { md, renderMarkdown, renderMarkdownBlocks } from './markdown';
+import { md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
 /**
@@ -200,7 +200,9 @@ export class MarkdownStream {
     const lineEnd = open.lastIndexOf('\n') + 1;
     this.plainFenceAt = this.committed;
     if (fenceCloseEnd(open.slice(m[0].length, lineEnd), m[1]) >= 0) return false;
-    this.renderOpen(m[0]);
+    this.openRender = undefined;
+    this.renderedOpen = undefined;
+    this.open.replaceChildren(renderFenceFrame(m[0].replace(/^\n+/, '')));
     const block = this.open.firstElementChild;
     const code = block?.querySelector(':scope > pre > code');
     if (this.open.childElementCount !== 1 || !block?.classList.contains('code-block') || !code) return false;
@@ -210,8 +212,6 @@ export class MarkdownStream {
     code.replaceChildren(done, partial);
     this.fence = { marker: m[1], shownTo: lineEnd, done, partial };
     this.liveBlock = block as HTMLElement;
-    this.openRender = undefined;
-    this.renderedOpen = undefined;
     return true;
   }
 
