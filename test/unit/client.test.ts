@@ -480,14 +480,16 @@ describe('cancellation, redirects, complete() and models', function () {
   });
 
   it('complete() gives the same result type for a JSON completion, and sends no key when none is set', async () => {
-    await withServer((req, res) => {
+    await withServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: '{"a":1}', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } }));
-      assert.equal(req.json.stream, false);
-      assert.equal(req.json.stream_options, undefined);
-      assert.equal(req.headers.authorization, undefined);
     }, async (s) => {
       const r = await complete(opts(s), BODY);
+      // Checked on the recorded request: an assertion inside the handler would fail unseen.
+      assert.equal(s.requests.length, 1);
+      assert.equal(s.requests[0].json.stream, false);
+      assert.equal(s.requests[0].json.stream_options, undefined);
+      assert.equal(s.requests[0].headers.authorization, undefined);
       assert.equal(r.text, '{"a":1}');
       assert.equal(r.ended, 'done');
       assert.deepEqual(r.toolCalls, [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }]);
