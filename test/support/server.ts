@@ -115,6 +115,38 @@ export function sse(events: Array<object | string>, opts: { done?: boolean; eol?
 
 export type SplitMode = 'whole' | 'bytewise' | 'random';
 
+/**
+ * Piece sizes of a random split: small (1–24 bytes, so nearly every line and many characters are cut), large
+ * (1 byte to 4 KB, whole events and runs of events in one read, as a real network delivers them), or mixed.
+ */
+export type PieceSizes = 'small' | 'large' | 'mixed';
+
+/** One way of delivering a body; `seed` and `pieces` apply to random splits only. */
+export interface Way {
+  mode: SplitMode;
+  seed?: number;
+  pieces?: PieceSizes;
+}
+
+/**
+ * The ways every stream test delivers a body: whole, byte by byte, and three random splits (small, large and
+ * mixed pieces, each from its own seed derived from `seed`). A failing random split is reproduced from its label.
+ */
+export function allWays(seed: number): Way[] {
+  return [
+    { mode: 'whole' },
+    { mode: 'bytewise' },
+    { mode: 'random', seed, pieces: 'small' },
+    { mode: 'random', seed: seed + 1, pieces: 'large' },
+    { mode: 'random', seed: seed + 2, pieces: 'mixed' },
+  ];
+}
+
+/** A way's name for test titles and assertion messages: "whole", "bytewise", "random small (seed 7)". */
+export function wayLabel(w: Way): string {
+  return w.mode === 'random' ? `random ${w.pieces ?? 'small'} (seed ${w.seed ?? 1})` : w.mode;
+}
+
 /** A small deterministic PRNG, so a failing random split can be reproduced from its seed. */
 function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -134,8 +166,17 @@ function flush(res: ServerResponse, piece: Buffer): Promise<void> {
   });
 }
 
+/** The size of the next random piece. */
+function pieceSize(rand: () => number, pieces: PieceSizes): number {
+  const small = () => 1 + Math.floor(rand() * 24);
+  const large = () => 1 + Math.floor(rand() * 4096);
+  if (pieces === 'small') return small();
+  if (pieces === 'large') return large();
+  return rand() < 0.5 ? small() : large();
+}
+
 /** Writes a body in pieces (each flushed separately), then ends the response. */
-export async function writeSplit(res: ServerResponse, body: string | Buffer, mode: SplitMode, seed = 1): Promise<void> {
+export async function writeSplit(res: ServerResponse, body: string | Buffer, mode: SplitMode, seed = 1, pieces: PieceSizes = 'small'): Promise<void> {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   if (mode === 'whole') {
     res.end(bytes);
@@ -144,9 +185,14 @@ export async function writeSplit(res: ServerResponse, body: string | Buffer, mod
   const rand = mulberry32(seed);
   let i = 0;
   while (i < bytes.length && !res.destroyed) {
-    const n = mode === 'bytewise' ? 1 : 1 + Math.floor(rand() * 24);
+    const n = mode === 'bytewise' ? 1 : pieceSize(rand, pieces);
     await flush(res, bytes.subarray(i, i + n));
     i += n;
   }
   if (!res.destroyed) res.end();
+}
+
+/** writeSplit() the way `w` says. */
+export function writeWay(res: ServerResponse, body: string | Buffer, w: Way): Promise<void> {
+  return writeSplit(res, body, w.mode, w.seed ?? 1, w.pieces ?? 'small');
 }
