@@ -21,7 +21,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const history = new HistoryStore(context.globalStorageUri, context.globalState);
   const chat = new ChatController(requester, history, log);
   const services = {} as Services;
-  const view = new ChatViewProvider(context.extensionUri, chat, viewActions(services), log);
+  const testing = context.extensionMode === vscode.ExtensionMode.Test;
+  const view = new ChatViewProvider(context.extensionUri, chat, viewActions(services), log, testing);
   Object.assign(services, { chat, view, requester, keys, usage, log } satisfies Services);
   await chat.restore();
 
@@ -39,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     keys.onDidChange(() => void chat.endpointChanged()),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.endpointChanged()),
   );
-  return context.extensionMode === vscode.ExtensionMode.Test ? { ...services, context, history } : undefined;
+  return testing ? { ...services, context, history } : undefined;
 }
 
 export function deactivate(): void {}

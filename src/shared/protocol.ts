@@ -132,7 +132,7 @@ export type HostMessage =
   /** The composer's input was refused (empty, too large, bad image): shown next to the composer, nothing sent. */
   | { type: 'composerError'; text: string }
   /** Put text back in the composer (Edit last question). */
-  | { type: 'composerText'; text: string }
+  | { type: 'composerText'; text: string; images?: ImageView[] }
   | { type: 'imageAttached'; image: ImageView }
   | { type: 'focusComposer' };
 

@@ -13,7 +13,8 @@ import type { ErrorView, HeaderView, HostMessage, ImageView, SetupView, TurnStat
 import { readSettings } from './config';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
-import type { Requester, TargetProblem } from './requester';
+import type { Requester, Target, TargetProblem } from './requester';
+import { isLoopbackOrigin } from './secrets';
 
 /** What a turn's end looks like to the reader. */
 export function statusOf(r: ChatResult): TurnStatus {
@@ -91,22 +92,19 @@ export class ChatController implements vscode.Disposable {
 
   /** Everything the webview needs to draw itself from nothing (also mid-stream). */
   async snapshot(): Promise<void> {
-    this.flushDelta();
-    const problem = await this.problem();
+    const target = await this.requester.target();
+    const problem = 'kind' in target ? target : undefined;
+    // The snapshot carries every delta received so far, so a queued one would be applied twice.
+    this.dropPendingDelta();
     this.post({
       type: 'snapshot',
       conversation: toView(this.conversation),
       generating: this.generating,
-      header: this.header(),
+      header: this.header(target),
       setup: problem ? this.setupView(problem) : undefined,
       pendingContext: this.pendingContext.map(({ code: _c, ...chip }) => chip),
     });
     void this.refreshModels();
-  }
-
-  private async problem(): Promise<TargetProblem | undefined> {
-    const t = await this.requester.target();
-    return 'kind' in t ? t : undefined;
   }
 
   private setupView(p: TargetProblem): SetupView {
@@ -126,15 +124,24 @@ export class ChatController implements vscode.Disposable {
     };
   }
 
-  header(): HeaderView {
-    const s = readSettings();
-    let endpoint = String(s.baseUrl);
-    try {
-      endpoint = new URL(String(s.baseUrl)).host;
-    } catch {
-      // Shown as typed; the setup card says what is wrong with it.
-    }
-    return { model: s.model, endpoint, demo: s.model === DEMO_MODEL, models: this.models.get(endpoint) ?? [] };
+  /**
+   * The header names the endpoint requests actually go to: the user's own until a workspace-set origin is allowed.
+   * The demo endpoint is `npm start`'s, on loopback with its own model name.
+   */
+  private header(target: Target | TargetProblem): HeaderView {
+    const model = readSettings().model;
+    let endpoint: string;
+    if (!('kind' in target)) endpoint = target.host;
+    else if (target.kind === 'no-key') endpoint = new URL(target.origin).host;
+    else endpoint = String(readSettings().baseUrl); // shown as typed; the setup card says what is wrong with it
+    const demo = model === DEMO_MODEL && !('kind' in target) && isLoopbackOrigin(target.endpoint.origin);
+    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [] };
+  }
+
+  private async postHeader(): Promise<Target | TargetProblem> {
+    const target = await this.requester.target();
+    this.post({ type: 'header', header: this.header(target) });
+    return target;
   }
 
   /** Asks GET /models once per endpoint; the header then offers a picker. Failure means "type the name". */
@@ -149,15 +156,14 @@ export class ChatController implements vscode.Disposable {
       this.models.set(t.host, []);
       this.log.debug(`GET models failed: ${e instanceof Error ? e.message : String(e)}`);
     }
-    this.post({ type: 'header', header: this.header() });
+    this.post({ type: 'header', header: this.header(t) });
     return this.models.get(t.host) ?? [];
   }
 
   /** Endpoint or key changed: redraw header and setup card. */
   async endpointChanged(): Promise<void> {
-    this.post({ type: 'header', header: this.header() });
-    const p = await this.problem();
-    this.post({ type: 'setup', setup: p ? this.setupView(p) : undefined });
+    const t = await this.postHeader();
+    this.post({ type: 'setup', setup: 'kind' in t ? this.setupView(t) : undefined });
     void this.refreshModels();
   }
 
@@ -299,6 +305,12 @@ export class ChatController implements vscode.Disposable {
     this.flushTimer ??= setTimeout(() => this.flushDelta(), 16);
   }
 
+  private dropPendingDelta(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.pendingDelta = undefined;
+  }
+
   private flushDelta(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
@@ -351,7 +363,7 @@ export class ChatController implements vscode.Disposable {
     if (user.contextItems?.length) this.pendingContext.push(...user.contextItems);
     await this.history.save(this.conversation);
     await this.snapshot();
-    this.post({ type: 'composerText', text: user.text });
+    this.post({ type: 'composerText', text: user.text, images: user.images });
   }
 
   /** After a truncated reply: asks the model to go on. */

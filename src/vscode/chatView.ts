@@ -1,5 +1,6 @@
 // The chat WebviewView: HTML with a strict CSP, and routing of validated webview messages to the controller.
 import * as vscode from 'vscode';
+import { webviewCsp } from '../shared/csp';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../shared/protocol';
 import type { ChatController } from './chatController';
 import type { Log } from './log';
@@ -17,15 +18,23 @@ export interface ViewActions {
 
 export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
-  /** The last messages posted to the webview; tests scan them for secrets. */
-  lastPosted: HostMessage[] = [];
+  /** Only when VS Code runs the extension's tests: the last messages posted, the HTML and options set. */
+  readonly recorded: { posted: HostMessage[]; html?: string; options?: vscode.WebviewOptions; cspSource?: string } | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly chat: ChatController,
     private readonly actions: ViewActions,
     private readonly log: Log,
-  ) {}
+    record = false,
+  ) {
+    this.recorded = record ? { posted: [] } : undefined;
+  }
+
+  /** The messages posted to the webview lately (tests scan them); empty outside tests. */
+  get lastPosted(): HostMessage[] {
+    return this.recorded?.posted ?? [];
+  }
 
   get visible(): boolean {
     return this.view?.visible ?? false;
@@ -37,6 +46,11 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: [dist, media] };
     view.webview.html = this.html(view.webview);
+    if (this.recorded) {
+      this.recorded.options = view.webview.options;
+      this.recorded.html = view.webview.html;
+      this.recorded.cspSource = view.webview.cspSource;
+    }
     // Nothing is posted until the webview says it is ready; then it gets a full snapshot.
     const sub = view.webview.onDidReceiveMessage((raw) => void this.receive(raw));
     view.onDidDispose(() => {
@@ -52,13 +66,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const nonce = nonceOf();
     const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
     const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.css'));
-    const csp = [
-      "default-src 'none'",
-      `img-src ${webview.cspSource} data:`,
-      `style-src ${webview.cspSource}`,
-      `font-src ${webview.cspSource}`,
-      `script-src 'nonce-${nonce}'`,
-    ].join('; ');
+    const csp = webviewCsp(webview.cspSource, nonce);
     return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -79,8 +87,10 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   private post(m: HostMessage): void {
     const view = this.view;
     if (!view) return;
-    this.lastPosted.push(m);
-    if (this.lastPosted.length > 200) this.lastPosted.splice(0, this.lastPosted.length - 200);
+    if (this.recorded) {
+      this.recorded.posted.push(m);
+      if (this.recorded.posted.length > 200) this.recorded.posted.splice(0, this.recorded.posted.length - 200);
+    }
     void view.webview.postMessage(m);
   }
 

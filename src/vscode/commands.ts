@@ -417,6 +417,14 @@ export function registerCommands(s: Services): vscode.Disposable[] {
       s.log.info('Endpoint adaptations forgotten.');
       void vscode.window.showInformationMessage('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
     }),
+    reg('parley.resetWorkspaceOrigins', async () => {
+      const n = await s.requester.resetWorkspaceOrigins();
+      s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints.`);
+      void vscode.window.showInformationMessage(n
+        ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; Parley asks again before using one.`
+        : 'Parley: there were no answers about workspace endpoints to forget.');
+      await s.chat.endpointChanged();
+    }),
     reg('parley.selectModel', () => selectModel(s)),
     reg('parley.showLog', () => s.log.show()),
   ];

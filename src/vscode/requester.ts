@@ -13,20 +13,28 @@ import type { UsageTracker } from './usage';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
 export interface Prompts {
-  /** Asked once per origin when a workspace points Parley somewhere other than the user's own endpoint. */
-  allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean>;
+  /**
+   * Asked once per origin when a workspace points Parley somewhere other than the user's own endpoint.
+   * Undefined means the question was dismissed: not an answer, so it is asked again next time.
+   */
+  allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean | undefined>;
 }
 
 export const vscodePrompts: Prompts = {
   async allowWorkspaceOrigin(origin, userOrigin) {
     const allow = 'Allow';
+    const mine = 'Use My Endpoint';
     const answer = await vscode.window.showWarningMessage(
       `This workspace's settings point Parley at ${origin} instead of your own endpoint (${userOrigin}). Send chat requests there?`,
-      { modal: true, detail: 'Your API key for that origin, if you set one, would go with them. Parley remembers your answer for this origin.' },
+      {
+        modal: true,
+        detail: 'Your API key for that origin, if you set one, would go with them. Parley remembers your answer for this origin; '
+          + '"Parley: Forget Workspace Endpoint Answers" asks again.',
+      },
       allow,
-      'Use My Endpoint',
+      mine,
     );
-    return answer === allow;
+    return answer === allow ? true : answer === mine ? false : undefined;
   },
 };
 
@@ -110,8 +118,16 @@ export class Requester {
     if (Object.prototype.hasOwnProperty.call(answers, origin)) return answers[origin] === true;
     if (!interactive) return false;
     const allowed = await this.prompts.allowWorkspaceOrigin(origin, userOrigin);
-    await this.state.update(APPROVALS_STATE, { ...answers, [origin]: allowed });
+    if (allowed === undefined) return false;
+    await this.state.update(APPROVALS_STATE, { ...this.state.get<Record<string, boolean>>(APPROVALS_STATE, {}), [origin]: allowed });
     return allowed;
+  }
+
+  /** Forgets every answer about workspace-set origins; each is asked again before its next request. */
+  async resetWorkspaceOrigins(): Promise<number> {
+    const n = Object.keys(this.state.get<Record<string, boolean>>(APPROVALS_STATE, {})).length;
+    await this.state.update(APPROVALS_STATE, undefined);
+    return n;
   }
 
   clientOptions(t: Target, signal?: AbortSignal): ClientOptions {

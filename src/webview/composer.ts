@@ -58,8 +58,10 @@ export class Composer {
     this.sendButton.classList.toggle('stop', value);
   }
 
-  /** Puts text in the composer (Edit last question) and focuses it. */
-  setText(text: string): void {
+  /** Puts a question back in the composer (Edit last question), with its images, and focuses it. */
+  setText(text: string, images: ImageView[] = []): void {
+    this.images = images.slice(0, LIMITS.maxImages);
+    this.renderThumbs();
     this.input.value = text;
     this.onInput();
     this.focus();
@@ -132,7 +134,10 @@ export class Composer {
 
   private send(): void {
     const text = this.input.value;
-    if (!text.trim() && this.images.length === 0) return;
+    if (!text.trim() && this.images.length === 0) {
+      this.showError('Type a question first.');
+      return;
+    }
     if (text.length > LIMITS.promptChars) {
       this.showError(`The message is too long (${text.length.toLocaleString('en-US')} characters; the limit is ${LIMITS.promptChars.toLocaleString('en-US')}).`);
       return;

@@ -77,7 +77,7 @@ function handle(msg: HostMessage): void {
       break;
     case 'composerText':
       showChat();
-      composer.setText(msg.text);
+      composer.setText(msg.text, msg.images);
       break;
     case 'imageAttached':
       composer.addImage(msg.image);

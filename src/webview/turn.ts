@@ -167,6 +167,8 @@ export class TurnItem {
     this.host.thinkingChanged();
     if (!this.rendered) return;
     this.updateThinkingLabel();
+    // The host's final reasoning is the truth; deltas were a preview of it.
+    if (this.reasoningText && this.reasoningText.data !== (turn.reasoning ?? '')) this.reasoningText.data = turn.reasoning ?? '';
     if (this.stream && !this.stream.isFinished) {
       this.stream.finish(turn.text);
       this.renderChrome();

@@ -134,6 +134,59 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(store.list()[0].title, 'Remember me');
   });
 
+  test('the view closed and rebuilt mid-stream: its snapshot plus the later deltas give exactly the final text and reasoning', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const event = (delta: object) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
+    let turnId = '';
+    const rebuilt = () => api.view.lastPosted.some((m) => m.type === 'snapshot' && m.conversation.turns.some((t) => t.id === turnId));
+    let last = 0;
+    script = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // Paced, so that deltas keep arriving while the rebuilt view asks for and receives its snapshot, and for a
+      // while after it (the server runs in this extension host, so it can see the snapshot go out).
+      for (let i = 0, after = 0; i < 5000 && after < 40; i++) {
+        res.write(event(i % 3 === 0 ? { reasoning_content: `r${i} ` } : { content: `w${i} ` }));
+        last = i;
+        if (i === 20) await hold;
+        else await new Promise((r) => setTimeout(r, 4));
+        if (i > 20 && rebuilt()) after++;
+      }
+      res.write(`data: ${JSON.stringify(chunk('', 'stop'))}\n\n`);
+      res.end('data: [DONE]\n\n');
+    };
+    await vscode.commands.executeCommand('parley.openChat');
+    const asking = api.chat.send('Stream while I close the panel', []);
+    await waitFor('the held part of the stream', () => lastAssistant()?.text.includes('w20 '));
+    turnId = lastAssistant().id;
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    api.view.lastPosted.length = 0;
+    await vscode.commands.executeCommand('parley.openChat');
+    release();
+    await asking;
+    const reply = lastAssistant();
+    assert.equal(reply.status, 'done');
+    const posted = [...api.view.lastPosted];
+    const at = posted.map((m) => m.type === 'snapshot' && m.conversation.turns.some((t) => t.id === turnId)).lastIndexOf(true);
+    assert.ok(at >= 0, 'the rebuilt view got a snapshot holding the streaming turn');
+    const snap = posted[at];
+    assert.ok(snap.type === 'snapshot');
+    const seen = snap.conversation.turns.find((t) => t.id === turnId)!;
+    let text = seen.text;
+    let reasoning = seen.reasoning ?? '';
+    for (const m of posted.slice(at + 1)) {
+      if (m.type !== 'delta' || m.turnId !== turnId) continue;
+      text += m.text ?? '';
+      reasoning += m.reasoning ?? '';
+    }
+    assert.ok(text.length > seen.text.length, 'deltas followed the snapshot (the stream was still going)');
+    assert.equal(text, reply.text, 'no delta lost or applied twice');
+    assert.equal(reasoning, reply.reasoning);
+    assert.ok(seen.status === 'streaming', 'the snapshot was taken mid-stream');
+    assert.match(reply.text, new RegExp(`^w1 w2 w4 .* w${last % 3 === 0 ? last - 1 : last} $`));
+  });
+
   test('Regenerate replaces the last reply, Edit puts the last question back, Continue follows a truncated reply', async () => {
     let n = 0;
     script = (_req, res) => {

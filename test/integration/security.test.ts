@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
 import { chats, chunk, containsSecret, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
+import { webviewCsp } from '../../src/shared/csp';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
 
@@ -67,6 +68,105 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     assert.deepEqual(asked, [b.origin], 'asked once, for the workspace origin, and remembered');
     assert.equal(b.requests.length, 0, 'the workspace origin received nothing');
     assert.equal(chats(a).length, 2, 'the user endpoint was used instead');
+  });
+
+  test('until a workspace origin is allowed, the header names the endpoint requests really go to; a dismissed question is asked again', async () => {
+    await userSettings({ baseUrl: a.url, model: 'm' });
+    await vscode.commands.executeCommand('parley.openChat');
+    await waitFor('the chat view to be ready', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
+    await vscode.workspace.getConfiguration('parley').update('baseUrl', b.url, vscode.ConfigurationTarget.Workspace);
+    await waitFor('the workspace value to apply', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === b.url);
+    await api.requester.resetWorkspaceOrigins();
+    try {
+      await headerAndConsent();
+    } finally {
+      await api.requester.resetWorkspaceOrigins();
+      await vscode.workspace.getConfiguration('parley').update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
+    }
+  });
+
+  async function headerAndConsent(): Promise<void> {
+    api.view.lastPosted.length = 0;
+    await api.chat.endpointChanged();
+    const header = await waitFor('a header message', () => api.view.lastPosted.find((m) => m.type === 'header'));
+    assert.ok(header.type === 'header');
+    assert.equal(header.header.endpoint, new URL(a.origin).host, 'the user endpoint, not the workspace one');
+
+    const asked: string[] = [];
+    const realPrompts = api.requester.prompts;
+    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (asked.push(origin), undefined) };
+    try {
+      await api.chat.send('first', []);
+      await api.chat.send('second', []);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+    assert.deepEqual(asked, [b.origin, b.origin], 'a dismissal is not remembered as an answer');
+    assert.equal(b.requests.length, 0, 'nothing went to the workspace origin');
+    assert.equal(chats(a).length, 2);
+
+    api.requester.prompts = { allowWorkspaceOrigin: async () => true };
+    try {
+      await api.chat.send('third', []);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+    assert.equal(chats(b).length, 1, 'allowed: the workspace origin is used');
+    api.view.lastPosted.length = 0;
+    await api.chat.endpointChanged();
+    const allowed = await waitFor('a header message', () => api.view.lastPosted.find((m) => m.type === 'header'));
+    assert.ok(allowed.type === 'header');
+    assert.equal(allowed.header.endpoint, new URL(b.origin).host);
+
+    await vscode.commands.executeCommand('parley.resetWorkspaceOrigins');
+    const again: string[] = [];
+    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (again.push(origin), false) };
+    try {
+      await api.chat.send('fourth', []);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+    assert.deepEqual(again, [b.origin], 'Forget Workspace Endpoint Answers makes Parley ask again');
+    assert.equal(chats(b).length, 1);
+  }
+
+  test('a new remote origin with no key gets the no-key card and nothing is sent; marking it keyless is remembered', async () => {
+    const remote = 'https://parley-no-key.invalid';
+    await userSettings({ baseUrl: remote, model: 'm' });
+    try {
+      const t = await api.requester.target();
+      assert.ok('kind' in t && t.kind === 'no-key', 'no key for the new origin');
+      await api.chat.send('hello?', []);
+      const reply = api.chat.current.turns.at(-1);
+      assert.equal(reply?.status, 'error');
+      assert.deepEqual(reply?.error?.actions.slice(0, 2), ['setApiKey', 'markNoKey']);
+      assert.match(String(reply?.error?.title), /parley-no-key\.invalid/);
+      assert.equal(reply?.usage, undefined, 'nothing was sent, so nothing is counted');
+
+      await api.keys.markNoKeyNeeded(remote);
+      const keyless = await api.requester.target();
+      assert.ok(!('kind' in keyless), 'marked as needing none');
+      assert.equal(keyless.apiKey, undefined, 'and no other origin\'s key is borrowed');
+    } finally {
+      await api.keys.delete(remote);
+      await userSettings({ baseUrl: a.url });
+    }
+  });
+
+  test('the real webview gets the strict CSP, no command URIs and only the bundle and media folders', async () => {
+    await vscode.commands.executeCommand('parley.openChat');
+    const rec = await waitFor('the view to be resolved', () => (api.view.recorded?.html ? api.view.recorded : undefined));
+    const html = String(rec.html);
+    const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html);
+    const nonce = /<script nonce="([^"]+)"/.exec(html)?.[1];
+    const source = String(rec.cspSource);
+    assert.ok(meta && nonce && source, 'a CSP meta tag and a nonced script');
+    assert.equal(meta[1], webviewCsp(source, nonce));
+    assert.doesNotMatch(meta[1].split(source).join(''), /https?:|\*|unsafe|'self'/, 'no origin but the webview resources\'');
+    assert.equal((html.match(/<script/g) ?? []).length, 1, 'one script, the bundle');
+    assert.equal(rec.options?.enableCommandUris, false);
+    const roots = (rec.options?.localResourceRoots ?? []).map((u) => path.relative(api.context.extensionUri.fsPath, u.fsPath)).sort();
+    assert.deepEqual(roots, ['dist', 'media']);
   });
 
   test('the key for origin A is never sent to origin B', async () => {
@@ -137,10 +237,18 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
         for (const k of memento.keys()) assert.equal(containsSecret(memento.get(k), KEY_A), false, `${name} state ${k}`);
       }
 
-      // Output channel log files live under the window's log folder.
+      // Output channel log files live under the window's log folder. They are written with a delay: wait until the
+      // failed request's lines are on disk, or the scan could pass by reading the log before the leak was written.
       const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
+      const echoHost = new URL(echo.origin).host;
+      await waitFor(`the Parley log to record the 401 from ${echoHost}`, async () => {
+        for (const f of await filesUnder(logRoot)) {
+          const text = await fs.readFile(f, 'utf8').catch(() => '');
+          if (text.includes(echoHost) && /\b401\b/.test(text)) return true;
+        }
+        return false;
+      }, 15_000);
       const files = await filesUnder(logRoot);
-      assert.ok(files.length > 0, `log files under ${logRoot}`);
       let sawParleyLog = false;
       for (const f of files) {
         const text = await fs.readFile(f, 'utf8').catch(() => '');

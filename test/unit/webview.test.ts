@@ -3,6 +3,7 @@ import * as assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { webviewCsp } from '../../src/shared/csp';
 import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
 
@@ -50,7 +51,8 @@ describe('chat webview (Chromium)', function () {
     const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
     const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
     await buildWebview();
-    harness = await startHarness();
+    // The host's own policy, so these tests render under exactly what users get.
+    harness = await startHarness({ csp: webviewCsp });
     browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
   });
 
@@ -315,6 +317,30 @@ describe('chat webview (Chromium)', function () {
     const send = await waitPosted('send');
     assert.deepEqual(send, { type: 'send', text: 'line one\nline two', images: [] });
     assert.equal(await input.inputValue(), '');
+  });
+
+  it('an empty prompt says what to do and sends nothing', async () => {
+    await host(snapshot());
+    const input = page.getByLabel('Message Parley');
+    await input.click();
+    await page.keyboard.type('   ');
+    await page.keyboard.press('Enter');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction(() => document.body.textContent?.includes('Type a question first.'), undefined, WAIT);
+    assert.equal((await posted()).some((m) => m.type === 'send'), false);
+    await page.keyboard.type('now a question');
+    assert.equal(await page.evaluate(() => document.body.textContent?.includes('Type a question first.')), false, 'typing clears it');
+  });
+
+  it('Edit puts the last question back with its images', async () => {
+    await host(snapshot());
+    const image = { name: 'dot.png', dataUrl: 'data:image/png;base64,iVBORw0KGgo=' };
+    await host({ type: 'composerText', text: 'What is in this picture?', images: [image] });
+    await page.waitForFunction(() => (document.querySelector('textarea') as HTMLTextAreaElement).value === 'What is in this picture?', undefined, WAIT);
+    assert.equal(await page.locator('img.thumb[alt="dot.png"]').count(), 1, 'the thumbnail is back in the composer');
+    await page.keyboard.press('Enter');
+    const send = await waitPosted('send');
+    assert.deepEqual(send, { type: 'send', text: 'What is in this picture?', images: [image] });
   });
 
   it('turns Send into Stop while generating; Stop and Escape post cancel', async () => {

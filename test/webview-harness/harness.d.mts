@@ -7,4 +7,9 @@ export interface Harness {
   served: string[];
   close(): Promise<void>;
 }
-export declare function startHarness(options?: { distDir?: string; extraFiles?: Record<string, string> }): Promise<Harness>;
+export declare function startHarness(options?: {
+  distDir?: string;
+  extraFiles?: Record<string, string>;
+  /** The page's Content Security Policy for a resource origin and a nonce. */
+  csp?: (cspSource: string, nonce: string) => string;
+}): Promise<Harness>;

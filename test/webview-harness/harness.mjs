@@ -44,9 +44,12 @@ document.addEventListener('securitypolicyviolation', (e) => {
 window.__host = (msg) => window.postMessage(msg, '*');
 `;
 
-function page(nonce, cspSource, theme, script) {
-  // The same policy the extension host sets on the real webview.
-  const csp = `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; font-src ${cspSource}; script-src 'nonce-${nonce}';`;
+// The benchmark's default; the webview tests pass the host's own policy (src/shared/csp.ts) as `csp`.
+const defaultCsp = (cspSource, nonce) =>
+  `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; font-src ${cspSource}; script-src 'nonce-${nonce}'`;
+
+function page(nonce, cspSource, theme, script, cspFor) {
+  const csp = cspFor(cspSource, nonce);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -69,7 +72,7 @@ function page(nonce, cspSource, theme, script) {
  * (e.g. a benchmark's baseline bundle) to paths. Open `${url}?theme=light&script=name.js` for variants.
  * Every path the server was asked for is kept in `served`.
  */
-export async function startHarness({ distDir = resolve(here, '../../dist'), extraFiles = {} } = {}) {
+export async function startHarness({ distDir = resolve(here, '../../dist'), extraFiles = {}, csp = defaultCsp } = {}) {
   const files = {
     'webview.js': join(distDir, 'webview.js'),
     'webview.css': join(distDir, 'webview.css'),
@@ -88,7 +91,7 @@ export async function startHarness({ distDir = resolve(here, '../../dist'), extr
       const script = url.searchParams.get('script') ?? 'webview.js';
       if (!(script in files)) { res.writeHead(404).end(); return; }
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(page(nonce, origin, theme, script));
+      res.end(page(nonce, origin, theme, script, csp));
       return;
     }
     const name = url.pathname.slice(1);

@@ -1,0 +1,15 @@
+// The chat webview's Content Security Policy, in one place: the host sets it and the Chromium tests render under it.
+
+/**
+ * Nothing loads but the bundle's own script (by nonce), styles, fonts and images from the webview's resource origin,
+ * and `data:` images (pasted attachments). No remote origin anywhere, so model output cannot make the page fetch.
+ */
+export function webviewCsp(cspSource: string, nonce: string): string {
+  return [
+    "default-src 'none'",
+    `img-src ${cspSource} data:`,
+    `style-src ${cspSource}`,
+    `font-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+}
