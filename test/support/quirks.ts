@@ -5,7 +5,7 @@
 // integration tests inside VS Code: everything here is plain Node and imports no 'vscode'.
 import type * as http from 'node:http';
 import * as net from 'node:net';
-import { startTestServer, type Handler, type RecordedRequest, type TestServer } from './server';
+import { startTestServer, writeWay, type Handler, type RecordedRequest, type TestServer, type Way } from './server';
 
 /** A request handler for startTestServer(). */
 export type { Handler } from './server';
@@ -240,6 +240,11 @@ export interface ReplyOptions {
   usage?: 'when-asked' | 'always' | 'never';
   /** Send `data: [DONE]`. Default true. */
   done?: boolean;
+  /**
+   * Deliver the streamed body this way (whole, byte by byte, random splits) instead of one flush per event.
+   * Default: one flush per event.
+   */
+  way?: Way;
 }
 
 export interface ServerOptions extends ReplyOptions {
@@ -351,6 +356,11 @@ export async function writeReply(req: RecordedRequest, res: http.ServerResponse,
     if (sendUsage) events.push({ ...base, choices: [], usage: USAGE });
   }
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  if (opts.way) {
+    let text = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+    if (opts.done ?? true) text += 'data: [DONE]\n\n';
+    return writeWay(res, text, opts.way);
+  }
   for (const e of events) await flush(res, `data: ${JSON.stringify(e)}\n\n`);
   if (opts.done ?? true) await flush(res, 'data: [DONE]\n\n');
   if (!res.destroyed) res.end();

@@ -3,8 +3,8 @@ import * as assert from 'node:assert/strict';
 import { chatWithFallback, complete, streamChat, type ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { buildRequestBody, type RequestSettings } from '../../src/core/request';
-import type { ChatMessage, StreamEvent } from '../../src/core/types';
-import type { TestServer } from '../support/server';
+import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';
+import { allWays, wayLabel, type TestServer } from '../support/server';
 import {
   PARAM_PROFILES,
   QUIRK_PARAMS,
@@ -191,25 +191,33 @@ describe('quirks: reasoning under every name', function () {
   const THOUGHT = 'The user wants a short answer.';
 
   for (const form of REASONING_FORMS) {
-    it(`${reasoningUnder(form).description}: streamed reasoning goes to reasoning, the answer stays clean`, async () => {
-      await withServer(reasoningUnder(form, {}, THOUGHT), async (server) => {
-        const settings: RequestSettings = { model: 'test-model', stream: true };
-        const stream = streamChat(clientFor(server), buildRequestBody(settings, MESSAGES));
-        const events: StreamEvent[] = [];
-        for await (const e of stream) events.push(e);
-        const r = await stream.result;
+    it(`${reasoningUnder(form).description}: streamed reasoning goes to reasoning, the answer stays clean, read every way`, async () => {
+      const ways = allWays(REASONING_FORMS.indexOf(form) + 21);
+      const results: ChatResult[] = [];
+      for (const way of ways) {
+        await withServer(reasoningUnder(form, { way }, THOUGHT), async (server) => {
+          const at = wayLabel(way);
+          const settings: RequestSettings = { model: 'test-model', stream: true };
+          const stream = streamChat(clientFor(server), buildRequestBody(settings, MESSAGES));
+          const events: StreamEvent[] = [];
+          for await (const e of stream) events.push(e);
+          const r = await stream.result;
+          results.push(r);
 
-        assert.equal(r.ended, 'done', r.error?.message);
-        assert.equal(r.reasoning.trim(), THOUGHT);
-        assert.equal(r.text.trim(), 'OK');
-        assert.doesNotMatch(r.text, /think>|<th/);
-        assert.equal(r.reasoningField, form);
-        const kinds = events.filter((e) => e.type === 'reasoning' || e.type === 'text').map((e) => e.type);
-        assert.ok(kinds.length >= 2);
-        assert.ok(kinds.lastIndexOf('reasoning') < kinds.indexOf('text'), `reasoning comes before the answer: ${kinds.join(',')}`);
-        const streamedText = events.flatMap((e) => (e.type === 'text' ? [e.text] : [])).join('');
-        assert.doesNotMatch(streamedText, /think>|<th/, 'no tag fragment is ever shown as answer text');
-      });
+          assert.equal(r.ended, 'done', `${at}: ${r.error?.message}`);
+          assert.equal(r.reasoning.trim(), THOUGHT, at);
+          assert.equal(r.text.trim(), 'OK', at);
+          assert.doesNotMatch(r.text, /think>|<th/, at);
+          assert.equal(r.reasoningField, form, at);
+          const kinds = events.filter((e) => e.type === 'reasoning' || e.type === 'text').map((e) => e.type);
+          // Whole, every delta may arrive in one read and be merged into one event per kind.
+          assert.ok(kinds.length >= 2, `${at}: ${kinds.join(',')}`);
+          assert.ok(kinds.lastIndexOf('reasoning') < kinds.indexOf('text'), `${at}: reasoning comes before the answer: ${kinds.join(',')}`);
+          const streamedText = events.flatMap((e) => (e.type === 'text' ? [e.text] : [])).join('');
+          assert.doesNotMatch(streamedText, /think>|<th/, `${at}: no tag fragment is ever shown as answer text`);
+        });
+      }
+      for (let i = 1; i < ways.length; i++) assert.deepEqual(results[i], results[0], `${wayLabel(ways[i])} differs from whole`);
     });
 
     it(`${reasoningUnder(form).description}: the same without streaming`, async () => {
