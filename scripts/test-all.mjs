@@ -1,19 +1,31 @@
-// `npm test`: every test in one command: set-up, unit tests, integration suite in a real VS Code, UI tests. One summary.
+// `npm test`: every test in one command: set-up, unit tests, `npm start` smoke check, integration suite in a real VS Code,
+// UI tests. One summary.
 //
 // Each phase runs even when an earlier one failed (except that nothing needing VS Code runs when the set-up failed),
 // so one run shows everything that is broken. Exit code 1 when anything failed.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { ROOT, ensureProjectDependencies } from './vscode-host.mjs';
+import { ROOT, SetupError, ensureProjectDependencies, vsixIsFresh } from './vscode-host.mjs';
 
-// A fresh clone: `npm test` alone installs what it needs.
-ensureProjectDependencies();
+// A fresh clone, or a lock that changed since the last install: `npm test` alone installs what it needs.
+try {
+  ensureProjectDependencies();
+} catch (e) {
+  console.error(`[test] installing the project's dependencies failed: ${e instanceof SetupError ? e.message : e.stack}`);
+  console.error('[test] fix that (run `npm ci` and read its error), then run `npm test` again.');
+  process.exit(1);
+}
 
 const node = process.execPath;
 const phases = [
   { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
   { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
-  // The unit phase has just built out/test with `node esbuild.mjs --tests`; build again only if it failed.
+  // `npm start` brought up on free ports with a throwaway profile, checked over HTTP, and stopped (about 20 s).
+  // It reuses the .vsix when it is fresh (CI packages just before); else it runs `npm run package`, which leaves a
+  // minified dist/ behind.
+  { name: 'npm start smoke', cmd: node, args: [join(ROOT, 'scripts', 'start.mjs'), '--check'], needsSetup: true, packages: true },
+  // The unit phase has just built out/test and dist/ with `node esbuild.mjs --tests`; build again only if it failed,
+  // or if the smoke phase has packaged since (minified dist/, no source maps).
   { name: 'integration tests (real VS Code)', cmd: node, args: [join(ROOT, 'scripts', 'run-integration.mjs')], needsSetup: true, buildFlag: true },
   { name: 'UI tests (Playwright)', cmd: node, args: [join(ROOT, 'test', 'e2e', 'run.mjs')], needsSetup: true },
 ];
@@ -47,12 +59,14 @@ const results = [];
 const t0 = Date.now();
 let setupFailed = false;
 let unitPassed = false;
+let repackaged = false;
 for (const phase of phases) {
   if (phase.needsSetup && setupFailed) {
     results.push({ name: phase.name, status: 'skipped (set-up failed)', ok: false, ms: 0 });
     continue;
   }
-  const args = phase.buildFlag && unitPassed ? [...phase.args, '--no-build'] : phase.args;
+  const args = phase.buildFlag && unitPassed && !repackaged ? [...phase.args, '--no-build'] : phase.args;
+  if (phase.packages && !vsixIsFresh()) repackaged = true;
   console.log(`\n━━ ${phase.name} ━━`);
   const started = Date.now();
   const code = await runPhase(phase.cmd, args);

@@ -5,13 +5,18 @@
 // Run directly (`node scripts/vscode-host.mjs`) it only does the set-up, which is idempotent: a second run takes
 // well under a second.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The one place where the versions of code-server and of the Node it runs on are pinned. */
 export const VERSIONS = Object.freeze({ codeServer: '4.139.1', node: '24.21.0' });
+
+/** Limits for the slow steps, so that a hung npm or code-server CLI ends with a message instead of forever. */
+export const NPM_CI_TIMEOUT_MS = 15 * 60_000;
+export const PACKAGE_TIMEOUT_MS = 5 * 60_000;
+export const INSTALL_EXTENSION_TIMEOUT_MS = 2 * 60_000;
 
 /** Root of the repository. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -162,14 +167,60 @@ function installHost() {
 }
 
 /**
- * Installs the project's own dependencies (`npm ci`) when they are missing, so that `npm start` and `npm test`
- * alone set up a fresh clone.
+ * Why node_modules does not match package-lock.json, or undefined when it does. npm keeps a copy of the lock as it
+ * was installed in node_modules/.package-lock.json; a package whose version differs, a package of the lock that is
+ * missing (optional ones excepted: they are platform-specific), or a package that the lock no longer has, all mean
+ * that the lock changed (a pull, a switched branch) since the last `npm ci`.
+ */
+export function dependenciesOutOfDate(root = ROOT) {
+  let lock;
+  try {
+    lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+  } catch {
+    // No lock to compare with: fall back to checking that the dependencies exist at all.
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const missing = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((n) => !existsSync(join(root, 'node_modules', n, 'package.json')));
+    return missing.length ? `missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? '…' : ''}` : undefined;
+  }
+  let installed;
+  try {
+    installed = JSON.parse(readFileSync(join(root, 'node_modules', '.package-lock.json'), 'utf8'));
+  } catch {
+    return existsSync(join(root, 'node_modules')) ? 'node_modules has no .package-lock.json (not installed by npm ≥ 7)' : 'node_modules is missing';
+  }
+  const want = lock.packages ?? {};
+  const have = installed.packages ?? {};
+  const differences = [];
+  for (const [key, entry] of Object.entries(want)) {
+    if (!key.startsWith('node_modules/')) continue;
+    const got = have[key];
+    if (!got) {
+      if (!entry.optional) differences.push(`${key.slice(13)} missing`);
+    } else if (got.version !== entry.version) {
+      differences.push(`${key.slice(13)} ${got.version ?? '?'} installed, ${entry.version ?? '?'} in the lock`);
+    }
+  }
+  for (const key of Object.keys(have)) if (key.startsWith('node_modules/') && !(key in want)) differences.push(`${key.slice(13)} no longer in the lock`);
+  // The hidden lock can be right while a folder was deleted by hand: check the packages the build needs.
+  for (const name of ['esbuild', 'eventsource-parser']) if (want[`node_modules/${name}`] && !existsSync(join(root, 'node_modules', name, 'package.json'))) differences.push(`${name} missing`);
+  if (!differences.length) return undefined;
+  return `${differences.slice(0, 3).join('; ')}${differences.length > 3 ? ` (and ${differences.length - 3} more)` : ''}`;
+}
+
+/**
+ * Installs the project's own dependencies (`npm ci`) when they are missing or no longer match package-lock.json,
+ * so that `npm start` and `npm test` alone set up a fresh clone, and notice a changed lock.
  */
 export function ensureProjectDependencies() {
-  if (existsSync(join(ROOT, 'node_modules', '.bin', 'esbuild')) && existsSync(join(ROOT, 'node_modules', 'eventsource-parser'))) return;
-  log('installing the project\'s dependencies (npm ci)');
-  const r = spawnSync('npm', ['ci'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new SetupError('npm ci failed: run it by hand and read its error');
+  const why = dependenciesOutOfDate();
+  if (!why) return;
+  log(`node_modules does not match package-lock.json (${why}): installing the project's dependencies (npm ci)`);
+  const r = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit', timeout: NPM_CI_TIMEOUT_MS, killSignal: 'SIGKILL' });
+  if (r.error?.code === 'ETIMEDOUT') throw new SetupError(`npm ci did not finish within ${NPM_CI_TIMEOUT_MS / 60_000} minutes and was stopped: run \`npm ci\` by hand and read its output`);
+  if (r.signal) throw Object.assign(new SetupError(`npm ci was stopped by ${r.signal}`), { signal: r.signal });
+  if (r.status !== 0) throw new SetupError(`npm ci failed (exit ${r.status}): run \`npm ci\` by hand and read its error`);
+  const still = dependenciesOutOfDate();
+  if (still) throw new SetupError(`after npm ci, node_modules still does not match package-lock.json (${still}): run \`rm -rf node_modules && npm ci\``);
 }
 
 /**
@@ -226,18 +277,72 @@ function machineScopedKeys() {
   }
 }
 
-function updateSettingsFile(file, settings, defaults) {
-  mkdirSync(dirname(file), { recursive: true });
-  let current = {};
+/**
+ * Parses a settings.json as VS Code does: JSON with comments and trailing commas. Throws with the file's name when
+ * it is not even that, so that a person's file is never replaced by a fresh one.
+ */
+function readSettingsFile(file) {
+  let text;
   try {
-    current = JSON.parse(readFileSync(file, 'utf8'));
-  } catch {}
-  writeFileSync(file, `${JSON.stringify({ ...defaults, ...current, ...settings }, null, 2)}\n`);
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return {};
+  }
+  if (!text.trim()) return {};
+  // Drop comments, then commas before a closing bracket; both only outside strings.
+  const outsideStrings = (input, step) => {
+    let out = '';
+    for (let i = 0; i < input.length; i++) {
+      if (input[i] === '"') {
+        let j = i + 1;
+        while (j < input.length && input[j] !== '"') j += input[j] === '\\' ? 2 : 1;
+        out += input.slice(i, j + 1);
+        i = j;
+      } else {
+        const [emit, next] = step(input, i);
+        out += emit;
+        i = next;
+      }
+    }
+    return out;
+  };
+  const noComments = outsideStrings(text, (t, i) => {
+    if (t[i] === '/' && t[i + 1] === '/') {
+      const end = t.indexOf('\n', i);
+      return ['\n', end < 0 ? t.length : end];
+    }
+    if (t[i] === '/' && t[i + 1] === '*') {
+      const end = t.indexOf('*/', i + 2);
+      return [' ', end < 0 ? t.length : end + 1];
+    }
+    return [t[i], i];
+  });
+  const clean = outsideStrings(noComments, (t, i) => (t[i] === ',' && /^\s*[}\]]/.test(t.slice(i + 1, i + 200)) ? ['', i] : [t[i], i]));
+  try {
+    const value = JSON.parse(clean);
+    if (value && typeof value === 'object' && !Array.isArray(value)) return value;
+    throw new Error('not an object');
+  } catch (e) {
+    throw new SetupError(`cannot read ${file} (${e.message}): fix it, or delete it to start with fresh settings`);
+  }
+}
+
+/** Writes `settings` (undefined removes a key) and fills missing `defaults`; leaves the file alone when nothing changes. */
+function updateSettingsFile(file, settings, defaults) {
+  const current = readSettingsFile(file);
+  const next = { ...defaults, ...current, ...settings };
+  for (const [k, v] of Object.entries(next)) if (v === undefined) delete next[k];
+  const changed = !existsSync(file) || Object.keys(next).length !== Object.keys(current).length || Object.keys(next).some((k) => JSON.stringify(next[k]) !== JSON.stringify(current[k]));
+  if (!changed) return;
+  mkdirSync(dirname(file), { recursive: true });
+  // Comments in a file that has to change are lost; VS Code's own Settings editor writes none.
+  writeFileSync(file, `${JSON.stringify(next, null, 2)}\n`);
 }
 
 /**
  * Seeds the settings code-server reads at start: `settings` are set (an undefined value removes the key),
- * `defaults` only fill keys that are missing, so a person's changes survive.
+ * `defaults` only fill keys that are missing, so a person's changes survive. A file is rewritten only when a value
+ * changes.
  * code-server is a remote window: settings with a machine scope (parley.baseUrl) are read only from the remote
  * side's settings, `<userDataDir>/Machine/settings.json` ("Remote" in the Settings editor), and the browser-side
  * `User/settings.json` value is ignored. So each key goes to the one file that VS Code reads it from.
@@ -250,11 +355,122 @@ export function writeUserSettings(userDataDir, settings, defaults = {}, { remote
   updateSettingsFile(join(userDataDir, 'Machine', 'settings.json'), pick(settings, true), pick(defaults, true));
 }
 
-/** Installs a packaged .vsix into an extensions dir with code-server's CLI. */
-export function installExtension({ vsix, userDataDir, extensionsDir }) {
-  const r = spawnSync(paths.codeServer, ['--config', CONFIG, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], { env: hostEnv(), encoding: 'utf8' });
-  const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
-  if (r.status !== 0 || !/was successfully installed/.test(out)) throw new Error(`installing ${vsix} failed (exit ${r.status}):\n${out}`);
+/**
+ * The settings in effect in a profile, as VS Code reads them: in a remote window (code-server), the Remote
+ * (`Machine/settings.json`) values win over the User ones, and machine-scoped keys come only from there.
+ */
+export function readUserSettings(userDataDir, { remote = true } = {}) {
+  const user = readSettingsFile(join(userDataDir, 'User', 'settings.json'));
+  if (!remote) return user;
+  const machine = machineScopedKeys();
+  const fromUser = Object.fromEntries(Object.entries(user).filter(([k]) => !machine.has(k)));
+  return { ...fromUser, ...readSettingsFile(join(userDataDir, 'Machine', 'settings.json')) };
+}
+
+/**
+ * Runs a command in its own process group, output captured (and passed through with `echo`), and resolves with
+ * { status, signal, output, timedOut }. After `timeoutMs` the whole group is stopped, grandchildren included
+ * (`npm run` starts a shell that starts node); so is it when this process exits or stopEverything() runs.
+ */
+export function runBounded(cmd, args, { timeoutMs, cwd = ROOT, env = process.env, echo = false } = {}) {
+  return new Promise((resolveRun) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    const onData = (d) => {
+      output += d;
+      if (echo) process.stdout.write(d);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    let timedOut = false;
+    let killTimer;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid, 'SIGTERM');
+      killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), 3000);
+    }, timeoutMs);
+    liveGroups.add(child.pid);
+    const job = { stop: () => killGroup(child.pid, 'SIGTERM') };
+    liveJobs.add(job);
+    const finish = (result) => {
+      clearTimeout(timer);
+      clearTimeout(killTimer);
+      liveJobs.delete(job);
+      // Whatever the command left running in its group goes with it.
+      killGroup(child.pid, 'SIGKILL');
+      liveGroups.delete(child.pid);
+      resolveRun({ output, timedOut, ...result });
+    };
+    child.on('error', (e) => finish({ status: null, signal: null, error: e }));
+    child.on('close', (status, signal) => finish({ status, signal }));
+  });
+}
+
+/** What a bounded command's failure says: timed out, stopped by a signal, or its exit code and output. */
+function boundedFailure(what, r, timeoutMs) {
+  if (r.timedOut) return new SetupError(`${what} did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped; its output:\n${r.output.slice(-3000)}`);
+  if (r.error) return new SetupError(`${what} could not start: ${r.error.message}`);
+  if (r.signal) return Object.assign(new SetupError(`${what} was stopped by ${r.signal}`), { signal: r.signal });
+  return new SetupError(`${what} failed (exit ${r.status}); its output:\n${r.output.slice(-6000)}`);
+}
+
+/** The .vsix that `npm run package` makes: `<name>-<version>.vsix` at the root. */
+export function vsixPath() {
+  const { name, version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  return join(ROOT, `${name}-${version}.vsix`);
+}
+
+/** The newest modification time among the files a .vsix is built from. */
+function newestPackageInput() {
+  let newest = 0;
+  const visit = (p) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) for (const name of readdirSync(p)) visit(join(p, name));
+    else newest = Math.max(newest, st.mtimeMs);
+  };
+  for (const p of ['src', 'media', 'package.json', 'package-lock.json', 'esbuild.mjs', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE']) visit(join(ROOT, p));
+  return newest;
+}
+
+/** True when the .vsix exists and is newer than every file it is built from (src/, package.json, …). */
+export function vsixIsFresh(vsix = vsixPath()) {
+  try {
+    return statSync(vsix).mtimeMs > newestPackageInput();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Builds and packages Parley with the project's own script (`npm run package`, as CI and a release do), bounded by
+ * PACKAGE_TIMEOUT_MS, and returns the .vsix's path. `reuseFresh` skips the build when the .vsix is fresh.
+ */
+export async function packageVsix({ reuseFresh = false, say = log } = {}) {
+  const vsix = vsixPath();
+  if (reuseFresh && vsixIsFresh(vsix)) {
+    say(`reusing ${basename(vsix)}: newer than src/, package.json and the other inputs`);
+    return vsix;
+  }
+  say('building and packaging Parley (npm run package)');
+  const r = await runBounded('npm', ['run', 'package'], { timeoutMs: PACKAGE_TIMEOUT_MS });
+  if (r.status !== 0) throw boundedFailure('npm run package', r, PACKAGE_TIMEOUT_MS);
+  if (!existsSync(vsix)) throw new SetupError(`npm run package succeeded but ${vsix} is missing`);
+  say(`packaged ${basename(vsix)} (${(statSync(vsix).size / 1024).toFixed(0)} KB)`);
+  return vsix;
+}
+
+/** Installs a packaged .vsix into an extensions dir with code-server's CLI, bounded by INSTALL_EXTENSION_TIMEOUT_MS. */
+export async function installExtension({ vsix, userDataDir, extensionsDir }) {
+  if (!existsSync(vsix)) throw new SetupError(`no .vsix at ${vsix}: run npm run package`);
+  const r = await runBounded(paths.codeServer, ['--config', CONFIG, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir, '--install-extension', vsix, '--force'], { env: hostEnv(), timeoutMs: INSTALL_EXTENSION_TIMEOUT_MS });
+  if (r.status !== 0 || !/was successfully installed/.test(r.output)) {
+    throw boundedFailure(`installing ${basename(vsix)} with code-server --install-extension`, r.status === 0 ? { ...r, status: '0 without "was successfully installed"' } : r, INSTALL_EXTENSION_TIMEOUT_MS);
+  }
 }
 
 /** Resolves when `url` answers HTTP, rejects with `what` after timeoutMs or as soon as `failed()` says so. */
@@ -337,7 +553,9 @@ export async function startCodeServer({ port, userDataDir, extensionsDir, worksp
     },
   };
   liveGroups.add(child.pid);
+  liveServers.add(handle);
   child.on('exit', () => setTimeout(() => liveGroups.delete(child.pid), 6000).unref());
+  void exitedPromise.then(() => handle.stop()).then(() => liveServers.delete(handle));
   try {
     await waitForHttp(`${handle.url}/healthz`, `code-server to listen on ${handle.authority}`, startTimeoutMs, () =>
       exited ? `it exited (${exited.error?.message ?? exited.code ?? exited.signal}) before listening:\n${output.slice(-4000)}` : undefined,
@@ -349,16 +567,32 @@ export async function startCodeServer({ port, userDataDir, extensionsDir, worksp
   return handle;
 }
 
+/** Process groups started here (code-servers, bounded commands) that may still be running. */
 const liveGroups = new Set();
+/** Handles of the code-servers started here and not yet stopped. */
+const liveServers = new Set();
+/** Bounded commands (npm run package, --install-extension) still running. */
+const liveJobs = new Set();
 function killGroup(pid, signal) {
   try {
     process.kill(-pid, signal);
   } catch {}
 }
-// If this process exits without stopping its servers (an uncaught error, Ctrl+C), take them down with it.
+// If this process exits without stopping its servers (an uncaught error, process.exit in a signal handler), take
+// them down with it. Node does not run this on a signal that has no handler: scripts that start servers handle
+// SIGINT and SIGTERM themselves, and call stopEverything() or process.exit().
 process.on('exit', () => {
   for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
 });
+
+/**
+ * Stops every code-server started by this process, also one still starting (SIGTERM to its group, SIGKILL after
+ * 5 s), and every bounded command still running. For signal handlers: safe to call at any moment, and twice.
+ */
+export async function stopEverything() {
+  for (const job of liveJobs) job.stop();
+  await Promise.all([...liveServers].map((h) => h.stop()));
+}
 
 /** The Chromium flags from the recipe: headless, no sandbox (root in a container), no network chatter. */
 export const CHROMIUM_ARGS = Object.freeze(['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage']);

@@ -2,7 +2,8 @@
 //
 // Usage: node test/e2e/run.mjs [file name filters…] [--no-package]
 //   PARLEY_E2E_GREP=text   only scenarios whose title contains text
-//   PARLEY_VSIX=path       use this .vsix instead of running `npm run package`
+//   PARLEY_VSIX=path       use this .vsix instead of running `npm run package` (with or without --no-package)
+//   --no-package           use the .vsix that `npm run package` made last, as it is
 //
 // Adding a scenario file: create test/e2e/<name>.e2e.mjs exporting
 //   export const workbench = { workspace: 'basic', settings: {}, trust: true, endpoint: { chunkDelayMs: 25 } };
@@ -11,12 +12,11 @@
 // a fresh profile, browser context and demo endpoint per workbench. `wb` is a Workbench from harness.mjs. A test
 // passes when its function resolves; each has a time limit (`export const timeoutMs`, default 60 s), and a failing
 // test leaves test-results/<file>--<test>--failure.png.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, SetupError, codeServerVersion, ensureHost, installExtension, launchChromium } from '../../scripts/vscode-host.mjs';
+import { ROOT, SetupError, codeServerVersion, ensureHost, installExtension, launchChromium, packageVsix, vsixIsFresh, vsixPath } from '../../scripts/vscode-host.mjs';
 import { RESULTS_DIR, startWorkbench } from './harness.mjs';
 
 const E2E_DIR = join(ROOT, 'test', 'e2e');
@@ -40,15 +40,24 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${seconds(ms)}: ${what}`)), ms)))]).finally(() => clearTimeout(timer));
 }
 
-/** Builds the .vsix with the project's own script (the same one CI and a release use) and returns its path. */
-function packageVsix() {
-  if (process.env.PARLEY_VSIX) return process.env.PARLEY_VSIX;
-  const { name, version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  const r = spawnSync('npm', ['run', 'package'], { cwd: ROOT, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
-  const vsix = join(ROOT, `${name}-${version}.vsix`);
-  say(`packaged ${basename(vsix)} (${(statSync(vsix).size / 1024).toFixed(0)} KB)`);
-  return vsix;
+/**
+ * The .vsix to test: PARLEY_VSIX when set; else, with --no-package, the one `npm run package` made last; else a
+ * fresh one from `npm run package` (the script CI and a release use), bounded by a time limit.
+ */
+async function vsixToTest(noPackage) {
+  if (process.env.PARLEY_VSIX) {
+    const vsix = resolve(process.env.PARLEY_VSIX);
+    if (!existsSync(vsix)) throw new SetupError(`PARLEY_VSIX=${process.env.PARLEY_VSIX}: no such file`);
+    say(`testing ${vsix} (PARLEY_VSIX)`);
+    return vsix;
+  }
+  if (noPackage) {
+    const vsix = vsixPath();
+    if (!existsSync(vsix)) throw new SetupError(`--no-package: no ${basename(vsix)} at the root; run npm run package first, or drop --no-package`);
+    say(`testing ${basename(vsix)} as it is (--no-package)${vsixIsFresh(vsix) ? '' : ': older than the sources it is built from'}`);
+    return vsix;
+  }
+  return packageVsix({ say });
 }
 
 async function main() {
@@ -64,13 +73,13 @@ async function main() {
   ensureHost();
   const v = codeServerVersion();
   say(`host: code-server ${v.codeServer}, VS Code ${v.vscode}`);
-  const vsix = argv.includes('--no-package') ? join(ROOT, `parley-${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}.vsix`) : packageVsix();
+  const vsix = await vsixToTest(argv.includes('--no-package'));
 
   // The .vsix is installed once; each workbench then starts with its own empty profile beside this extensions dir.
   const shared = mkdtempSync(join(tmpdir(), 'parley-e2e-'));
   tempDirs.add(shared);
   const extensionsDir = join(shared, 'extensions');
-  installExtension({ vsix, userDataDir: join(shared, 'install-profile'), extensionsDir });
+  await installExtension({ vsix, userDataDir: join(shared, 'install-profile'), extensionsDir });
 
   // Failure screenshots of an earlier run would look like this run's.
   if (existsSync(RESULTS_DIR)) for (const f of readdirSync(RESULTS_DIR)) if (f.endsWith('--failure.png')) rmSync(join(RESULTS_DIR, f));
