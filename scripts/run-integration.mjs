@@ -1,21 +1,26 @@
 // Runs the integration suite (out/test/integration/index.js) inside a real VS Code, once per run in test/integration/runs.mjs.
 //
-// Usage: node scripts/run-integration.mjs [run names…] [--no-build]
-//   PARLEY_TEST_HOST=electron      desktop VS Code through @vscode/test-electron (needs internet once, and a display
-//                                  or xvfb-run); PARLEY_VSCODE_VERSION picks its version (default: stable).
-//   otherwise                      code-server from scripts/vscode-host.mjs, driven by headless Chromium.
+// Usage: node scripts/run-integration.mjs [run names…] [--no-build] [--which-host]
+//   The host is chosen by PARLEY_TEST_HOST:
+//   auto (default)                 desktop VS Code through @vscode/test-electron when one is cached in .vscode-test
+//                                  or the VS Code update server answers within 3 s, and there is a display or
+//                                  xvfb-run; otherwise code-server. It prints which one and why.
+//   electron                       desktop VS Code, downloaded once (needs internet, and a display or xvfb-run);
+//                                  PARLEY_VSCODE_VERSION picks its version (default: stable).
+//   code-server                    code-server from scripts/vscode-host.mjs, driven by headless Chromium.
+//   --which-host                   only print the host that would be used, and why.
 //   PARLEY_TEST_TIMEOUT_SECONDS    limit per run (default 300).
 //   PARLEY_TEST_GREP               only tests whose full title matches.
 //   PARLEY_TEST_VERBOSE=1         also print the rest of the workbench's console (printed anyway when a run fails).
 //   PARLEY_KEEP_TMP=1              keep each run's temp folder (profile, workspace copy) for a post-mortem.
 // Each run gets a fresh profile, a copy of its fixture workspace and a free port, and is torn down even when it fails.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { runs } from '../test/integration/runs.mjs';
-import { BASE_USER_SETTINGS, ROOT, SetupError, codeServerVersion, ensureHost, launchChromium, startCodeServer, writeUserSettings } from './vscode-host.mjs';
+import { BASE_USER_SETTINGS, CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, launchChromium, startCodeServer, writeUserSettings } from './vscode-host.mjs';
 
 const TESTS_ENTRY = join(ROOT, 'out', 'test', 'integration', 'index.js');
 const WORKSPACES = join(ROOT, 'test', 'integration', 'workspaces');
@@ -38,7 +43,14 @@ function deadline(ms, what) {
 }
 
 const tempDirs = new Set();
+// Desktop VS Code runs in its own process group (with Xvfb, under xvfb-run): killed on exit too.
+const electronGroups = new Set();
 process.on('exit', () => {
+  for (const pid of electronGroups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+  }
   if (process.env.PARLEY_KEEP_TMP) return;
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
@@ -134,15 +146,100 @@ async function runInCodeServer(run) {
   }
 }
 
-/** One run in desktop VS Code, downloaded by @vscode/test-electron, with the same entry and environment. */
-async function runInElectron(run) {
-  const { downloadAndUnzipVSCode } = await import('@vscode/test-electron');
-  let executable;
+// ── Choosing the host ────────────────────────────────────────────────────────────────────────────────────────────
+
+const UPDATE_SERVER = 'https://update.code.visualstudio.com/api/releases/stable';
+const PROBE_TIMEOUT_MS = 3000;
+
+/** @vscode/test-electron's name for this platform (its systemDefaultPlatform), used in its cache folders' names. */
+function electronPlatform() {
+  if (process.platform === 'darwin') return process.arch === 'arm64' ? 'darwin-arm64' : 'darwin';
+  if (process.platform === 'win32') return process.arch === 'arm64' ? 'win32-arm64-archive' : 'win32-x64-archive';
+  return process.arch === 'arm64' ? 'linux-arm64' : process.arch === 'arm' ? 'linux-armhf' : 'linux-x64';
+}
+
+/** Versions of desktop VS Code that @vscode/test-electron has downloaded into the cache, newest first. */
+function cachedDesktopVersions() {
+  const prefix = `vscode-${electronPlatform()}-`;
+  let names = [];
   try {
-    executable = await downloadAndUnzipVSCode(process.env.PARLEY_VSCODE_VERSION || 'stable');
+    names = readdirSync(CACHE_DIR);
+  } catch {}
+  const semver = (v) => v.split('.').map(Number);
+  return names
+    .filter((n) => n.startsWith(prefix) && /^\d+\.\d+\.\d+$/.test(n.slice(prefix.length)) && existsSync(join(CACHE_DIR, n, 'is-complete')))
+    .map((n) => n.slice(prefix.length))
+    .sort((a, b) => {
+      const [x, y] = [semver(a), semver(b)];
+      return y[0] - x[0] || y[1] - x[1] || y[2] - x[2];
+    });
+}
+
+/** Whether the VS Code update server answers within PROBE_TIMEOUT_MS, and how. */
+async function probeUpdateServer() {
+  const t0 = Date.now();
+  try {
+    const res = await fetch(UPDATE_SERVER, { method: 'HEAD', signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    return { reachable: true, how: `answered (HTTP ${res.status}) in ${seconds(Date.now() - t0)}` };
   } catch (e) {
-    throw new SetupError(`@vscode/test-electron could not get a desktop VS Code (${e.message}). Without internet, unset PARLEY_TEST_HOST to run in code-server.`);
+    const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${seconds(PROBE_TIMEOUT_MS)}` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    return { reachable: false, how: `not reachable (${why})` };
   }
+}
+
+function hasCommand(cmd) {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * The host for this run: { host: 'electron' | 'code-server', why, version (for electron: what to ask
+ * @vscode/test-electron for), xvfb (wrap it in xvfb-run), forced }.
+ */
+async function chooseHost() {
+  const wanted = (process.env.PARLEY_TEST_HOST || 'auto').toLowerCase();
+  if (!['auto', 'electron', 'code-server'].includes(wanted)) throw new SetupError(`PARLEY_TEST_HOST=${process.env.PARLEY_TEST_HOST}: use auto (the default), electron or code-server`);
+  if (wanted === 'code-server') return { host: 'code-server', why: 'PARLEY_TEST_HOST=code-server', forced: true };
+
+  const needsDisplay = process.platform === 'linux';
+  const display = !needsDisplay || Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+  const xvfb = !display && hasCommand('xvfb-run');
+  const requested = process.env.PARLEY_VSCODE_VERSION || 'stable';
+  if (wanted === 'electron') {
+    if (!display && !xvfb) throw new SetupError('PARLEY_TEST_HOST=electron: desktop VS Code needs a display, and there is no DISPLAY and no xvfb-run (apt-get install xvfb), so it cannot run here. Unset PARLEY_TEST_HOST to run in code-server.');
+    return { host: 'electron', why: 'PARLEY_TEST_HOST=electron', version: requested, xvfb, forced: true };
+  }
+
+  // auto
+  if (!display && !xvfb) return { host: 'code-server', why: 'auto: no display (DISPLAY is unset) and no xvfb-run for desktop VS Code' };
+  const cached = cachedDesktopVersions();
+  const pinned = requested !== 'stable' && requested !== 'insiders';
+  if (pinned && cached.includes(requested)) return { host: 'electron', why: `auto: desktop VS Code ${requested} is cached in ${CACHE_DIR}`, version: requested, xvfb };
+  const probe = await probeUpdateServer();
+  if (probe.reachable) return { host: 'electron', why: `auto: the VS Code update server ${probe.how}`, version: requested, xvfb };
+  if (cached.length && !pinned) return { host: 'electron', why: `auto: the VS Code update server is ${probe.how}, but desktop VS Code ${cached[0]} is cached`, version: cached[0], xvfb };
+  return {
+    host: 'code-server',
+    why: `auto: the VS Code update server is ${probe.how} and no desktop VS Code${pinned ? ` ${requested}` : ''} is cached in ${CACHE_DIR}`,
+  };
+}
+
+/** Desktop VS Code's executable and version, downloaded by @vscode/test-electron when not cached. */
+async function prepareElectron(version) {
+  const { downloadAndUnzipVSCode } = await import('@vscode/test-electron');
+  const executable = await downloadAndUnzipVSCode({ version, cachePath: CACHE_DIR, platform: electronPlatform() });
+  // resources/app/package.json beside the executable (Linux, Windows), or in Contents/Resources on macOS.
+  let found = 'unknown';
+  for (const rel of ['resources/app/package.json', '../Resources/app/package.json']) {
+    try {
+      found = JSON.parse(readFileSync(join(dirname(executable), rel), 'utf8')).version;
+      break;
+    } catch {}
+  }
+  return { executable, vscodeVersion: found };
+}
+
+/** One run in desktop VS Code, downloaded by @vscode/test-electron, with the same entry and environment. */
+async function runInElectron(run, { executable, xvfb }) {
   const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
   writeUserSettings(userDataDir, run.settings, BASE_USER_SETTINGS, { remote: false });
   const args = [
@@ -160,10 +257,22 @@ async function runInElectron(run) {
   ];
   const env = { ...process.env, PARLEY_TEST_SUITE: run.name };
   delete env.ELECTRON_RUN_AS_NODE;
-  const child = spawn(executable, args, { env, stdio: 'inherit', detached: true });
+  // xvfb-run -a: a virtual display on a free display number, for machines without one (CI, a container).
+  const [cmd, cmdArgs] = xvfb ? ['xvfb-run', ['-a', executable, ...args]] : [executable, args];
+  const child = spawn(cmd, cmdArgs, { env, stdio: 'inherit', detached: true });
+  electronGroups.add(child.pid);
   const whole = deadline(RUN_TIMEOUT_MS, `run "${run.name}" to finish (VS Code to exit)`);
   try {
-    return await Promise.race([new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)))), whole.promise]);
+    return await Promise.race([
+      new Promise((resolve) => {
+        child.on('error', (e) => {
+          console.error(`[integration] run "${run.name}": ${cmd}: ${e.message}`);
+          resolve(1);
+        });
+        child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+      }),
+      whole.promise,
+    ]);
   } catch (e) {
     console.error(`[integration] run "${run.name}": ${e.message}`);
     return 1;
@@ -172,6 +281,7 @@ async function runInElectron(run) {
     try {
       process.kill(-child.pid, 'SIGKILL');
     } catch {}
+    electronGroups.delete(child.pid);
     cleanup(dir);
   }
 }
@@ -183,24 +293,37 @@ async function main() {
   if (unknown.length) throw new SetupError(`unknown run(s) ${unknown.join(', ')}; runs.mjs defines ${runs.map((r) => r.name).join(', ')}`);
   const selected = names.length ? runs.filter((r) => names.includes(r.name)) : runs;
 
+  let choice = await chooseHost();
+  if (argv.includes('--which-host')) {
+    say(`host: ${choice.host === 'electron' ? `desktop VS Code ${choice.version} via @vscode/test-electron${choice.xvfb ? ' under xvfb-run' : ''}` : 'code-server'} (${choice.why})`);
+    return 0;
+  }
   if (!argv.includes('--no-build')) {
     const b = spawnSync(process.execPath, ['esbuild.mjs', '--tests'], { cwd: ROOT, stdio: 'inherit' });
     if (b.status !== 0) throw new Error('node esbuild.mjs --tests failed');
   }
-  const electron = process.env.PARLEY_TEST_HOST === 'electron';
-  if (electron) {
-    say('host: desktop VS Code via @vscode/test-electron');
-  } else {
+  let electron;
+  if (choice.host === 'electron') {
+    try {
+      electron = { ...(await prepareElectron(choice.version)), xvfb: choice.xvfb };
+      say(`host: desktop VS Code ${electron.vscodeVersion} via @vscode/test-electron${electron.xvfb ? ' under xvfb-run' : ''} (${choice.why})`);
+    } catch (e) {
+      if (choice.forced) throw new SetupError(`@vscode/test-electron could not get desktop VS Code ${choice.version} (${e.message}). Without internet, unset PARLEY_TEST_HOST to run in code-server.`);
+      say(`@vscode/test-electron could not get desktop VS Code ${choice.version} (${e.message}): using code-server instead`);
+      choice = { host: 'code-server', why: 'auto: desktop VS Code could not be downloaded' };
+    }
+  }
+  if (!electron) {
     ensureHost();
     const v = codeServerVersion();
-    say(`host: code-server ${v.codeServer}, VS Code ${v.vscode}`);
+    say(`host: code-server ${v.codeServer}, VS Code ${v.vscode} (${choice.why}${choice.forced ? '' : '; PARLEY_TEST_HOST=electron|code-server forces one'})`);
   }
 
   const results = [];
   for (const run of selected) {
     say(`run "${run.name}": workspace ${run.workspace}, ${run.trust ? 'trusted (--disable-workspace-trust)' : 'workspace trust on: untrusted, Restricted Mode'}`);
     const t0 = Date.now();
-    const code = electron ? await runInElectron(run) : await runInCodeServer(run);
+    const code = electron ? await runInElectron(run, electron) : await runInCodeServer(run);
     results.push({ name: run.name, code, ms: Date.now() - t0 });
   }
   console.log('\n[integration] summary');
