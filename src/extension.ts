@@ -6,6 +6,7 @@ import { registerCommands, viewActions, type Services } from './vscode/commands'
 import { readSettings } from './vscode/config';
 import { HistoryStore } from './vscode/history';
 import { Log } from './vscode/log';
+import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
 import { UsageTracker } from './vscode/usage';
@@ -23,11 +24,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const services = {} as Services;
   const testing = context.extensionMode === vscode.ExtensionMode.Test;
   const view = new ChatViewProvider(context.extensionUri, chat, viewActions(services), log, testing);
-  Object.assign(services, { chat, view, requester, keys, usage, log } satisfies Services);
+  const reports = new ReportDocuments();
+  Object.assign(services, { chat, view, requester, keys, usage, log, reports } satisfies Services);
   await chat.restore();
 
   context.subscriptions.push(
     log,
+    reports,
     keys,
     usage,
     chat,

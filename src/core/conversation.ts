@@ -74,7 +74,12 @@ export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: {
     } else {
       if (!t.text && t.status === 'error') continue;
       const msg: ChatMessage = { role: 'assistant', content: t.text };
-      if (opts.sendReasoningBack && t.reasoning) msg.reasoning_content = t.reasoning;
+      if (opts.sendReasoningBack && t.reasoning) {
+        // Back under the name the server sent it in; reasoning_content (DeepSeek's) when that is unknown.
+        if (t.reasoningField === 'think_tag') msg.content = `<think>${t.reasoning}</think>\n\n${t.text}`;
+        else if (t.reasoningField === 'reasoning' || t.reasoningField === 'reasoning_details') msg.reasoning = t.reasoning;
+        else msg.reasoning_content = t.reasoning;
+      }
       out.push(msg);
     }
   }

@@ -57,6 +57,8 @@ export interface TurnView {
   /** Milliseconds spent thinking, once known; while streaming the webview counts from reasoningStartedAt. */
   reasoningMs?: number;
   reasoningStartedAt?: number;
+  /** The wire field the reasoning came in (`reasoning_content`, `reasoning`, `reasoning_details`, `think_tag`). */
+  reasoningField?: string;
   images?: ImageView[];
   context?: ContextChip[];
   /** A short line shown above a user turn, e.g. "Explaining the enclosing block, lines 10–24 (cut to 24,000 characters)". */

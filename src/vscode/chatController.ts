@@ -238,6 +238,7 @@ export class ChatController implements vscode.Disposable {
       // The result is the truth; deltas were a preview of it.
       turn.text = r.text || (r.refusal ? `_Refusal:_ ${r.refusal}` : '');
       if (r.reasoning) turn.reasoning = r.reasoning;
+      if (r.reasoningField) turn.reasoningField = r.reasoningField;
       if (turn.reasoningStartedAt && turn.reasoningMs === undefined) turn.reasoningMs = Date.now() - turn.reasoningStartedAt;
       const u = outcome.usage;
       if (u) turn.usage = { prompt: u.prompt, completion: u.completion, total: u.total, estimated: u.estimated };

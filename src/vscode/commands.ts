@@ -1,5 +1,6 @@
 // One function per command, plus the host actions the chat view asks for.
 import * as vscode from 'vscode';
+import type { ReportDocuments } from './reports';
 import type { ContextItem } from '../core/conversation';
 import { cutToLimit, enclosingBlock, generateMessages, parseGenerated, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
@@ -22,6 +23,7 @@ export interface Services {
   keys: ApiKeyStore;
   usage: UsageTracker;
   log: Log;
+  reports: ReportDocuments;
 }
 
 /** The last text editor the user was in: the webview takes focus, so activeTextEditor is often undefined. */
@@ -112,6 +114,7 @@ export function contextFromEditor(editor: vscode.TextEditor, maxChars: number, f
     } else {
       range = doc.lineAt(line).range;
       used = 'the current line';
+      if (doc.lineAt(line).isEmptyOrWhitespace) return undefined;
     }
   }
   const { code, truncated } = cutToLimit(doc.getText(range), maxChars);
@@ -136,7 +139,10 @@ export async function explainSelection(s: Services): Promise<void> {
   }
   const max = readSettings().maxContextChars;
   const found = contextFromEditor(editor, max, true);
-  if (!found) return;
+  if (!found) {
+    void vscode.window.showInformationMessage('Parley: nothing to explain on an empty line. Select some code, or put the cursor in it.');
+    return;
+  }
   const { ctx, used } = found;
   const item: ContextItem = { id: ChatController.newId(), ...ctx };
   await s.view.reveal();
@@ -176,13 +182,15 @@ async function openUntitled(content: string, language: string, filename?: string
   let doc: vscode.TextDocument;
   if (filename) {
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    let name = filename;
-    // An untitled document with the same name would be reused: pick a free one.
-    for (let n = 2; vscode.workspace.textDocuments.some((d) => d.isUntitled && d.uri.path.endsWith('/' + name)); n++) {
-      name = filename.replace(/(\.[^.]*)?$/, (ext) => `-${n}${ext}`);
+    const uriFor = (name: string) =>
+      folder ? vscode.Uri.joinPath(folder, name).with({ scheme: 'untitled' }) : vscode.Uri.from({ scheme: 'untitled', path: name });
+    // An untitled document of the same name would be reused, and the code added to what it holds: take a free name.
+    let uri = uriFor(filename);
+    for (let n = 2; vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString()) && n < 100; n++) {
+      uri = uriFor(filename.replace(/(\.[^.]*)?$/, (ext) => `-${n}${ext}`));
     }
-    const uri = folder ? vscode.Uri.joinPath(folder, name).with({ scheme: 'untitled' }) : vscode.Uri.from({ scheme: 'untitled', path: name });
     doc = await vscode.workspace.openTextDocument(uri);
+    if (doc.getText() !== '') doc = await vscode.workspace.openTextDocument({ content: '', language });
     const editor = await vscode.window.showTextDocument(doc, { preview: false });
     await editor.edit((e) => e.insert(new vscode.Position(0, 0), content));
     if (doc.languageId !== language) await vscode.languages.setTextDocumentLanguage(doc, language).then(undefined, () => undefined);
@@ -356,7 +364,7 @@ export function viewActions(s: Services): ViewActions {
           await openSettings();
           return;
         case 'testConnection':
-          return testConnection(s.requester, s.log);
+          return testConnection(s.requester, s.log, s.reports);
         case 'showLog':
           s.log.show();
           return;
@@ -404,14 +412,14 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     reg('parley.addSelectionToChat', () => addSelectionToChat(s)),
     reg('parley.explainSelection', () => explainSelection(s)),
     reg('parley.generateCode', (description) => generateCode(s, description)),
-    reg('parley.showUsage', () => s.usage.showReport()),
+    reg('parley.showUsage', () => s.usage.showReport(s.reports)),
     reg('parley.resetUsage', () =>
       s.usage.reset(async () => {
         const yes = 'Reset';
         return (await vscode.window.showWarningMessage('Reset all Parley usage totals?', { modal: true }, yes)) === yes;
       }),
     ),
-    reg('parley.testConnection', () => testConnection(s.requester, s.log)),
+    reg('parley.testConnection', () => testConnection(s.requester, s.log, s.reports)),
     reg('parley.resetAdaptations', async () => {
       await s.requester.resetAdaptations();
       s.log.info('Endpoint adaptations forgotten.');

@@ -1,5 +1,6 @@
 // "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report.
 import * as vscode from 'vscode';
+import type { ReportDocuments } from './reports';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
 import { readSettings } from './config';
@@ -10,7 +11,7 @@ import type { Requester, Target } from './requester';
  * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
  * (and no "needs no key" mark) it still tests, without one, and the report says so.
  */
-export async function testConnection(requester: Requester, log: Log): Promise<void> {
+export async function testConnection(requester: Requester, log: Log, reports: ReportDocuments): Promise<void> {
   const t = await requester.target();
   let target: Target;
   let keyMissing = false;
@@ -74,7 +75,8 @@ export async function testConnection(requester: Requester, log: Log): Promise<vo
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
   const markdown = log.clean(reportMarkdown(report));
   log.info(log.clean(reportSummary(report)));
-  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
+  // A read-only document: selectable and copyable, with nothing to save when it is closed.
+  const doc = await reports.put('Parley Test Connection.md', markdown);
   await vscode.window.showTextDocument(doc, { preview: false });
   try {
     await vscode.commands.executeCommand('markdown.showPreview', doc.uri);

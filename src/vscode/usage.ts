@@ -1,5 +1,6 @@
 // Usage in the status bar: every request counts; totals for the window and, in global state, for all time.
 import * as vscode from 'vscode';
+import type { ReportDocuments } from './reports';
 import {
   addTo, addToLedger, emptyTotals, reportMarkdown, statusLabel, statusText, tooltipMarkdown,
   type Ledger, type Totals, type UsageRecord,
@@ -54,11 +55,17 @@ export class UsageTracker implements vscode.Disposable {
     this.item.show();
   }
 
-  /** Opens the usage report as a Markdown preview of an untitled document. */
-  async showReport(): Promise<void> {
+  /** Opens the usage report as a Markdown preview of a read-only document (nothing to save afterwards). */
+  async showReport(reports: ReportDocuments): Promise<vscode.TextDocument> {
     const md = reportMarkdown(this.ledger(), this.windowTotals, readSettings().pricing, Date.now());
-    const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: md });
-    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+    const doc = await reports.put('Parley Usage.md', md);
+    try {
+      await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+    } catch {
+      // The built-in Markdown extension can be disabled: show the text itself.
+      await vscode.window.showTextDocument(doc, { preview: true });
+    }
+    return doc;
   }
 
   async reset(confirm: () => Thenable<boolean>): Promise<boolean> {

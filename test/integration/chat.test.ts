@@ -114,6 +114,30 @@ suite('Chat, editor commands and usage', function () {
     reloaded.dispose();
   });
 
+  test('Show Usage opens a read-only report (no Untitled document), refreshed in place; Reset Usage clears only when confirmed', async () => {
+    script = (_req, res) => writeSse(res, [chunk('counted'), chunk('', 'stop'), usageChunk(40, 2)]);
+    await api.chat.send('count me', []);
+    const reports = () => vscode.workspace.textDocuments.filter((d) => d.uri.scheme === 'parley-report' && d.getText().startsWith('# Parley usage'));
+    const untitled = () => vscode.workspace.textDocuments.filter((d) => d.isUntitled && d.getText().startsWith('# Parley usage')).length;
+    await vscode.commands.executeCommand('parley.showUsage');
+    const first = await waitFor('the usage report', () => reports()[0]);
+    assert.equal(first.languageId, 'markdown');
+    assert.match(first.getText(), /## By model[\s\S]*test\\-model/);
+    assert.match(first.getText(), /## By endpoint[\s\S]*127\.0\.0\.1/);
+    assert.match(first.getText(), /## By day/);
+    const before = first.getText();
+    await api.chat.send('count me again', []);
+    await vscode.commands.executeCommand('parley.showUsage');
+    await waitFor('the report to refresh', () => reports()[0]?.getText() !== before);
+    assert.equal(reports().length, 1, 'one report document, refreshed');
+    assert.equal(untitled(), 0, 'no Untitled document left to save');
+
+    assert.equal(await api.usage.reset(async () => false), false);
+    assert.ok(Object.keys(api.usage.ledger()).length > 0, 'declined: totals kept');
+    assert.equal(await api.usage.reset(async () => true), true);
+    assert.deepEqual(api.usage.ledger(), {}, 'confirmed: all-time totals cleared');
+  });
+
   test('the conversation survives the view being closed and rebuilt, and reloads from storage', async () => {
     script = (_req, res) => writeSse(res, [chunk('Persisted reply'), chunk('', 'stop'), usageChunk(3, 2)]);
     await vscode.commands.executeCommand('parley.openChat');
@@ -258,6 +282,21 @@ suite('Chat, editor commands and usage', function () {
     assert.match(String(user?.note), /enclosing block/);
     assert.match(String(server.requests[0].json.messages[1].content), /```python\ndef f\(x\):\n    y = x\n    return y\n```/);
 
+    // Outside any block: the line itself, and the panel opens when it was closed. On an empty line: nothing is sent.
+    await vscode.commands.executeCommand('workbench.action.closeSidebar');
+    await waitFor('the panel to close', () => !api.view.visible);
+    editor.selection = new vscode.Selection(4, 2, 4, 2);
+    await vscode.commands.executeCommand('parley.explainSelection');
+    await waitFor('the line explain request', () => server.requests.length === 2 && !api.chat.generating);
+    assert.match(String(api.chat.current.turns.filter((t) => t.role === 'user').pop()?.note), /current line: .*line 5/);
+    assert.match(String(server.requests[1].json.messages.at(-1).content), /```python\nz = 1\n```/);
+    await waitFor('the chat panel to open', () => api.view.visible);
+    const flat = await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'python', content: 'x = 1\n\ny = 2\n' }));
+    flat.selection = new vscode.Selection(1, 0, 1, 0);
+    await vscode.commands.executeCommand('parley.explainSelection');
+    assert.equal(server.requests.length, 2, 'an empty line outside any block sends nothing');
+    server.requests.length = 1;
+
     await userSettings({ maxContextChars: 100 });
     try {
       const big = await vscode.workspace.openTextDocument({ language: 'plaintext', content: 'line of text\n'.repeat(50) });
@@ -317,6 +356,20 @@ suite('Generate Code (JSON mode)', function () {
     assert.equal(doc?.getText(), 'def add(a, b):\n    return a + b\n');
     assert.match(doc?.uri.path ?? '', /add\.py$/);
     assert.equal(api.usage.item.text, '$(pulse) 30');
+  });
+
+  test('a second generation with the same suggested file name gets its own editor, holding only its own code', async () => {
+    let n = 0;
+    script = (_req, res) => writeJson(res, 200, completion(JSON.stringify({ language: 'python', filename: 'same.py', code: `print(${++n})\n` })));
+    await generate('print one');
+    const first = vscode.window.activeTextEditor?.document;
+    await generate('print two');
+    const second = vscode.window.activeTextEditor?.document;
+    assert.ok(first && second);
+    assert.notEqual(first.uri.toString(), second.uri.toString());
+    assert.equal(first.getText(), 'print(1)\n');
+    assert.equal(second.getText(), 'print(2)\n');
+    assert.match(second.uri.path, /same-2\.py$/);
   });
 
   test('an invalid JSON reply opens the raw reply so nothing is lost', async () => {

@@ -21,7 +21,7 @@ suite('Test Connection and endpoint adaptations', function () {
 
   function report(contains: string) {
     return waitFor(`a Test Connection report for ${contains}`, () =>
-      vscode.workspace.textDocuments.find((d) => d.isUntitled && d.getText().startsWith('# Parley: Test Connection') && d.getText().includes(contains)));
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'parley-report' && !d.isUntitled && d.getText().startsWith('# Parley: Test Connection') && d.getText().includes(contains)));
   }
 
   test('a server that refuses max_tokens: the report names it, and the next chat request goes right the first time', async () => {

@@ -40,6 +40,17 @@ describe('conversation', () => {
     assert.equal(m[1].reasoning_content, 'think');
   });
 
+  it('sends reasoning back under the name the server used', () => {
+    const back = (reasoningField?: string) =>
+      toMessages('', [{ ...turns[1], reasoningField }], { sendReasoningBack: true })[0];
+    assert.deepEqual(back('reasoning_content'), { role: 'assistant', content: 'It sets x.', reasoning_content: 'think' });
+    assert.deepEqual(back('reasoning'), { role: 'assistant', content: 'It sets x.', reasoning: 'think' });
+    assert.deepEqual(back('reasoning_details'), { role: 'assistant', content: 'It sets x.', reasoning: 'think' });
+    assert.deepEqual(back('think_tag'), { role: 'assistant', content: '<think>think</think>\n\nIt sets x.' });
+    assert.deepEqual(back(undefined), { role: 'assistant', content: 'It sets x.', reasoning_content: 'think' });
+    assert.deepEqual(toMessages('', [{ ...turns[1], reasoningField: 'reasoning' }], { sendReasoningBack: false })[0], { role: 'assistant', content: 'It sets x.' });
+  });
+
   it('fences code that itself contains fences with a longer fence', () => {
     assert.equal(fenceFor('a ``` b'), '````');
     assert.equal(fenceFor('plain'), '```');
