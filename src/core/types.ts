@@ -21,8 +21,9 @@ export interface ChatMessage {
   name?: string;
   tool_calls?: ToolCall[];
   tool_call_id?: string;
-  /** Only sent back when the user enabled parley.sendReasoningBack. */
+  /** Only sent back when the user enabled parley.sendReasoningBack, under the name the server used. */
   reasoning_content?: string;
+  reasoning?: string;
 }
 
 /** A tool offered to the model (OpenAI function-tool shape). */
@@ -43,9 +44,9 @@ export interface Usage {
 
 /** How a stream or completion ended. */
 export type EndState =
-  /** `[DONE]`, or EOF after a finish_reason, or a complete JSON completion. */
+  /** `[DONE]`, or EOF once every choice got its finish_reason, or a complete JSON completion. */
   | 'done'
-  /** EOF with no finish_reason and no `[DONE]`: never passed off as success. */
+  /** EOF with no `[DONE]` before every choice got a finish_reason: never passed off as success. */
   | 'incomplete'
   /** The caller aborted. Partial result kept, usage estimated. */
   | 'cancelled'
