@@ -402,6 +402,8 @@ export function runBounded(cmd, args, { timeoutMs, cwd = ROOT, env = process.env
       resolveRun({ output, timedOut, ...result });
     };
     child.on('error', (e) => finish({ status: null, signal: null, error: e }));
+    // Something the command left running in the background would hold its output open, and 'close' back.
+    child.on('exit', () => killGroup(child.pid, 'SIGKILL'));
     child.on('close', (status, signal) => finish({ status, signal }));
   });
 }
