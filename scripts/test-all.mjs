@@ -12,7 +12,7 @@ try {
   ensureProjectDependencies();
 } catch (e) {
   console.error(`[test] installing the project's dependencies failed: ${e instanceof SetupError ? e.message : e.stack}`);
-  console.error('[test] fix that (run `npm ci` and read its error), then run `npm test` again.');
+  console.error('[test] fix that, then run `npm test` again.');
   process.exit(1);
 }
 
