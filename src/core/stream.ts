@@ -158,7 +158,6 @@ export class Accumulator {
   model: string | undefined;
   reasoningField: ReasoningField | undefined;
   sawDone = false;
-  sawFinish = false;
   /** Bytes of body handed to the parser: retries stop once this is non-zero. */
   chunks = 0;
 
@@ -193,7 +192,6 @@ export class Accumulator {
       if (typeof ch.finish_reason === 'string' && ch.finish_reason) {
         const c = this.choice(index);
         c.finishReason = ch.finish_reason;
-        this.sawFinish = true;
         out.push({ type: 'finish', choice: index, reason: ch.finish_reason });
       }
     }
@@ -305,9 +303,15 @@ export class Accumulator {
     }
   }
 
-  /** How the input ended, when it ended without error or cancel. */
+  /**
+   * How the input ended, when it ended without error or cancel: `done` after [DONE], or when every choice that
+   * appeared got its finish_reason. With n > 1, EOF after only some choices finished cuts the others short.
+   */
   endState(): EndState {
-    return this.sawDone || this.sawFinish ? 'done' : 'incomplete';
+    if (this.sawDone) return 'done';
+    if (this.choices.size === 0) return 'incomplete';
+    for (const c of this.choices.values()) if (c.finishReason === null) return 'incomplete';
+    return 'done';
   }
 
   /** The result so far. `usage` is filled in by the caller when the server sent none. */

@@ -255,6 +255,17 @@ describe('streaming', function () {
     assert.equal(result.text, 'A1A2');
   });
 
+  it('with several choices and no [DONE], ends done only when every choice that appeared got a finish_reason', async () => {
+    const c = (i: number, t: string, f: string | null = null) => ({ id: 'c', choices: [{ index: i, delta: { content: t }, finish_reason: f }] });
+    const cut = await threeWays(sse([c(0, 'A1'), c(1, 'B1'), c(0, 'A2', 'stop'), c(1, 'B2')], { done: false }));
+    assert.equal(cut.result.ended, 'incomplete');
+    assert.deepEqual(cut.result.choices.map((x) => [x.index, x.text, x.finishReason]), [[0, 'A1A2', 'stop'], [1, 'B1B2', null]]);
+    assert.equal(cut.result.error, undefined);
+    const whole = await threeWays(sse([c(0, 'A1'), c(1, 'B1'), c(0, 'A2', 'stop'), c(1, 'B2', 'length')], { done: false }));
+    assert.equal(whole.result.ended, 'done');
+    assert.equal(whole.result.sawDone, false);
+  });
+
   it('reports malformed JSON and an HTML page as protocol errors with a short, tag-free excerpt', async () => {
     const a = await threeWays(sse([chunk('ok '), 'data: {not json\n\n'], { done: false }));
     assert.equal(a.result.error?.kind, 'protocol');
