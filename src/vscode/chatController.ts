@@ -175,6 +175,7 @@ export class ChatController implements vscode.Disposable {
       this.post({ type: 'composerError', text: 'Type a question first.' });
       return;
     }
+    const checked: ImageView[] = [];
     for (const img of images) {
       let kind: string | undefined;
       try {
@@ -186,7 +187,10 @@ export class ChatController implements vscode.Disposable {
         this.post({ type: 'composerError', text: `${img.name} is not a PNG, JPEG, GIF or WebP image. Nothing was sent.` });
         return;
       }
+      // Labelled by its bytes, not by what the file or the clipboard claimed: servers reject a JPEG sent as PNG.
+      checked.push({ name: img.name, dataUrl: `data:${kind};base64,${img.dataUrl.slice(img.dataUrl.indexOf(',') + 1)}` });
     }
+    images = checked;
     const context = this.pendingContext;
     this.pendingContext = [];
     this.post({ type: 'pendingContext', chips: [] });

@@ -4,7 +4,7 @@ import type { ReportDocuments } from './reports';
 import type { ContextItem } from '../core/conversation';
 import { cutToLimit, enclosingBlock, generateMessages, parseGenerated, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
-import { dataUrlBytes, IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
+import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
 import { sniffImage } from '../core/images';
 import { PRESETS } from '../core/presets';
 import { ChatController } from './chatController';
@@ -336,18 +336,18 @@ async function pickImage(s: Services): Promise<void> {
   });
   for (const uri of uris ?? []) {
     const name = uri.path.split('/').pop() ?? 'image';
-    const bytes = await vscode.workspace.fs.readFile(uri);
-    if (bytes.byteLength > LIMITS.imageBytes) {
+    // Size first: a huge file is refused without being read.
+    if ((await vscode.workspace.fs.stat(uri)).size > LIMITS.imageBytes) {
       s.chat.composerError(`${name} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB; it was not attached.`);
       continue;
     }
+    const bytes = await vscode.workspace.fs.readFile(uri);
     const mime = sniffImage(bytes);
     if (!mime || !(IMAGE_MIME_TYPES as readonly string[]).includes(mime)) {
       s.chat.composerError(`${name} is not a PNG, JPEG, GIF or WebP image; it was not attached.`);
       continue;
     }
-    const dataUrl = `data:${mime};base64,${Buffer.from(bytes).toString('base64')}`;
-    if (dataUrlBytes(dataUrl) <= LIMITS.imageBytes) s.chat.attachImage({ name, dataUrl });
+    s.chat.attachImage({ name, dataUrl: `data:${mime};base64,${Buffer.from(bytes).toString('base64')}` });
   }
 }
 

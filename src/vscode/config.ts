@@ -30,6 +30,8 @@ export interface Settings {
   sendReasoningBack: boolean;
   pricing: Record<string, Price>;
   logLevel: 'off' | 'info' | 'debug' | 'trace';
+  /** Out-of-range or mistyped tuning values that were replaced, in words, for the log. */
+  adjusted: string[];
 }
 
 export const SECTION = 'parley';
@@ -60,6 +62,8 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const stop = get<unknown>('stop');
   const logLevel = get<string>('logLevel');
   const pricing = get<unknown>('pricing');
+  const adjusted: string[] = [];
+  const clamp = (key: string, min: number, max: number, fallback: number) => clampNumber(key, get(key), min, max, fallback, adjusted);
   return {
     baseUrl: base.value,
     baseUrlSource: base.source,
@@ -72,20 +76,27 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     stop: typeof stop === 'string' || Array.isArray(stop) ? (stop as string | string[]) : undefined,
     presencePenalty: optionalNumber(get('presencePenalty')),
     frequencyPenalty: optionalNumber(get('frequencyPenalty')),
-    requestTimeoutSeconds: clampNumber(get('requestTimeoutSeconds'), 1, 600, 60),
-    streamIdleTimeoutSeconds: clampNumber(get('streamIdleTimeoutSeconds'), 0, 3600, 300),
-    maxRetries: Math.round(clampNumber(get('maxRetries'), 0, 10, 2)),
-    maxContextChars: Math.round(clampNumber(get('maxContextChars'), 100, 10_000_000, 24_000)),
+    requestTimeoutSeconds: clamp('requestTimeoutSeconds', 1, 600, 60),
+    streamIdleTimeoutSeconds: clamp('streamIdleTimeoutSeconds', 0, 3600, 300),
+    maxRetries: Math.round(clamp('maxRetries', 0, 10, 2)),
+    maxContextChars: Math.round(clamp('maxContextChars', 100, 10_000_000, 24_000)),
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
+    adjusted,
   };
 }
 
 /** Settings that only tune time and retries are clamped rather than refused: a bad value must not block chat. */
-function clampNumber(v: unknown, min: number, max: number, fallback: number): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) return fallback;
-  return Math.min(max, Math.max(min, v));
+function clampNumber(key: string, v: unknown, min: number, max: number, fallback: number, adjusted: string[]): number {
+  if (v === undefined || v === null) return fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
+    adjusted.push(`${SECTION}.${key} is not a number (${JSON.stringify(v)}); using ${fallback}.`);
+    return fallback;
+  }
+  const used = Math.min(max, Math.max(min, v));
+  if (used !== v) adjusted.push(`${SECTION}.${key} ${v} is out of range (${min} to ${max}); using ${used}.`);
+  return used;
 }
 
 /** Writes the user-level (global) value of a setting. */

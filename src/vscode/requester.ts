@@ -75,6 +75,8 @@ export interface RunOutcome {
 }
 
 export class Requester {
+  /** Settings adjustments already logged: each is said once per window, not once per request. */
+  private readonly adjustmentsLogged = new Set<string>();
   constructor(
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
@@ -179,6 +181,11 @@ export class Requester {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
     const model = settings.model;
+    for (const a of t.settings.adjusted) {
+      if (this.adjustmentsLogged.has(a)) continue;
+      this.adjustmentsLogged.add(a);
+      this.log.warn(a);
+    }
     this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
     if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
     const outcome = await chatWithFallback(this.clientOptions(t, opts.signal), settings, opts.messages, this.adaptations(t), opts.onEvent);

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
 import { chunk, parley, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
+import { readSettings } from '../../src/vscode/config';
 
 suite('Bad input gets a clear error', function () {
   this.timeout(30_000);
@@ -44,6 +45,30 @@ suite('Bad input gets a clear error', function () {
     await api.chat.send('look', [{ name: 'program.png', dataUrl: fake }]);
     assert.match(composerErrors()[0] ?? '', /program\.png is not a PNG, JPEG, GIF or WebP image/);
     assert.equal(server.requests.length, 0);
+  });
+
+  test('an image is sent labelled by its bytes: a JPEG that claims to be a PNG goes out as image/jpeg', async () => {
+    const jpegBytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01]);
+    await api.chat.send('what is this?', [{ name: 'photo.png', dataUrl: `data:image/png;base64,${jpegBytes.toString('base64')}` }]);
+    assert.equal(server.requests.length, 1);
+    const parts = server.requests[0].json.messages.at(-1).content;
+    assert.equal(parts[1].type, 'image_url');
+    assert.equal(parts[1].image_url.url, `data:image/jpeg;base64,${jpegBytes.toString('base64')}`);
+  });
+
+  test('out-of-range tuning settings are replaced, said in words for the log, and chat goes on', async () => {
+    await userSettings({ maxRetries: 50, requestTimeoutSeconds: 'soon' });
+    try {
+      const adjusted = readSettings().adjusted;
+      assert.deepEqual(adjusted, [
+        'parley.requestTimeoutSeconds is not a number ("soon"); using 60.',
+        'parley.maxRetries 50 is out of range (0 to 10); using 10.',
+      ]);
+      await api.chat.send('still works?', []);
+      assert.equal(api.chat.current.turns.at(-1)?.text, 'fine');
+    } finally {
+      await userSettings({ maxRetries: undefined, requestTimeoutSeconds: undefined });
+    }
   });
 
   const badBaseUrls: Array<[string, unknown, RegExp]> = [
