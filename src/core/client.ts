@@ -352,6 +352,10 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
     let sseMode = isSse;
     let decided = isSse;
     const events: StreamEvent[] = [];
+    // Set at EOF, while a last event that lacks its blank line is flushed out of the parser: EOF may have cut it mid-line.
+    let atEof = false;
+    // The last character fed to the parser: a CR there is a line end the parser still holds (a CRLF may follow).
+    let lastFed = '';
     const parser = createParser({
       onEvent(ev) {
         if (error || acc.sawDone) return;
@@ -364,6 +368,9 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
         try {
           json = JSON.parse(data);
         } catch {
+          // A stream cut short, not a malformed one: the broken event is dropped, and the end state (incomplete
+          // unless every choice had finished) says what happened. An `event: error` is still an error.
+          if (atEof && ev.event !== 'error') return;
           if (ev.event === 'error') error = errorFromResponse(500, 'text/plain', data, { url, model, secrets });
           else error = new ParleyError('protocol', `${new URL(url).host} sent a stream chunk that is not JSON: ${data.slice(0, 120)}`, { url });
           return;
@@ -388,13 +395,17 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
           sseMode = /^(data|event|id|retry)\s*:|^:/.test(lead);
           decided = lead.length > 8 || sseMode;
           if (!decided) continue;
-          if (sseMode) parser.feed(whole);
+          if (sseMode) {
+            parser.feed(whole);
+            lastFed = whole.slice(-1);
+          }
           continue;
         }
         if (sseMode) {
           // Until the first event, keep the raw text: a body labelled event-stream may be a JSON error or HTML.
           if (acc.chunks === 0 && !acc.sawDone && whole.length < MAX_ERROR_BODY) whole += text;
           parser.feed(text);
+          if (text) lastFed = text.slice(-1);
           if (events.length) {
             emit(events.splice(0));
           }
@@ -405,8 +416,14 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
       }
       const tail = decoder.decode();
       if (sseMode) {
-        if (tail) parser.feed(tail);
-        // A last event without its blank line still counts.
+        if (tail) {
+          parser.feed(tail);
+          lastFed = tail.slice(-1);
+        }
+        // A held CR ends its line as it is (an LF after it changes nothing): an event the body did end is read as usual.
+        if (lastFed === '\r') parser.feed('\n');
+        // A last event without its blank line still counts, when it is whole.
+        atEof = true;
         parser.feed('\n\n');
         if (events.length) emit(events.splice(0));
       } else {

@@ -255,6 +255,41 @@ describe('streaming', function () {
     assert.equal(result.text, 'A1A2');
   });
 
+  it('EOF in the middle of an event: incomplete with the text so far (or done after a finish_reason), never a protocol error', async () => {
+    const cut = await threeWays(sse([chunk('kept '), chunk('text')], { done: false }) + 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"lo');
+    assert.equal(cut.result.ended, 'incomplete');
+    assert.equal(cut.result.error, undefined);
+    assert.equal(cut.result.text, 'kept text');
+    assert.equal(cut.result.usage.estimated, true);
+    assert.deepEqual(cut.events.at(-1), { type: 'end', state: 'incomplete', error: undefined });
+    // Cut inside a UTF-8 character: nothing of the broken event, and no U+FFFD, reaches the text.
+    const bytes = Buffer.from(`${sse([chunk('ok ')], { done: false })}data: {"choices":[{"index":0,"delta":{"content":"🌍`, 'utf8');
+    const mid = await threeWays(bytes.subarray(0, bytes.length - 2));
+    assert.equal(mid.result.ended, 'incomplete');
+    assert.equal(mid.result.text, 'ok ');
+    // A finish_reason came before the cut: a normal end.
+    const finished = await threeWays(sse([chunk('all'), chunk('', {}, 'stop')], { done: false }) + 'data: {"id":"c","choi');
+    assert.equal(finished.result.ended, 'done');
+    assert.equal(finished.result.error, undefined);
+    assert.equal(finished.result.text, 'all');
+    // The cut fell after the last line of an event but before its blank line: the event is whole, and counts.
+    const whole = await threeWays(sse([chunk('a')], { done: false }) + `data: ${JSON.stringify(chunk('b', {}, 'stop'))}`);
+    assert.equal(whole.result.ended, 'done');
+    assert.equal(whole.result.text, 'ab');
+    const done = await threeWays(sse([chunk('a')], { done: false }) + 'data: [DONE]');
+    assert.equal(done.result.ended, 'done');
+    assert.equal(done.result.sawDone, true);
+    // Cut after a whole line but before the blank line: the event is unfinished, so still not a protocol error.
+    const line = await threeWays(sse([chunk('a')], { done: false }) + 'data: {"id":"c","choi\n');
+    assert.equal(line.result.ended, 'incomplete');
+    assert.equal(line.result.text, 'a');
+    // But an event the body did end (CR line endings, its blank line the very last byte) is read as usual.
+    const malformed = await threeWays(sse([chunk('a')], { done: false, eol: '\r' }) + 'data: {not json\r\r');
+    assert.equal(malformed.result.ended, 'error');
+    assert.equal(malformed.result.error?.kind, 'protocol');
+    assert.equal(malformed.result.text, 'a');
+  });
+
   it('with several choices and no [DONE], ends done only when every choice that appeared got a finish_reason', async () => {
     const c = (i: number, t: string, f: string | null = null) => ({ id: 'c', choices: [{ index: i, delta: { content: t }, finish_reason: f }] });
     const cut = await threeWays(sse([c(0, 'A1'), c(1, 'B1'), c(0, 'A2', 'stop'), c(1, 'B2')], { done: false }));
