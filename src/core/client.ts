@@ -35,6 +35,9 @@ const DEFAULT_HEADER_TIMEOUT = 60_000;
 const DEFAULT_IDLE_TIMEOUT = 300_000;
 const MAX_ERROR_BODY = 64 * 1024;
 const MAX_REDIRECTS = 5;
+/** Backoff between retries: from 0.5 s, never more than 8 s. */
+const MIN_BACKOFF = 500;
+const MAX_BACKOFF = 8000;
 
 /** Why the internal controller was aborted. */
 type AbortWhy = 'cancelled' | 'headers' | 'idle' | 'done';
@@ -70,10 +73,18 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return undefined;
 }
 
-/** Exponential backoff from 0.5 s to at most 8 s, with jitter (75–100 %). */
-export function backoffMs(attempt: number): number {
-  const base = Math.min(8000, 500 * 2 ** attempt);
-  return Math.round(base * (0.75 + Math.random() * 0.25));
+/**
+ * The wait before retry `attempt + 1` (attempt counts from 0): exponential from 0.5 s, at most 8 s, with jitter.
+ * Wait n is drawn from [1, 2] × 0.5·2ⁿ s: the first is 0.5–1 s, each range starts where the previous one ended,
+ * and from [4, 8] s on it stays there, jitter included, so clients that failed together still spread out.
+ * `random` returns a number in [0, 1) (default Math.random).
+ */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const n = Math.max(0, Math.floor(Number.isFinite(attempt) ? attempt : 0));
+  const low = Math.min(MAX_BACKOFF / 2, MIN_BACKOFF * 2 ** n);
+  const x = random();
+  const r = x >= 0 && x <= 1 ? x : 0;
+  return Math.min(MAX_BACKOFF, Math.max(MIN_BACKOFF, Math.round(low + r * low)));
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 // The core client against a real local HTTP server: every stream shape three ways (whole, byte by byte, random splits).
 import * as assert from 'node:assert/strict';
-import { chatWithFallback, complete, listModels, retryAfterMs, streamChat, type ClientOptions } from '../../src/core/client';
+import { backoffMs, chatWithFallback, complete, listModels, retryAfterMs, streamChat, type ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { ParleyError } from '../../src/core/errors';
 import { redact } from '../../src/core/redact';
@@ -425,7 +425,7 @@ describe('retries', function () {
       assert.equal(r.text, 'third time');
       assert.equal(s.requests.length, 3);
       assert.equal(delays.length, 2);
-      assert.ok(delays[0] >= 375 && delays[0] <= 500, `backoff ${delays[0]}`);
+      assert.ok(delays[0] >= 500 && delays[0] <= 1000, `backoff ${delays[0]}`);
       assert.equal(delays[1], 30);
     });
     const h = new Headers({ 'retry-after': '2' });
@@ -433,6 +433,28 @@ describe('retries', function () {
     const now = Date.parse('2026-01-01T00:00:00Z');
     assert.equal(retryAfterMs(new Headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }), now), 5000);
     assert.equal(retryAfterMs(new Headers({ 'retry-after': '3600' })), undefined);
+  });
+
+  it('backs off between 0.5 s and 8 s, exponentially, with jitter', () => {
+    const lowest = () => 0;
+    const highest = () => 1 - Number.EPSILON;
+    for (let n = 0; n <= 10; n++) {
+      for (const random of [lowest, () => 0.25, () => 0.5, highest, Math.random, Math.random, Math.random]) {
+        const v = backoffMs(n, random);
+        assert.ok(Number.isInteger(v) && v >= 500 && v <= 8000, `attempt ${n}: ${v}`);
+      }
+      assert.ok(backoffMs(n) >= 500 && backoffMs(n) <= 8000, `attempt ${n}, Math.random`);
+      // Jitter at every attempt, the cap included.
+      assert.ok(backoffMs(n, highest) > backoffMs(n, lowest), `attempt ${n}: no jitter`);
+      if (n === 10) continue;
+      // Grows: the next wait's range never starts lower, nor ends lower; until the cap it starts where this one ends.
+      assert.ok(backoffMs(n + 1, lowest) >= backoffMs(n, lowest), `attempt ${n + 1} can wait less than attempt ${n}`);
+      assert.ok(backoffMs(n + 1, highest) >= backoffMs(n, highest), `attempt ${n + 1} waits at most less than attempt ${n}`);
+      if (n < 3) assert.ok(backoffMs(n + 1, lowest) >= backoffMs(n, highest), `attempt ${n + 1} overlaps attempt ${n}`);
+    }
+    assert.equal(backoffMs(0, lowest), 500);
+    assert.equal(backoffMs(10, highest), 8000);
+    assert.equal(backoffMs(3, lowest), 4000);
   });
 
   it('does not retry insufficient_quota, 400s, or anything once body bytes were handed out', async () => {
