@@ -12,7 +12,7 @@ export interface RequestSettings {
   presencePenalty?: number;
   frequencyPenalty?: number;
   tools?: ToolDefinition[];
-  /** Sent with tools (default true, OpenAI's own default, made explicit so every server behaves alike). */
+  /** Sent only when set, and only with tools (OpenAI refuses it alone); unset, each server keeps its own default. */
   parallelToolCalls?: boolean;
   responseFormat?: { type: 'json_object' | 'text' } | { type: 'json_schema'; json_schema: unknown };
 }
@@ -64,7 +64,7 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   if (settings.frequencyPenalty !== undefined) body.frequency_penalty = settings.frequencyPenalty;
   if (settings.tools && settings.tools.length > 0) {
     body.tools = settings.tools;
-    body.parallel_tool_calls = settings.parallelToolCalls ?? true;
+    if (typeof settings.parallelToolCalls === 'boolean') body.parallel_tool_calls = settings.parallelToolCalls;
   }
   if (settings.responseFormat) body.response_format = settings.responseFormat;
   for (const p of adaptations?.drop ?? []) delete body[p];

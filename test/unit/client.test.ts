@@ -100,6 +100,18 @@ describe('request body', () => {
     assert.ok(!JSON.stringify(full).includes('null'));
   });
 
+  it('sends parallel_tool_calls only when it is set, and only with tools', () => {
+    const tools = [{ type: 'function' as const, function: { name: 'f' } }];
+    const unset = buildRequestBody({ model: 'm', stream: false, tools }, msgs);
+    assert.deepEqual(unset, { model: 'm', messages: msgs, stream: false, tools });
+    assert.equal(buildRequestBody({ model: 'm', stream: false, tools, parallelToolCalls: false }, msgs).parallel_tool_calls, false);
+    assert.equal(buildRequestBody({ model: 'm', stream: false, tools, parallelToolCalls: true }, msgs).parallel_tool_calls, true);
+    // OpenAI refuses it without tools.
+    assert.ok(!('parallel_tool_calls' in buildRequestBody({ model: 'm', stream: false, parallelToolCalls: true }, msgs)));
+    assert.ok(!('parallel_tool_calls' in buildRequestBody({ model: 'm', stream: false, tools: [], parallelToolCalls: false }, msgs)));
+    assert.ok(!('parallel_tool_calls' in buildRequestBody({ model: 'm', stream: false, tools, parallelToolCalls: true }, msgs, { drop: ['tools'] })));
+  });
+
   it('checks ranges before any network call', () => {
     const bad = [{ temperature: 2.1 }, { temperature: -0.1 }, { topP: 1.5 }, { presencePenalty: 3 }, { frequencyPenalty: -2.5 }, { maxTokens: 0 }, { maxTokens: 1.5 }, { temperature: Number.NaN }];
     for (const b of bad) {

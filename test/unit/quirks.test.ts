@@ -30,6 +30,8 @@ const FULL: RequestSettings = {
   frequencyPenalty: 0.2,
   responseFormat: { type: 'json_object' },
   tools: [{ type: 'function', function: { name: 'lookup', description: 'Looks a word up', parameters: { type: 'object', properties: { word: { type: 'string' } } } } }],
+  // Sent only when set: set here, so the profile that refuses it sees it.
+  parallelToolCalls: true,
 } as RequestSettings;
 
 function clientFor(server: TestServer): ClientOptions {
