@@ -422,6 +422,15 @@ describe('redaction and error bodies', () => {
     assert.equal(redact('plain text, **bold** and 2 * 3', []), 'plain text, **bold** and 2 * 3');
   });
 
+  it('removes key-shaped tokens it was not told about: OpenAI sk-, Groq gsk_, xAI xai-', () => {
+    const groq = `gsk_${'A1b2C3d4E5'.repeat(5)}xy`;
+    assert.equal(redact(`Invalid API Key: ${groq}.`, []), 'Invalid API Key: [redacted].');
+    assert.equal(redact(`{"key":"${groq}"}`, []), '{"key":"[redacted]"}');
+    assert.equal(redact('key sk-proj-abcdefghijklmnop1234 and xai-abcdefghijklmnop1234', []), 'key [redacted] and [redacted]');
+    // Not keys: too short, or only a look-alike prefix.
+    assert.equal(redact('gsk_short, task_queue_name_long_enough, gsk-', []), 'gsk_short, task_queue_name_long_enough, gsk-');
+  });
+
   it('a key in the base URL query never reaches an error', () => {
     const e = errorFromResponse(404, 'text/plain', 'nope', { url: 'https://g.example/v1beta/openai/chat/completions?key=AIzaSyVERYSECRET' });
     assert.ok(!`${e.message} ${e.url}`.includes('AIzaSyVERYSECRET'), `${e.message} ${e.url}`);
@@ -468,7 +477,7 @@ describe('capability fallback', function () {
   const TOOL = { type: 'function' as const, function: { name: 'set_temperature', parameters: { type: 'object', properties: { temperature: { type: 'number' } } } } };
   const ALL: RequestSettings = {
     model: 'm', stream: true, temperature: 0.5, topP: 0.9, maxTokens: 20, presencePenalty: 0.1, frequencyPenalty: 0.1,
-    tools: [TOOL], responseFormat: { type: 'json_object' },
+    tools: [TOOL], parallelToolCalls: true, responseFormat: { type: 'json_object' },
   };
 
   /** A server that refuses `param` while it is sent, in the given way, and otherwise streams "ok". */
