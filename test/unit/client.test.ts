@@ -447,6 +447,63 @@ describe('retries', function () {
     assert.equal(retryAfterMs(new Headers({ 'retry-after': '3600' })), undefined);
   });
 
+  it('retry-after-ms wins over retry-after; one above 60 s is ignored for the backoff', async () => {
+    assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': '30', 'retry-after': '5' })), 30);
+    assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': '120000' })), undefined);
+    let n = 0;
+    const delays: number[] = [];
+    await withServer((_req, res) => {
+      n++;
+      if (n === 1) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after-ms': '120000' });
+        return void res.end('{"error":{"message":"busy"}}');
+      }
+      if (n === 2) {
+        res.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '20', 'retry-after': '30' });
+        return void res.end('{"error":{"message":"slow down","code":"rate_limit_exceeded"}}');
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(sse([chunk('third'), chunk('', {}, 'stop')]));
+    }, async (s) => {
+      const r = await streamChat(opts(s, { maxRetries: 2, onRetry: (i) => delays.push(i.delayMs) }), BODY).result;
+      assert.equal(r.text, 'third');
+      assert.equal(s.requests.length, 3);
+      // The first wait is the first backoff (0.5-1 s), not two minutes.
+      assert.ok(delays[0] >= 500 && delays[0] <= 1000, `backoff ${delays[0]}`);
+      assert.equal(delays[1], 20, 'retry-after-ms, not retry-after');
+    });
+  });
+
+  it('honours retry-after given as an HTTP date', async () => {
+    let n = 0;
+    let date = '';
+    const delays: number[] = [];
+    const expected: number[] = [];
+    const at: number[] = [];
+    await withServer((_req, res) => {
+      n++;
+      at.push(Date.now());
+      if (n === 1) {
+        // Whole seconds only: 2.5 s ahead is 1.5 to 2.5 s ahead, longer than the first backoff (at most 1 s).
+        date = new Date(Date.now() + 2500).toUTCString();
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': date });
+        return void res.end('{"error":{"message":"busy"}}');
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(sse([chunk('later'), chunk('', {}, 'stop')]));
+    }, async (s) => {
+      const r = await streamChat(opts(s, { maxRetries: 1, onRetry: (i) => {
+        delays.push(i.delayMs);
+        expected.push(Date.parse(date) - Date.now());
+      } }), BODY).result;
+      assert.equal(r.text, 'later');
+      assert.equal(s.requests.length, 2);
+      assert.ok(delays[0] > 1000 && delays[0] <= 2500, `delay ${delays[0]}`);
+      assert.ok(Math.abs(delays[0] - expected[0]) < 100, `delay ${delays[0]}, the date is ${expected[0]} ms away`);
+      assert.ok(at[1] - at[0] >= delays[0] - 20, `the retry came ${at[1] - at[0]} ms later`);
+    });
+  });
+
   it('backs off between 0.5 s and 8 s, exponentially, with jitter', () => {
     const lowest = () => 0;
     const highest = () => 1 - Number.EPSILON;
@@ -528,6 +585,57 @@ describe('cancellation, redirects, complete() and models', function () {
       assert.equal(r.text, 'partial text');
       assert.equal(r.usage.estimated, true);
       assert.equal(r.usage.completion_tokens, estimateTokens('partial text'));
+    });
+  });
+
+  it('a cancel while waiting for the response headers closes the socket and ends cancelled', async () => {
+    await withServer(async (_req, res) => {
+      // Headers only after 10 s (or never, once the client left): the cancel comes long before.
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 10_000);
+        res.on('close', () => {
+          clearTimeout(t);
+          r();
+        });
+      });
+      if (!res.destroyed) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([chunk('too late')]));
+    }, async (s) => {
+      const ac = new AbortController();
+      const stream = streamChat(opts(s, { signal: ac.signal, requestTimeoutMs: 20_000 }), BODY);
+      while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const started = Date.now();
+      ac.abort();
+      const r = await stream.result;
+      assert.ok(Date.now() - started < 1000, 'the result came at once');
+      assert.equal(r.ended, 'cancelled');
+      assert.equal(r.error, undefined);
+      assert.equal(r.text, '');
+      assert.equal(r.usage.estimated, true);
+      assert.equal(await stream.response, undefined);
+      const closed = await s.waitForClose(3000);
+      assert.equal(closed.clientClosedEarly, true);
+    });
+  });
+
+  it('after [DONE] the body is released, though the server keeps the connection open and keeps writing', async () => {
+    let writes = 0;
+    await withServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse([chunk('the answer'), chunk('', {}, 'stop')]));
+      // Never ends: more events after [DONE], for as long as the client listens.
+      while (!res.destroyed && writes < 500) {
+        res.write(`data: ${JSON.stringify(chunk(' and more'))}\n\n`);
+        writes++;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }, async (s) => {
+      const r = await streamChat(opts(s), BODY).result;
+      assert.equal(r.ended, 'done');
+      assert.equal(r.sawDone, true);
+      assert.equal(r.text, 'the answer');
+      const closed = await s.waitForClose(3000);
+      assert.equal(closed.clientClosedEarly, true);
+      assert.ok(writes < 500, 'the server wrote until the end of its loop: nobody closed the connection');
     });
   });
 
