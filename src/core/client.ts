@@ -2,6 +2,7 @@
 import { createParser } from 'eventsource-parser';
 import type { Endpoint } from './endpoint';
 import { errorFromResponse, ParleyError } from './errors';
+import { validateHeaders } from './headers';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
 import { Accumulator } from './stream';
 import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
@@ -11,6 +12,10 @@ export interface ClientOptions {
   endpoint: Endpoint;
   /** Sent only as `Authorization: Bearer` to endpoint.origin; never logged, never in errors. */
   apiKey?: string;
+  /**
+   * Extra request headers. Authorization, Host, Content-Length and Cookie, invalid names and control characters
+   * are refused before any request, as a `config` error.
+   */
   headers?: Record<string, string>;
   /** Wait for response headers (default 60 s). */
   requestTimeoutMs?: number;
@@ -131,6 +136,8 @@ interface Attempt {
  * to another origin is refused, so the key (and the prompt) never go there.
  */
 async function send(opts: ClientOptions, method: 'GET' | 'POST', url: string, body: string | undefined, signal: AbortSignal): Promise<Attempt> {
+  // Every request passes here: refused custom headers never reach the wire.
+  validateHeaders(opts.headers);
   const started = Date.now();
   const headers: Record<string, string> = { accept: method === 'POST' ? 'text/event-stream, application/json' : 'application/json', ...opts.headers };
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -614,7 +621,8 @@ export async function chatWithFallback(
 
 /**
  * The model ids a server lists at GET …/models (OpenAI `data[].id`, or Ollama's `models[].name`). Rejects
- * with a ParleyError only: `cancelled` when opts.signal aborts, `timeout` after requestTimeoutMs (default 15 s).
+ * with a ParleyError only: `cancelled` when opts.signal aborts, `timeout` after requestTimeoutMs (default 15 s),
+ * `config` for refused custom headers.
  */
 export async function listModels(opts: ClientOptions): Promise<string[]> {
   const url = opts.endpoint.modelsUrl;

@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import { chatWithFallback, listModels, streamChat, type ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse, ParleyError, wireError } from '../../src/core/errors';
+import { validateHeaders } from '../../src/core/headers';
 import { redact } from '../../src/core/redact';
 import type { RequestSettings } from '../../src/core/request';
 import { Accumulator } from '../../src/core/stream';
@@ -408,6 +409,67 @@ describe('redirects and logs', function () {
       const everything = [...lines, ...retries, r.error?.message, r.error?.providerMessage, String(r.error), JSON.stringify(r), r.error?.stack].join('\n');
       assert.ok(!everything.includes(KEY), everything);
       assert.ok(!everything.includes(KEY.slice(-4) + '.'), 'masked echo kept its tail');
+    });
+  });
+});
+
+describe('custom headers', function () {
+  this.timeout(10_000);
+  const refused = (h: unknown, re: RegExp) =>
+    assert.throws(() => validateHeaders(h), (e: unknown) => e instanceof ParleyError && e.kind === 'config' && re.test(e.message), JSON.stringify(h));
+
+  it('accepts ordinary headers, and none at all', () => {
+    validateHeaders(undefined);
+    validateHeaders({});
+    validateHeaders({ 'HTTP-Referer': 'https://example.com', 'X-Title': 'Parley', 'x-api-version': '2024-10-21', 'OpenAI-Beta': 'a=v1', 'X-Tab': 'a\tb', 'X-Empty': '' });
+  });
+
+  it('refuses Authorization, Host, Content-Length and Cookie in any case, never showing the value', () => {
+    for (const name of ['Authorization', 'authorization', 'AUTHORIZATION', 'Host', 'host', 'Content-Length', 'content-LENGTH', 'Cookie', 'cookie']) {
+      refused({ [name]: 'Bearer sk-secret-value-0123456789' }, /not allowed/);
+      try {
+        validateHeaders({ [name]: 'Bearer sk-secret-value-0123456789' });
+      } catch (e) {
+        assert.ok(!String(e).includes('secret-value'), String(e));
+      }
+    }
+    refused({ Authorization: 'x' }, /API key/);
+  });
+
+  it('refuses invalid names, control characters in names and values, and values that are not text', () => {
+    for (const name of ['', 'X Title', 'X-Title:', 'X-T\u00e9', 'X-A\r\nX-B', 'X-\u0000', '(x)', 'a"b', 'a/b']) refused({ [name]: 'v' }, /not a valid HTTP header name/);
+    for (const value of ['a\r\nX-Injected: 1', 'a\nb', 'a\rb', 'a\u0000b', 'a\u001bb', 'a\u007fb']) refused({ 'X-Title': value }, /control character/);
+    refused({ 'X-Title': 'Parley 🌍' }, /cannot carry/);
+    validateHeaders({ 'X-Title': 'Café' });
+    refused({ 'X-Title': 42 }, /must be text/);
+    refused({ 'X-Title': null }, /must be text/);
+    refused('X-Title: x', /object/);
+    refused(['X-Title', 'x'], /object/);
+    refused(null, /object/);
+    // A name shown in a message is escaped: no raw line break gets into a log.
+    try {
+      validateHeaders({ 'X-A\r\nX-B': 'v' });
+    } catch (e) {
+      assert.ok(!/[\r\n]/.test((e as Error).message), (e as Error).message);
+    }
+  });
+
+  it('a refused header ends the request as a config error before anything is sent; others reach the server', async () => {
+    await withServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(sse([chunk('ok'), chunk('', {}, 'stop')]));
+    }, async (s) => {
+      const r = await streamChat(opts(s, { apiKey: KEY, headers: { authorization: 'Bearer other' } }), BODY).result;
+      assert.equal(r.ended, 'error');
+      assert.equal(r.error?.kind, 'config');
+      const out = await chatWithFallback(opts(s, { headers: { 'X-Title': 'a\r\nHost: evil' } }), { model: 'm', stream: true }, [{ role: 'user', content: 'x' }], undefined);
+      assert.equal(out.result.error?.kind, 'config');
+      await assert.rejects(listModels(opts(s, { headers: { Cookie: 'a=b' } })), (e: unknown) => e instanceof ParleyError && e.kind === 'config');
+      assert.equal(s.requests.length, 0);
+      const ok = await streamChat(opts(s, { apiKey: KEY, headers: { 'X-Title': 'Parley' } }), BODY).result;
+      assert.equal(ok.text, 'ok');
+      assert.equal(s.requests[0].headers['x-title'], 'Parley');
+      assert.equal(s.requests[0].headers.authorization, `Bearer ${KEY}`);
     });
   });
 });
