@@ -14,8 +14,11 @@
 //   PARLEY_TEST_VERBOSE=1         also print the rest of the workbench's console (printed anyway when a run fails).
 //   PARLEY_KEEP_TMP=1              keep each run's temp folder (profile, workspace copy) for a post-mortem.
 // Each run gets a fresh profile, a copy of its fixture workspace and a free port, and is torn down even when it fails.
+// Workspace trust stays on in code-server. A run with `trust: true` has its folder trusted the way a person does it,
+// before the suite starts: see trustWorkspace(). Desktop VS Code is started with --disable-workspace-trust for those
+// runs instead, because this runner cannot click in its windows.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
@@ -27,6 +30,10 @@ const WORKSPACES = join(ROOT, 'test', 'integration', 'workspaces');
 const RUN_TIMEOUT_MS = Number(process.env.PARLEY_TEST_TIMEOUT_SECONDS || 300) * 1000;
 // From opening the page to the first line of the extension host: the workbench loads and starts the extension host.
 const START_TIMEOUT_MS = 90_000;
+// From opening the page without the test payload to the folder trusted and saved: see trustWorkspace().
+const TRUST_TIMEOUT_MS = 90_000;
+// For the screenshot of a run that timed out or could not trust its folder.
+const SCREENSHOT_TIMEOUT_MS = 10_000;
 // Starts each line of mocha's report; anything else reaching codeAutomationLog is the workbench's log or other console output.
 const CONSOLE_MARK = '\u2063parley-host\u2063 ';
 
@@ -79,19 +86,92 @@ function cleanup(dir) {
   tempDirs.delete(dir);
 }
 
-/** One run in code-server: open the workbench with the test payload and wait for codeAutomationExit. */
+// Where the workbench keeps the trusted folders: application storage, which code-server's workbench keeps in the
+// browser profile's IndexedDB (this database, table ItemTable), as JSON { uriTrustInfo: [{ uri, trusted }] }.
+const TRUSTED_FOLDERS_DB = 'vscode-web-state-db-global-shared';
+const TRUSTED_FOLDERS_KEY = 'content.trust.model.key';
+
+/**
+ * Trusts the run's folder as a person does, in a first page load without the test payload: the folder opens in
+ * Restricted Mode, the status bar's "Restricted Mode" item opens the Workspace Trust editor, and its Trust button
+ * trusts the folder (no modal dialog, which enable-smoke-test-driver would refuse). Resolves once Restricted Mode
+ * has ended and the trusted folder is saved in the browser profile, so the suite's page load, in the same browser
+ * context, finds it trusted from the start. Bounded by TRUST_TIMEOUT_MS; the error names the step that failed.
+ */
+async function trustWorkspace(page, folderUrl, workspace) {
+  const end = Date.now() + TRUST_TIMEOUT_MS;
+  const step = async (what, action) => {
+    const left = end - Date.now();
+    if (left <= 0) throw new Error(`trusting the workspace took longer than ${seconds(TRUST_TIMEOUT_MS)}; not done: ${what}`);
+    try {
+      return await action(left);
+    } catch (e) {
+      throw new Error(`trusting the workspace (limit ${seconds(TRUST_TIMEOUT_MS)}): ${what}: ${String(e.message).split('\n')[0]}`);
+    }
+  };
+  const restrictedMode = page.locator('[id="status.workspaceTrust"]');
+  await step('opening the workbench without the test payload', (timeout) => page.goto(folderUrl, { timeout }));
+  await step('waiting for the "Restricted Mode" item in the status bar (is workspace trust on?)', (timeout) => restrictedMode.waitFor({ timeout }));
+  await step('clicking the "Restricted Mode" item', (timeout) => restrictedMode.click({ timeout }));
+  const trustButton = page.locator('.workspace-trust-editor').getByRole('button', { name: 'Trust', exact: true });
+  await step('clicking Trust in the Workspace Trust editor', (timeout) => trustButton.click({ timeout }));
+  await step('waiting for Restricted Mode to end (its status bar item to go)', (timeout) => restrictedMode.waitFor({ state: 'detached', timeout }));
+  // The workbench writes its storage to IndexedDB shortly after a change; leaving the page before that would lose it.
+  await step(`waiting for the folder to be saved as trusted (IndexedDB ${TRUSTED_FOLDERS_DB}, key ${TRUSTED_FOLDERS_KEY})`, (timeout) =>
+    page.waitForFunction(
+      async ([dbName, key, path]) => {
+        const db = await new Promise((resolve, reject) => {
+          const open = indexedDB.open(dbName);
+          open.onsuccess = () => resolve(open.result);
+          open.onerror = () => reject(open.error);
+        });
+        try {
+          if (!db.objectStoreNames.contains('ItemTable')) return false;
+          const value = await new Promise((resolve, reject) => {
+            const get = db.transaction('ItemTable', 'readonly').objectStore('ItemTable').get(key);
+            get.onsuccess = () => resolve(get.result);
+            get.onerror = () => reject(get.error);
+          });
+          return typeof value === 'string' && Boolean(JSON.parse(value).uriTrustInfo?.some((i) => i.trusted && i.uri?.path === path));
+        } finally {
+          db.close();
+        }
+      },
+      [TRUSTED_FOLDERS_DB, TRUSTED_FOLDERS_KEY, workspace],
+      { timeout, polling: 100 },
+    ),
+  );
+}
+
+/** A screenshot of the workbench of a run that failed, in test-results/ (git-ignored); its path, or undefined. */
+async function failureScreenshot(page, run) {
+  const file = join(ROOT, 'test-results', `integration-${run.name}-failure.png`);
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    await page.screenshot({ path: file, timeout: SCREENSHOT_TIMEOUT_MS });
+    return file;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One run in code-server: with workspace trust on, trust the folder first when the run asks for it, then open the
+ * workbench with the test payload and wait for codeAutomationExit.
+ */
 async function runInCodeServer(run) {
   const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
   let server;
   let browser;
+  let page;
   const workbenchErrors = [];
   let suiteStarted = false;
   const beforeSuite = [];
   const duringSuite = [];
   try {
-    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: run.trust, extensionTests: true, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
+    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: false, extensionTests: true, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
     browser = await launchChromium();
-    const page = await browser.newPage();
+    page = await browser.newPage();
     let exitWith;
     const exited = new Promise((resolve) => (exitWith = resolve));
     let started;
@@ -118,7 +198,13 @@ async function runInCodeServer(run) {
       ['extensionDevelopmentPath', `vscode-remote://${server.authority}${ROOT}`],
       ['extensionTestsPath', `vscode-remote://${server.authority}${TESTS_ENTRY}`],
     ]);
-    await page.goto(`${server.url}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    const folderUrl = `${server.url}/?folder=${encodeURIComponent(workspace)}`;
+    if (run.trust) {
+      const t0 = Date.now();
+      await trustWorkspace(page, folderUrl, workspace);
+      say(`run "${run.name}": trusted the folder in the Workspace Trust editor (${seconds(Date.now() - t0)})`);
+    }
+    await page.goto(`${folderUrl}&payload=${encodeURIComponent(payload)}`);
 
     const first = deadline(START_TIMEOUT_MS, 'the extension host to start the suite (first codeAutomationLog)');
     const whole = deadline(RUN_TIMEOUT_MS, `run "${run.name}" to finish (codeAutomationExit)`);
@@ -138,6 +224,10 @@ async function runInCodeServer(run) {
     if (logged.length) console.error(`[integration] console of the workbench and extension host (last lines):\n  ${logged.slice(-60).join('\n  ')}`);
     if (workbenchErrors.length) console.error(`[integration] workbench page errors:\n  ${workbenchErrors.slice(-10).join('\n  ')}`);
     if (server) console.error(`[integration] code-server output (last lines):\n${server.output().split('\n').slice(-30).join('\n')}`);
+    if (page) {
+      const shot = await failureScreenshot(page, run);
+      if (shot) console.error(`[integration] screenshot of the workbench: ${shot}`);
+    }
     return 1;
   } finally {
     await browser?.close().catch(() => {});
@@ -253,6 +343,7 @@ async function runInElectron(run, { executable, xvfb }) {
     `--extensions-dir=${extensionsDir}`,
     `--extensionDevelopmentPath=${ROOT}`,
     `--extensionTestsPath=${TESTS_ENTRY}`,
+    // This runner cannot click through desktop VS Code's Workspace Trust editor: trusted runs turn trust off there.
     ...(run.trust ? ['--disable-workspace-trust'] : []),
   ];
   const env = { ...process.env, PARLEY_TEST_SUITE: run.name };
@@ -321,7 +412,12 @@ async function main() {
 
   const results = [];
   for (const run of selected) {
-    say(`run "${run.name}": workspace ${run.workspace}, ${run.trust ? 'trusted (--disable-workspace-trust)' : 'workspace trust on: untrusted, Restricted Mode'}`);
+    const trust = !run.trust
+      ? 'workspace trust on: untrusted, Restricted Mode'
+      : electron
+        ? 'trusted (--disable-workspace-trust: desktop VS Code runs it with workspace trust off)'
+        : 'workspace trust on: trusted in the Workspace Trust editor before the suite';
+    say(`run "${run.name}": workspace ${run.workspace}, ${trust}`);
     const t0 = Date.now();
     const code = electron ? await runInElectron(run, electron) : await runInCodeServer(run);
     results.push({ name: run.name, code, ms: Date.now() - t0 });

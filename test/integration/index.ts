@@ -5,7 +5,9 @@
 // decided by the `tests` patterns in runs.mjs: "main" takes every file not excluded there, so a new file needs no
 // other change. Adding a run (another workspace, settings or trust): add an entry to runs.mjs and a fixture folder
 // under workspaces/. scripts/run-integration.mjs starts a VS Code per run and passes the run's name to this
-// entry as PARLEY_TEST_SUITE; PARLEY_TEST_GREP narrows to tests whose full title matches.
+// entry as PARLEY_TEST_SUITE; PARLEY_TEST_GREP narrows to tests whose full title matches. Workspace trust is on in
+// code-server: the runner trusts the folder of a `trust: true` run in the Workspace Trust editor before the suite
+// starts, and run() stops before any test when vscode.workspace.isTrusted does not match the run's `trust`.
 import Mocha from 'mocha';
 import { format } from 'node:util';
 import * as vscode from 'vscode';
@@ -24,7 +26,11 @@ export async function run(): Promise<void> {
   if (names.length === 0) throw new Error(`run "${suiteName}" selects no test files: check its tests patterns in runs.mjs`);
 
   const where = [vscode.env.appName, vscode.env.appHost, vscode.env.remoteName && `remote ${vscode.env.remoteName}`].filter(Boolean).join(', ');
-  report(`VS Code ${vscode.version} (${where}); run "${suiteName}", workspace ${vscode.workspace.isTrusted ? 'trusted' : 'untrusted'}; files: ${names.join(', ')}`);
+  const trustOn = vscode.workspace.getConfiguration('security.workspace.trust').get('enabled') !== false;
+  const trusted = vscode.workspace.isTrusted;
+  report(`VS Code ${vscode.version} (${where}); run "${suiteName}", workspace trust ${trustOn ? 'on' : 'off'}, workspace ${trusted ? 'trusted' : 'untrusted'}; files: ${names.join(', ')}`);
+  // A run whose trust set-up did not take would test the wrong thing: stop before any test.
+  if (trusted !== testRun.trust) throw new Error(`run "${suiteName}" needs a${testRun.trust ? ' trusted' : 'n untrusted'} workspace (trust: ${testRun.trust} in runs.mjs), but vscode.workspace.isTrusted is ${trusted}`);
 
   // Colours off: the output travels through the workbench console to the runner's stdout.
   const mocha = new Mocha({ ui: 'tdd', color: false, reporter: 'spec', timeout: 20_000, grep: process.env.PARLEY_TEST_GREP || undefined });

@@ -7,8 +7,12 @@
  * @typedef {object} IntegrationRun
  * @property {string} name         Also the value of PARLEY_TEST_SUITE inside the extension host.
  * @property {string} workspace    Folder under test/integration/workspaces/, copied to a temp dir and opened.
- * @property {boolean} trust       true: started with --disable-workspace-trust. false: trust stays on and the
- *                                 copied folder is untrusted, so VS Code opens it in Restricted Mode.
+ * @property {boolean} trust       Workspace trust stays on in both cases. true: the copied folder is trusted by
+ *                                 the user's decision before the suite starts (the runner clicks Trust in the
+ *                                 Workspace Trust editor, then opens the suite in the same browser profile).
+ *                                 false: the folder stays untrusted, so VS Code opens it in Restricted Mode.
+ *                                 (Desktop VS Code, where the runner cannot click, runs trust: true with
+ *                                 --disable-workspace-trust.)
  * @property {Record<string, unknown>} settings  User settings seeded into the fresh profile.
  * @property {string[]} tests      Test files by name (path under test/integration without `.test.ts`). `*` matches
  *                                 any run of characters; a leading `!` excludes. Later patterns win.

@@ -37,6 +37,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     a = await startTestServer((_req, res) => writeSse(res, [chunk('from A'), chunk('', 'stop'), usageChunk(2, 2)]));
     b = await startTestServer((_req, res) => writeSse(res, [chunk('from B'), chunk('', 'stop'), usageChunk(2, 2)]));
     assert.equal(vscode.workspace.isTrusted, true, 'this suite runs in a trusted workspace');
+    assert.notEqual(vscode.workspace.getConfiguration('security.workspace.trust').get('enabled'), false, 'with workspace trust on');
   });
 
   suiteTeardown(async () => {
