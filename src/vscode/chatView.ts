@@ -1,5 +1,6 @@
 // The chat WebviewView: HTML with a strict CSP, and routing of validated webview messages to the controller.
 import * as vscode from 'vscode';
+import { externalLink } from '../core/links';
 import { webviewCsp } from '../shared/csp';
 import { parseWebviewMessage, type HostMessage, type WebviewMessage } from '../shared/protocol';
 import type { ChatController } from './chatController';
@@ -181,18 +182,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
 /** Only http and https go out, through VS Code's own link protection (openExternal asks for unknown hosts). */
 export async function openLink(url: string, log: Log): Promise<void> {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    log.warn('Refused to open a link that is not a URL.');
+  const link = externalLink(url);
+  if (!link.ok) {
+    log.warn(link.reason);
     return;
   }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    log.warn(`Refused to open a ${parsed.protocol} link from the chat.`);
-    return;
-  }
-  await vscode.env.openExternal(vscode.Uri.parse(parsed.href, true));
+  await vscode.env.openExternal(vscode.Uri.parse(link.href, true));
 }
 
 function nonceOf(): string {
