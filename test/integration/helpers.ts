@@ -1,4 +1,6 @@
 // Shared helpers for the suites that run inside the real extension host.
+import { promises as fs, type Dirent } from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ServerResponse } from 'node:http';
@@ -67,4 +69,21 @@ export function containsSecret(value: unknown, secret: string): boolean {
 /** Chat requests only: GET /models also reaches a server when the panel header refreshes its model list. */
 export function chats(s: TestServer): RecordedRequest[] {
   return s.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+}
+
+/** Every file under dir, recursively (e.g. the window's log folder); none when it does not exist. */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(dir, { withFileTypes: true });
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...(await filesUnder(p)));
+    else out.push(p);
+  }
+  return out;
 }

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chunk, filesUnder, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { ChatController, statusOf } from '../../src/vscode/chatController';
 import { HistoryStore } from '../../src/vscode/history';
@@ -14,23 +14,6 @@ import type { ChatResult, EndState } from '../../src/core/types';
 import type { HostMessage } from '../../src/shared/protocol';
 
 type Script = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
-
-/** Every file under dir (the window's log folder). */
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 async function exists(uri: vscode.Uri): Promise<boolean> {
   try {

@@ -4,27 +4,11 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, containsSecret, filesUnder, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { webviewCsp } from '../../src/shared/csp';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
-
-async function filesUnder(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  let entries: import('node:fs').Dirent[];
-  try {
-    entries = await fs.readdir(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...(await filesUnder(p)));
-    else out.push(p);
-  }
-  return out;
-}
 
 suite('Security: origins, keys and redaction (trusted workspace)', function () {
   this.timeout(30_000);
