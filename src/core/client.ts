@@ -24,8 +24,8 @@ export interface ClientOptions {
   /** Retries of 408/409/429/5xx/connection errors before any body byte is handed out (default 2). */
   maxRetries?: number;
   signal?: AbortSignal;
-  /** Request log lines. Never given the key or message content. */
-  log?: (line: string) => void;
+  /** Request log lines. Never given the key or message content. `info` marks the lines worth keeping by default. */
+  log?: (line: string, level?: 'info' | 'debug') => void;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
 }
 
@@ -353,7 +353,7 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
     const response = attempt.response;
     const contentType = response.headers.get('content-type');
     report({ status: response.status, contentType, ttfbMs: attempt.ttfbMs });
-    opts.log?.(`HTTP ${response.status} ${contentType ?? ''} after ${attempt.ttfbMs} ms`);
+    opts.log?.(`HTTP ${response.status} ${contentType ?? ''} after ${attempt.ttfbMs} ms`, 'info');
     if (!response.body) return finish('error', new ParleyError('protocol', `${new URL(url).host} answered with an empty body.`, { status: response.status, url }));
 
     const reader = response.body.getReader();

@@ -140,7 +140,7 @@ export class Requester {
       idleTimeoutMs: t.settings.streamIdleTimeoutSeconds * 1000,
       maxRetries: t.settings.maxRetries,
       signal,
-      log: (line) => this.log.debug(line),
+      log: (line, level) => (level === 'info' ? this.log.info(line) : this.log.debug(line)),
       onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
     };
   }

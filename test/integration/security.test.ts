@@ -154,6 +154,34 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     assert.deepEqual(roots, ['dist', 'media']);
   });
 
+  test('the log records each request (URL, model, status, timing, usage) and message content only at trace', async () => {
+    const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
+    const parleyLog = (needle: string) => waitFor(`a Parley log line with ${needle}`, async () => {
+      for (const f of await filesUnder(logRoot)) {
+        const text = await fs.readFile(f, 'utf8').catch(() => '');
+        if (text.includes(needle) && /tokens \(/.test(text.slice(text.indexOf(needle)))) return text;
+      }
+      return undefined;
+    }, 15_000);
+    try {
+      await userSettings({ baseUrl: a.url, model: 'log-model-info', logLevel: 'info' });
+      await api.chat.send('PROMPT-TEXT-at-info', []);
+      const info = await parleyLog('model=log-model-info');
+      const lines = info.slice(info.indexOf('model=log-model-info'));
+      assert.match(info, new RegExp(`POST ${a.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/v1/chat/completions model=log-model-info`));
+      assert.match(lines, /HTTP 200 text\/event-stream after \d+ ms/);
+      assert.match(lines, /done \(stop\) in \d+ ms, 4 tokens \(2 prompt, 2 completion\)/);
+      assert.equal(info.includes('PROMPT-TEXT-at-info'), false, 'no message content below trace');
+
+      await userSettings({ model: 'log-model-trace', logLevel: 'trace' });
+      await api.chat.send('PROMPT-TEXT-at-trace', []);
+      const trace = await parleyLog('model=log-model-trace');
+      assert.ok(trace.includes('PROMPT-TEXT-at-trace'), 'message content at trace');
+    } finally {
+      await userSettings({ logLevel: undefined, model: 'm' });
+    }
+  });
+
   test('the key for origin A is never sent to origin B', async () => {
     await vscode.workspace.getConfiguration('parley').update('baseUrl', undefined, vscode.ConfigurationTarget.Workspace);
     await api.keys.set(a.origin, KEY_A);
