@@ -1,9 +1,16 @@
-// A person's view of Parley: key through the palette, a streamed answer, Stop, usage in the status bar, Explain, Generate.
+// A person's view of Parley: key through the palette, a streamed answer, Stop, usage in the status bar, Explain (context
+// menu and keybinding), Generate Code and its Cancel.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cannedCode } from '../../scripts/demo-endpoint.mjs';
 import { hidden, step, visible, waitFor } from './harness.mjs';
 
 export const title = 'Chat, editor commands and usage, as a person uses them';
 
 const KEY = 'sk-e2e-0123456789abcdef';
+
+/** The status bar's names of the language ids the demo endpoint's Generate Code answers in. */
+const LANGUAGE_NAMES = { typescript: 'TypeScript', python: 'Python' };
 
 /** The demo endpoint answers only with this key, so the first question shows the key error card. */
 export const workbench = { workspace: 'basic', endpoint: { requireKey: KEY, chunkDelayMs: 25 } };
@@ -89,25 +96,113 @@ export const tests = {
     }
   },
 
-  async 'Explain Selection on a selection in the editor answers in the chat'(wb) {
-    const before = wb.endpoint.requests.length;
-    await wb.openFile('src/greet.ts');
-    await wb.selectAllInEditor();
-    await wb.runCommand('Parley: Explain Selection');
-    await waitFor('the explain request at the endpoint', () => wb.endpoint.requests.length > before && wb.endpoint.requests.at(-1).json?.messages);
-    const sent = JSON.stringify(wb.endpoint.requests.at(-1).json.messages);
-    if (!sent.includes('greet.ts') || !sent.includes('```typescript')) throw new Error('the request lacks the fenced selection with its path and language');
+  async 'the transcript is a log of articles labelled "You" and "Parley"'(wb) {
     const chat = wb.chatFrame();
-    await visible(chat.locator('article[aria-label="You"]').last().getByText('greet.ts', { exact: false }), 'the explained file named in the chat');
-    await hidden(chat.getByRole('button', { name: 'Stop' }), 'the end of the explanation', 30_000);
+    const log = chat.getByRole('log');
+    await visible(log, 'the transcript (role="log")');
+    if ((await log.count()) !== 1) throw new Error(`the panel has ${await log.count()} elements with role="log", expected one transcript`);
+    const turns = await step('reading the turns of the transcript', () =>
+      log.first().evaluate((el) => [...el.ownerDocument.querySelectorAll('[aria-label="You"], [aria-label="Parley"], article')].map((a) => ({ tag: a.tagName, label: a.getAttribute('aria-label'), inLog: el.contains(a) }))));
+    // So far: the keyless question, its error card (retried in place), then "Tell me something long" and its stopped reply.
+    const labels = turns.map((t) => t.label).join(', ');
+    if (labels !== 'You, Parley, You, Parley') throw new Error(`the transcript's messages are labelled [${labels}], expected [You, Parley, You, Parley]`);
+    const wrong = turns.filter((t) => t.tag !== 'ARTICLE' || !t.inLog);
+    if (wrong.length) throw new Error(`messages that are not <article> elements inside the log: ${JSON.stringify(wrong)}`);
+    await visible(log.getByRole('article', { name: 'You' }).filter({ hasText: 'Tell me something long' }), 'the question as an article named "You" in the log');
+    await visible(log.getByRole('article', { name: 'Parley' }).filter({ hasText: 'A long answer' }), 'the reply as an article named "Parley" in the log');
+  },
+
+  async 'Ctrl+Alt+E explains the selection'(wb) {
+    const before = wb.endpoint.requests.length;
+    await wb.openFile('src/stats.py');
+    await wb.selectAllInEditor();
+    await wb.page.keyboard.press('Control+Alt+E');
+    await expectExplained(wb, before, { file: 'stats.py', language: 'python' });
+  },
+
+  async 'Explain Selection is in the editor context menu only with a selection, and explains it from there'(wb) {
+    await wb.openFile('src/greet.ts');
+    // No selection: the entry is hidden (its "when" is editorHasSelection), Generate Code is there.
+    await step('clicking into the editor, leaving no selection', () => wb.activeEditor().locator('.view-lines .view-line').first().click());
+    await wb.openEditorContextMenu();
+    await visible(wb.contextMenuItem('Generate Code'), 'Generate Code in the context menu');
+    if (await wb.contextMenuItem('Explain Selection').count()) throw new Error('"Explain Selection" is in the context menu with no selection');
+    await wb.page.keyboard.press('Escape');
+    await hidden(wb.contextMenu(), 'the context menu');
+
+    const before = wb.endpoint.requests.length;
+    await wb.selectAllInEditor();
+    await wb.openEditorContextMenu();
+    await step('clicking "Explain Selection" in the context menu', () => wb.contextMenuItem('Explain Selection').first().click());
+    await expectExplained(wb, before, { file: 'greet.ts', language: 'typescript' });
     await wb.screenshot('explain-selection');
   },
 
-  async 'Generate Code opens a new untitled editor with the generated code'(wb) {
+  async 'Generate Code opens a new untitled editor in the language the server returned, with its code'(wb) {
+    const before = wb.endpoint.requests.length;
+    const tabsBefore = await wb.editorTabs();
     await wb.runCommand('Parley: Generate Code');
-    await wb.answerInput('a fizzbuzz function', { prompt: 'Describe the code' });
-    await visible(wb.page.locator('.tabs-container .tab.active', { hasText: 'fizzbuzz' }), 'the untitled fizzbuzz editor tab', 30_000);
-    await waitFor('the generated code in the editor', async () => (await wb.activeEditorText()).includes('export function fizzbuzz'));
+    // The selection of greet.ts goes along as context; asking for Python makes the server answer in a language
+    // other than the active editor's, so the new editor's language can only come from the reply.
+    await wb.answerInput('a fizzbuzz function in Python', { prompt: 'Describe the code' });
+    const request = await waitFor('the Generate Code request at the endpoint', () => wb.endpoint.requests.slice(before).find((r) => r.json?.response_format));
+    if (request.json.response_format.type !== 'json_object') throw new Error(`response_format is ${JSON.stringify(request.json.response_format)}`);
+    const returned = cannedCode(request.json.messages);
+    if (returned.language !== 'python') throw new Error(`the demo endpoint answered in ${returned.language}: the test expects Python, unlike the active greet.ts`);
+    await visible(wb.page.locator('.tabs-container .tab.active', { hasText: 'fizzbuzz' }), 'the fizzbuzz editor tab', 30_000);
+    await waitFor('the generated code, and nothing else, in the new editor', async () => (await wb.activeEditorText()).trim() === returned.code.trim());
+
+    const resource = await wb.activeEditorResource();
+    if (!resource?.startsWith('untitled:')) throw new Error(`the generated code is in ${resource}, not an untitled document`);
+    const tab = (await wb.editorTabs()).find((t) => t.active);
+    if (tab?.resource !== returned.filename) throw new Error(`the new tab is ${JSON.stringify(tab)}, expected the suggested name ${returned.filename}`);
+    if (!tab.dirty) throw new Error('the new untitled editor is not marked unsaved');
+    if (tabsBefore.some((t) => t.resource === returned.filename)) throw new Error(`a ${returned.filename} tab was open before Generate Code`);
+    if (existsSync(join(wb.folder, returned.filename))) throw new Error(`${returned.filename} was written to disk; it should stay untitled until saved`);
+    await waitFor(`the status bar's language mode to be ${LANGUAGE_NAMES[returned.language]}`, async () => (await wb.languageStatus().first().innerText({ timeout: 500 })).trim() === LANGUAGE_NAMES[returned.language]);
     await wb.screenshot('generate-code');
   },
+
+  async 'Cancel on the progress notification aborts Generate Code: the server sees the disconnect, no editor opens'(wb) {
+    const held = [];
+    wb.endpoint.options.respond = (request, res) => {
+      if (!request.json?.response_format) return false;
+      // Hold the reply, as a slow model would, and note when the client hangs up.
+      const h = { request, res, closed: false };
+      res.on('close', () => (h.closed = !res.writableEnded));
+      held.push(h);
+      return true;
+    };
+    try {
+      const tabsBefore = await wb.editorTabs();
+      await wb.runCommand('Parley: Generate Code');
+      await wb.answerInput('a fizzbuzz function', { prompt: 'Describe the code' });
+      await waitFor('the Generate Code request to reach the endpoint (held there)', () => held.length > 0);
+      const progress = wb.notification('generating code');
+      await visible(progress, 'the "generating code" progress notification');
+      await step('clicking Cancel on the progress notification', () => progress.first().getByRole('button', { name: 'Cancel' }).click());
+      await waitFor('the endpoint to see the client close the held connection', () => held[0].closed);
+      await visible(wb.notification('code generation cancelled'), 'the "code generation cancelled" message');
+      const tabsAfter = await wb.editorTabs();
+      if (JSON.stringify(tabsAfter.map((t) => t.resource)) !== JSON.stringify(tabsBefore.map((t) => t.resource))) {
+        throw new Error(`the editors changed after Cancel: before ${tabsBefore.map((t) => t.label).join(', ')}; after ${tabsAfter.map((t) => t.label).join(', ')}`);
+      }
+      if (held.length !== 1) throw new Error(`the endpoint got ${held.length} Generate Code requests; a cancelled one must not be retried`);
+    } finally {
+      wb.endpoint.options.respond = undefined;
+      for (const h of held) h.res.destroy();
+    }
+  },
 };
+
+/** Waits for the Explain request of `file` and its answer in the chat. */
+async function expectExplained(wb, before, { file, language }) {
+  const request = await waitFor(`the Explain request for ${file} at the endpoint`, () => wb.endpoint.requests.slice(before).find((r) => r.json?.messages));
+  const sent = JSON.stringify(request.json.messages);
+  if (!sent.includes(file) || !sent.includes('```' + language)) throw new Error(`the request lacks the fenced ${language} selection of ${file}`);
+  const chat = wb.chatFrame();
+  await visible(chat.locator('article[aria-label="You"]').last().getByText(file, { exact: false }), `${file} named in the chat as the explained file`);
+  await hidden(chat.getByRole('button', { name: 'Stop' }), 'the end of the explanation', 30_000);
+  const answer = await replyText(chat);
+  if (!answer.startsWith('This code defines')) throw new Error(`the explanation did not land in the chat: "${answer.slice(0, 80)}"`);
+}

@@ -211,9 +211,67 @@ export class Workbench {
 
   /** The text of the active editor's visible lines (Monaco only renders what is on screen). */
   async activeEditorText() {
-    const lines = await this.activeEditor().locator('.view-lines .view-line').allInnerTexts();
+    // Monaco reuses line elements, so their order in the DOM need not be the order on screen: sort by position.
+    const lines = await this.activeEditor().locator('.view-lines .view-line').evaluateAll((els) =>
+      els.map((el) => ({ top: parseFloat(el.style.top) || 0, text: el.innerText })).sort((a, b) => a.top - b.top).map((l) => l.text));
     // Monaco renders spaces as non-breaking spaces.
     return lines.join('\n').replace(/\u00a0/g, ' ');
+  }
+
+  /** The URI of the active editor's document (Monaco's data-uri), e.g. "untitled:/…/fizzbuzz.py" or "file:///…". */
+  activeEditorResource() {
+    return step("reading the active editor's resource", () => this.activeEditor().getAttribute('data-uri', { timeout: DEFAULT_TIMEOUT_MS }));
+  }
+
+  /** The language mode the status bar shows for the active editor ("TypeScript", "Python"…). */
+  languageStatus() {
+    return this.page.locator('.part.statusbar [id="status.editor.mode"]');
+  }
+
+  /** The editor tabs of all groups: label, resource name (file or webview id), active, dirty (unsaved). */
+  editorTabs() {
+    return step('reading the editor tabs', () =>
+      this.page.locator('.tabs-container .tab').evaluateAll((els) =>
+        els.map((el) => ({
+          label: el.getAttribute('aria-label') ?? '',
+          resource: el.getAttribute('data-resource-name') ?? '',
+          active: el.classList.contains('active'),
+          dirty: el.classList.contains('dirty'),
+        }))));
+  }
+
+  /** Right-clicks the first line of the active editor (inside a select-all selection) and waits for the context menu. */
+  async openEditorContextMenu() {
+    await step('right-clicking the first line of the active editor', () => this.activeEditor().locator('.view-lines .view-line').first().click({ button: 'right' }));
+    const menu = this.contextMenu();
+    await visible(menu, 'the editor context menu');
+    return menu;
+  }
+
+  /** The open context menu. */
+  contextMenu() {
+    return this.page.locator('.context-view .monaco-menu');
+  }
+
+  /** An entry of the open context menu, by its title (the keybinding shown beside it is ignored). */
+  contextMenuItem(title) {
+    return this.contextMenu().locator('.action-item a.action-menu-item', { has: this.page.locator('.action-label', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) });
+  }
+
+  /** The outer iframes of the built-in Markdown extension's previews (one per open preview). */
+  markdownPreviews() {
+    return this.page.locator('iframe.webview[src*="extensionId=vscode.markdown-language-features"]');
+  }
+
+  /** The document inside the `index`th Markdown preview's webview (two iframes deep, as for Parley's own view). */
+  markdownPreviewFrame(index = 0) {
+    return this.markdownPreviews().nth(index).contentFrame().frameLocator('iframe#active-frame');
+  }
+
+  /** Reloads the workbench page (Developer: Reload Window, as far as the browser side goes) and waits for it. */
+  async reload() {
+    await step('reloading the workbench page', () => this.page.reload());
+    await this.ready();
   }
 
   /** Selects all text of the active editor (click into it, then Ctrl+A). */
