@@ -9,7 +9,7 @@ import { Log } from './vscode/log';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
-import { UsageTracker } from './vscode/usage';
+import { USAGE_REPORT, UsageTracker } from './vscode/usage';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
 export type TestApi = Services & { context: vscode.ExtensionContext; history: HistoryStore };
@@ -25,6 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const testing = context.extensionMode === vscode.ExtensionMode.Test;
   const view = new ChatViewProvider(context.extensionUri, chat, viewActions(services), log, testing);
   const reports = new ReportDocuments();
+  reports.register(USAGE_REPORT, () => usage.reportText());
   Object.assign(services, { chat, view, requester, keys, usage, log, reports } satisfies Services);
   await chat.restore();
 

@@ -206,6 +206,7 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost)} |`);
   }
   if (Object.keys(ledger).length === 0) out.push('', '_No requests yet._');
-  out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
+  // The hint only while some model used has no price (an empty ledger has none to show either).
+  if (Object.keys(ledger).length === 0 || group(ledger, (_d, _h, m) => m).some(([m]) => !price(m))) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
   return out.join('\n');
 }

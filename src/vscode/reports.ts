@@ -3,23 +3,36 @@ import * as vscode from 'vscode';
 
 export const REPORT_SCHEME = 'parley-report';
 
-/** Serves each report's latest text under a fixed URI, so showing a report again refreshes it in place. */
+/**
+ * Serves each report under a fixed URI, so showing a report again refreshes it in place. A report with a renderer is
+ * made afresh whenever VS Code asks, also when it restores an open report after a reload (package.json activates
+ * Parley on `onFileSystem:parley-report` for that); one that was only put() says how to make it again.
+ */
 export class ReportDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
+  private readonly renderers = new Map<string, () => string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly registration = vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this);
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.path) ?? '';
+    const render = this.renderers.get(uri.path);
+    if (render) return render();
+    const name = uri.path.slice(1).replace(/\.md$/, '');
+    return this.texts.get(uri.path) ?? `# ${name}\n\nThis report was made in an earlier window. Run the command that made it again.\n`;
   }
 
-  /** Sets a report's text and returns its document, e.g. `put('Parley Usage.md', md)`. */
-  async put(name: string, markdown: string): Promise<vscode.TextDocument> {
+  /** A report made by `render` each time it is shown, e.g. the usage report. */
+  register(name: string, render: () => string): void {
+    this.renderers.set(`/${name}`, render);
+  }
+
+  /** Shows a report: `name` registered with a renderer, or fixed `markdown` (e.g. a Test Connection result). */
+  async show(name: string, markdown?: string): Promise<vscode.TextDocument> {
     const uri = vscode.Uri.from({ scheme: REPORT_SCHEME, path: `/${name}` });
-    const had = this.texts.has(uri.path);
-    this.texts.set(uri.path, markdown);
-    if (had) this.changed.fire(uri);
+    if (markdown !== undefined) this.texts.set(uri.path, markdown);
+    // Always: the document may be open from before, e.g. restored after a reload with the text it had then.
+    this.changed.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     return vscode.languages.setTextDocumentLanguage(doc, 'markdown');
   }

@@ -76,7 +76,7 @@ export async function testConnection(requester: Requester, log: Log, reports: Re
   const markdown = log.clean(reportMarkdown(report));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
-  const doc = await reports.put('Parley Test Connection.md', markdown);
+  const doc = await reports.show('Parley Test Connection.md', markdown);
   await vscode.window.showTextDocument(doc, { preview: false });
   try {
     await vscode.commands.executeCommand('markdown.showPreview', doc.uri);

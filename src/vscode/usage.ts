@@ -1,11 +1,14 @@
 // Usage in the status bar: every request counts; totals for the window and, in global state, for all time.
 import * as vscode from 'vscode';
-import type { ReportDocuments } from './reports';
 import {
   addTo, addToLedger, emptyTotals, reportMarkdown, statusLabel, statusText, tooltipMarkdown,
   type Ledger, type Totals, type UsageRecord,
 } from '../core/usageLedger';
 import { readSettings } from './config';
+import type { ReportDocuments } from './reports';
+
+/** The usage report's document name. */
+export const USAGE_REPORT = 'Parley Usage.md';
 
 const LEDGER_STATE = 'parley.usageLedger';
 
@@ -57,8 +60,7 @@ export class UsageTracker implements vscode.Disposable {
 
   /** Opens the usage report as a Markdown preview of a read-only document (nothing to save afterwards). */
   async showReport(reports: ReportDocuments): Promise<vscode.TextDocument> {
-    const md = reportMarkdown(this.ledger(), this.windowTotals, readSettings().pricing, Date.now());
-    const doc = await reports.put('Parley Usage.md', md);
+    const doc = await reports.show(USAGE_REPORT);
     try {
       await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
     } catch {
@@ -66,6 +68,11 @@ export class UsageTracker implements vscode.Disposable {
       await vscode.window.showTextDocument(doc, { preview: true });
     }
     return doc;
+  }
+
+  /** The usage report, made afresh each time VS Code reads it. */
+  reportText(): string {
+    return reportMarkdown(this.ledger(), this.windowTotals, readSettings().pricing, Date.now());
   }
 
   async reset(confirm: () => Thenable<boolean>): Promise<boolean> {

@@ -131,6 +131,12 @@ suite('Chat, editor commands and usage', function () {
     await waitFor('the report to refresh', () => reports()[0]?.getText() !== before);
     assert.equal(reports().length, 1, 'one report document, refreshed');
     assert.equal(untitled(), 0, 'no Untitled document left to save');
+    // What a window reload asks for when it restores an open report: the usage report made afresh, without Show Usage.
+    const restored = api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Parley Usage.md' }));
+    assert.match(restored, /^# Parley usage[\s\S]*All time: /);
+    assert.match(api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
+    const manifest = vscode.extensions.getExtension('parley.parley')?.packageJSON as { activationEvents?: string[] };
+    assert.deepEqual(manifest.activationEvents, ['onFileSystem:parley-report'], 'restoring a report activates Parley, and nothing else does eagerly');
 
     assert.equal(await api.usage.reset(async () => false), false);
     assert.ok(Object.keys(api.usage.ledger()).length > 0, 'declined: totals kept');

@@ -112,6 +112,8 @@ describe('usage ledger', () => {
     assert.match(md, /\| gpt\\-x \| 2 \| 2,000 \| 468 \| 2,468 \| 0% \| \$0\.0029 \|/);
     assert.match(md, /\| llama \| 1 \| 10 \| 5 \| 15 \| 100% \| \$0 \|/);
     assert.match(md, /\| 2026-11-22 \| 3 \| 2,483 \| 1% \|/);
+    assert.doesNotMatch(md, /to see costs/, 'every model used has a price: no hint to set prices');
+    assert.match(reportMarkdown(ledger, emptyTotals(), { llama: { input: 0, output: 0 } }, at), /Set prices .* to see costs/, 'gpt-x has none');
     const tip = tooltipMarkdown(server, addTo(emptyTotals(), server), ledger);
     assert.match(tip, /Completion: 234 \(reasoning 100\)/);
     assert.match(tip, /tokens\/s/);
