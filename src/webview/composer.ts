@@ -6,6 +6,9 @@ import { loadState, post, saveState } from './vscodeApi';
 
 const MB = 1024 * 1024;
 
+
+/** Up to this much image data (as data-URL characters) is kept with the draft across a rebuilt view. */
+const DRAFT_IMAGES_CHARS = 12 * 1024 * 1024;
 export class Composer {
   readonly el: HTMLElement;
   readonly input: HTMLTextAreaElement;
@@ -26,7 +29,12 @@ export class Composer {
       onkeydown: (e) => this.onKeyDown(e as KeyboardEvent),
       onpaste: (e) => this.onPaste(e as ClipboardEvent),
     });
-    this.input.value = loadState().draft ?? '';
+    const saved = loadState();
+    this.input.value = saved.draft ?? '';
+    // Checked again: state is ours, but a thumbnail only ever shows an image data URL.
+    if (Array.isArray(saved.images)) {
+      this.images = saved.images.filter((i) => typeof i?.name === 'string' && typeof i?.dataUrl === 'string').slice(0, LIMITS.maxImages);
+    }
     this.sendButton = h('button', { type: 'button', class: 'send', onclick: () => this.onSendClick() });
     this.thumbs = h('div', { class: 'thumbs composer-thumbs', 'aria-label': 'Attached images', role: 'list' });
     this.chips = h('ul', { class: 'chips composer-chips', 'aria-label': 'Context to send' });
@@ -48,6 +56,7 @@ export class Composer {
     });
     this.setGenerating(false);
     this.renderChips([]);
+    this.renderThumbs();
   }
 
   setGenerating(value: boolean): void {
@@ -117,7 +126,9 @@ export class Composer {
   }
 
   private saveDraft(): void {
-    saveState({ draft: this.input.value });
+    // Attached images are kept with the draft unless they are very large together (state is held in memory).
+    const size = this.images.reduce((n, i) => n + i.dataUrl.length, 0);
+    saveState(this.images.length && size <= DRAFT_IMAGES_CHARS ? { draft: this.input.value, images: this.images } : { draft: this.input.value });
   }
 
   private onKeyDown(e: KeyboardEvent): void {
@@ -190,5 +201,6 @@ export class Composer {
         },
       }, icon('close')))));
     this.thumbs.classList.toggle('hidden', this.images.length === 0);
+    this.saveDraft();
   }
 }

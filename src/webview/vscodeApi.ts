@@ -1,9 +1,11 @@
 // The typed channel to the extension host: the webview's only way out.
-import type { WebviewMessage } from '../shared/protocol';
+import type { ImageView, WebviewMessage } from '../shared/protocol';
 
-/** What the webview keeps in vscode.setState: only the composer draft; the host owns everything else. */
+/** What the webview keeps in vscode.setState: only the composer's draft; the host owns everything else. */
 export interface WebviewState {
   draft?: string;
+  /** Images attached to the draft, so hiding the view does not lose them. */
+  images?: ImageView[];
 }
 
 interface VsCodeApi {

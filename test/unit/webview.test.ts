@@ -343,6 +343,25 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(send, { type: 'send', text: 'What is in this picture?', images: [image] });
   });
 
+  it('keeps the draft and its attached images in state, so a rebuilt view has them back', async () => {
+    await host(snapshot());
+    const image = { name: 'dot.png', dataUrl: 'data:image/png;base64,iVBORw0KGgo=' };
+    await host({ type: 'imageAttached', image });
+    await page.getByLabel('Message Parley').fill('about this image');
+    await page.getByLabel('Message Parley').dispatchEvent('input');
+    const state = await page.evaluate(() => window.__state);
+    assert.deepEqual(state, { draft: 'about this image', images: [image] });
+    // A new webview (the view was hidden and rebuilt) starts from that state.
+    await page.addInitScript((s) => { (window as unknown as { __initialState: unknown }).__initialState = s; }, state);
+    await page.reload();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+    await host(snapshot());
+    assert.equal(await page.getByLabel('Message Parley').inputValue(), 'about this image');
+    assert.equal(await page.locator('img.thumb[alt="dot.png"]').count(), 1);
+    await page.getByLabel('Message Parley').press('Enter');
+    assert.deepEqual(await waitPosted('send'), { type: 'send', text: 'about this image', images: [image] });
+  });
+
   it('turns Send into Stop while generating; Stop and Escape post cancel', async () => {
     await host(snapshot());
     await page.getByRole('button', { name: 'Send', exact: true }).waitFor(WAIT);
