@@ -1,5 +1,6 @@
 // Render benchmark: streams a 20,000-token Markdown reply with code blocks at 2,000 tokens/s into the real
-// webview bundle in headless Chromium, then does the same with a naive re-render-everything baseline.
+// webview bundle in headless Chromium, then does the same with a naive re-render-everything baseline. Then opens the
+// panel on a 200-message conversation, against a baseline that renders all of it.
 // Prints ratios measured in one run; no limits are asserted. Usage: node bench/render.mjs [--tokens N] [--rate N]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -314,6 +315,59 @@ async function run(browser, harness, mode, tokens) {
   };
 }
 
+// ---------- opening a long conversation ----------
+
+/** 100 questions and 100 replies cut from the benchmark's reply at paragraph breaks (code blocks stay whole). */
+function longConversation(text) {
+  const paragraphs = text.split(/\n\n(?=[^\n`])/);
+  const per = Math.ceil(paragraphs.length / 100);
+  const turns = [];
+  for (let i = 0; i < 100; i++) {
+    turns.push({ id: `u${i}`, role: 'user', text: `Question ${i}: how does part ${i} work?`, status: 'done' });
+    turns.push({ id: `a${i}`, role: 'assistant', text: paragraphs.slice(i * per, (i + 1) * per).join('\n\n') || 'Done.', status: 'done' });
+  }
+  return turns;
+}
+
+/**
+ * Opens the panel on a 200-message conversation and measures the time until it settled (the rendered turns stayed
+ * the same for 5 frames). ours: the real bundle gets the snapshot and renders the turns near the view, with
+ * placeholders for the rest. naive: the baseline bundle renders the whole conversation, with the same Markdown
+ * stack, in one go.
+ */
+async function openLong(browser, harness, turns, mode) {
+  const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  try {
+    await page.goto(mode === 'ours' ? harness.url : `${harness.url}?script=naive.js`);
+    await page.waitForFunction(() => window.__posted?.some((m) => m.type === 'ready'), undefined, { timeout: 30_000 });
+    const header = { model: 'm', endpoint: 'localhost', demo: false, models: [] };
+    const msg = mode === 'ours'
+      ? { type: 'snapshot', conversation: { id: 'c', title: 'Long', turns }, generating: false, header, pendingContext: [] }
+      : { type: 'update', text: turns.map((t) => (t.role === 'user' ? `**You:** ${t.text}` : t.text)).join('\n\n') };
+    return await page.evaluate((msg) => new Promise((done) => {
+      const t0 = performance.now();
+      let last = -1;
+      let still = 0;
+      const size = () => document.getElementsByTagName('*').length;
+      const check = () => {
+        const n = size();
+        still = n === last ? still + 1 : 0;
+        last = n;
+        if (still < 5) return requestAnimationFrame(check);
+        done({
+          ms: performance.now() - t0,
+          rendered: document.querySelectorAll('article .turn-body:not(.placeholder)').length,
+          elements: n,
+        });
+      };
+      window.__host(msg);
+      requestAnimationFrame(check);
+    }), msg);
+  } finally {
+    await page.close();
+  }
+}
+
 // ---------- main ----------
 
 const work = mkdtempSync(join(tmpdir(), 'parley-bench-'));
@@ -357,6 +411,23 @@ try {
       console.log(`${name.padEnd(w)}  ${fmt(a).padStart(12)}  ${fmt(b).padStart(12)}  ${(a > 0 ? `${(b / a).toFixed(1)}x` : '-').padStart(10)}`);
     }
     console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run.');
+
+    // Opening the panel on a 200-message conversation: placeholders for what is out of view, against rendering all.
+    const turns = longConversation(tokens.join(''));
+    const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const runs = { ours: [], naive: [] };
+    for (let i = 0; i < 5; i++) {
+      runs.ours.push(await openLong(browser, harness, turns, 'ours'));
+      runs.naive.push(await openLong(browser, harness, turns, 'naive'));
+    }
+    const summary = (rs) => ({ ms: median(rs.map((r) => r.ms)), elements: rs[0].elements });
+    const o = summary(runs.ours);
+    const n = summary(runs.naive);
+    console.log(`\nopening the panel on a 200-message conversation (${(turns.reduce((k, t) => k + t.text.length, 0) / 1024).toFixed(0)} KB), ` +
+      `median of 5; ours renders ${runs.ours[0].rendered} of 200 turns, naive all of them:`);
+    for (const [name, get] of [['time until the panel settled (ms)', (r) => r.ms], ['DOM elements', (r) => r.elements]]) {
+      console.log(`${name.padEnd(w)}  ${fmt(get(o)).padStart(12)}  ${fmt(get(n)).padStart(12)}  ${`${(get(n) / get(o)).toFixed(1)}x`.padStart(10)}`);
+    }
   } finally {
     await browser.close();
     await harness.close();
