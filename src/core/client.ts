@@ -372,8 +372,8 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
     const events: StreamEvent[] = [];
     // Set at EOF, while a last event that lacks its blank line is flushed out of the parser: EOF may have cut it mid-line.
     let atEof = false;
-    // The last character fed to the parser: a CR there is a line end the parser still holds (a CRLF may follow).
-    let lastFed = '';
+    // Whether the text fed last ended in CR: a line end the parser still holds (a CRLF may follow).
+    let heldCR = false;
     const parser = createParser({
       onEvent(ev) {
         if (error || acc.sawDone) return;
@@ -398,6 +398,11 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
         else if (ev.event === 'error') error = errorFromResponse(500, 'application/json', data, { url, model, secrets });
       },
     });
+    const feed = (t: string) => {
+      if (!t) return;
+      parser.feed(t);
+      heldCR = t.endsWith('\r');
+    };
     try {
       armIdle();
       for (;;) {
@@ -413,17 +418,13 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
           sseMode = /^(data|event|id|retry)\s*:|^:/.test(lead);
           decided = lead.length > 8 || sseMode;
           if (!decided) continue;
-          if (sseMode) {
-            parser.feed(whole);
-            lastFed = whole.slice(-1);
-          }
+          if (sseMode) feed(whole);
           continue;
         }
         if (sseMode) {
           // Until the first event, keep the raw text: a body labelled event-stream may be a JSON error or HTML.
           if (acc.chunks === 0 && !acc.sawDone && whole.length < MAX_ERROR_BODY) whole += text;
-          parser.feed(text);
-          if (text) lastFed = text.slice(-1);
+          feed(text);
           if (events.length) {
             emit(events.splice(0));
           }
@@ -434,12 +435,9 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
       }
       const tail = decoder.decode();
       if (sseMode) {
-        if (tail) {
-          parser.feed(tail);
-          lastFed = tail.slice(-1);
-        }
+        feed(tail);
         // A held CR ends its line as it is (an LF after it changes nothing): an event the body did end is read as usual.
-        if (lastFed === '\r') parser.feed('\n');
+        if (heldCR) parser.feed('\n');
         // A last event without its blank line still counts, when it is whole.
         atEof = true;
         parser.feed('\n\n');

@@ -186,7 +186,8 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     '| Model | Requests | Prompt | Completion | Total | Estimated | Cost |',
     '|---|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const [model, t] of group(ledger, (_d, _h, m) => m)) {
+  const byModel = group(ledger, (_d, _h, m) => m);
+  for (const [model, t] of byModel) {
     out.push(`| ${mdEscape(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
   }
   out.push('', '## By endpoint', '', '| Endpoint | Requests | Total | Estimated |', '|---|---:|---:|---:|');
@@ -205,8 +206,8 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     }
     out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost)} |`);
   }
-  if (Object.keys(ledger).length === 0) out.push('', '_No requests yet._');
+  if (byModel.length === 0) out.push('', '_No requests yet._');
   // The hint only while some model used has no price (an empty ledger has none to show either).
-  if (Object.keys(ledger).length === 0 || group(ledger, (_d, _h, m) => m).some(([m]) => !price(m))) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
+  if (byModel.length === 0 || byModel.some(([m]) => !price(m))) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
   return out.join('\n');
 }

@@ -104,7 +104,7 @@ export class ChatController implements vscode.Disposable {
       setup: problem ? this.setupView(problem) : undefined,
       pendingContext: this.pendingContext.map(({ code: _c, ...chip }) => chip),
     });
-    void this.refreshModels();
+    void this.refreshModels(false, target);
   }
 
   private setupView(p: TargetProblem): SetupView {
@@ -129,24 +129,22 @@ export class ChatController implements vscode.Disposable {
    * The demo endpoint is `npm start`'s, on loopback with its own model name.
    */
   private header(target: Target | TargetProblem): HeaderView {
-    const model = readSettings().model;
+    const settings = 'kind' in target ? readSettings() : target.settings;
+    const model = settings.model;
     let endpoint: string;
     if (!('kind' in target)) endpoint = target.host;
     else if (target.kind === 'no-key') endpoint = new URL(target.origin).host;
-    else endpoint = String(readSettings().baseUrl); // shown as typed; the setup card says what is wrong with it
+    else endpoint = String(settings.baseUrl); // shown as typed; the setup card says what is wrong with it
     const demo = model === DEMO_MODEL && !('kind' in target) && isLoopbackOrigin(target.endpoint.origin);
     return { model, endpoint, demo, models: this.models.get(endpoint) ?? [] };
   }
 
-  private async postHeader(): Promise<Target | TargetProblem> {
-    const target = await this.requester.target();
-    this.post({ type: 'header', header: this.header(target) });
-    return target;
-  }
-
-  /** Asks GET /models once per endpoint; the header then offers a picker. Failure means "type the name". */
-  async refreshModels(force = false): Promise<string[]> {
-    const t = await this.requester.target();
+  /**
+   * Asks GET /models once per endpoint; the header then offers a picker. Failure means "type the name".
+   * `target` saves resolving it again when the caller just did.
+   */
+  async refreshModels(force = false, target?: Target | TargetProblem): Promise<string[]> {
+    const t = target ?? (await this.requester.target());
     if ('kind' in t) return [];
     if (!force && this.models.has(t.host)) return this.models.get(t.host) ?? [];
     try {
@@ -162,9 +160,10 @@ export class ChatController implements vscode.Disposable {
 
   /** Endpoint or key changed: redraw header and setup card. */
   async endpointChanged(): Promise<void> {
-    const t = await this.postHeader();
+    const t = await this.requester.target();
+    this.post({ type: 'header', header: this.header(t) });
     this.post({ type: 'setup', setup: 'kind' in t ? this.setupView(t) : undefined });
-    void this.refreshModels();
+    void this.refreshModels(false, t);
   }
 
   // ---- asking -------------------------------------------------------------------------------
@@ -317,10 +316,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   private flushDelta(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
     const d = this.pendingDelta;
-    this.pendingDelta = undefined;
+    this.dropPendingDelta();
     if (!d) return;
     this.post({ type: 'delta', turnId: d.turnId, text: d.text || undefined, reasoning: d.reasoning || undefined });
   }

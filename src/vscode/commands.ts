@@ -1,6 +1,5 @@
 // One function per command, plus the host actions the chat view asks for.
 import * as vscode from 'vscode';
-import type { ReportDocuments } from './reports';
 import type { ContextItem } from '../core/conversation';
 import { cutToLimit, enclosingBlock, generateMessages, parseGenerated, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
@@ -12,6 +11,7 @@ import type { ChatViewProvider, ViewActions } from './chatView';
 import { readSettings, writeUserSetting } from './config';
 import type { Log } from './log';
 import type { Requester, Target, TargetProblem } from './requester';
+import type { ReportDocuments } from './reports';
 import type { ApiKeyStore } from './secrets';
 import type { UsageTracker } from './usage';
 import { testConnection } from './testConnection';

@@ -1,10 +1,10 @@
 // "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report.
 import * as vscode from 'vscode';
-import type { ReportDocuments } from './reports';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
 import { readSettings } from './config';
 import type { Log } from './log';
+import type { ReportDocuments } from './reports';
 import type { Requester, Target } from './requester';
 
 /**

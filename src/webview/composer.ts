@@ -6,9 +6,11 @@ import { loadState, post, saveState } from './vscodeApi';
 
 const MB = 1024 * 1024;
 
-
 /** Up to this much image data (as data-URL characters) is kept with the draft across a rebuilt view. */
 const DRAFT_IMAGES_CHARS = 12 * 1024 * 1024;
+/** While images are attached, the draft is saved this long after the last keystroke rather than on each one. */
+const DRAFT_SAVE_DELAY_MS = 300;
+
 export class Composer {
   readonly el: HTMLElement;
   readonly input: HTMLTextAreaElement;
@@ -17,6 +19,7 @@ export class Composer {
   private readonly chips: HTMLElement;
   private readonly error: HTMLElement;
   private images: ImageView[] = [];
+  private draftTimer: ReturnType<typeof setTimeout> | undefined;
   private generating = false;
   /** What was last sent, put back if the host refuses it (composerError) while the composer is empty. */
   private lastSent?: { text: string; images: ImageView[] };
@@ -88,7 +91,6 @@ export class Composer {
       this.input.value = this.lastSent.text;
       this.images = this.lastSent.images;
       this.renderThumbs();
-      this.saveDraft();
     }
     this.lastSent = undefined;
   }
@@ -122,10 +124,14 @@ export class Composer {
 
   private onInput(): void {
     if (this.error.textContent) this.error.textContent = '';
-    this.saveDraft();
+    // With images attached, the state is megabytes of JSON that VS Code copies on each save: saved once typing pauses.
+    clearTimeout(this.draftTimer);
+    if (this.images.length) this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_SAVE_DELAY_MS);
+    else this.saveDraft();
   }
 
   private saveDraft(): void {
+    clearTimeout(this.draftTimer);
     // Attached images are kept with the draft unless they are very large together (state is held in memory).
     const size = this.images.reduce((n, i) => n + i.dataUrl.length, 0);
     saveState(this.images.length && size <= DRAFT_IMAGES_CHARS ? { draft: this.input.value, images: this.images } : { draft: this.input.value });
@@ -159,7 +165,6 @@ export class Composer {
     this.images = [];
     this.error.textContent = '';
     this.renderThumbs();
-    this.saveDraft();
   }
 
   private onPaste(e: ClipboardEvent): void {

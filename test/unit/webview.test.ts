@@ -349,6 +349,8 @@ describe('chat webview (Chromium)', function () {
     await host({ type: 'imageAttached', image });
     await page.getByLabel('Message Parley').fill('about this image');
     await page.getByLabel('Message Parley').dispatchEvent('input');
+    // With an image attached, the draft is saved once typing pauses.
+    await page.waitForFunction(() => (window.__state as { draft?: string } | undefined)?.draft === 'about this image', undefined, WAIT);
     const state = await page.evaluate(() => window.__state);
     assert.deepEqual(state, { draft: 'about this image', images: [image] });
     // A new webview (the view was hidden and rebuilt) starts from that state.
