@@ -2,8 +2,8 @@
 //
 // It speaks the real protocol on 127.0.0.1: POST /v1/chat/completions (SSE stream with a usage chunk when
 // stream_options.include_usage is set, or one JSON response), JSON mode (`response_format: json_object`) answering
-// {"language","filename","code"}, and GET /v1/models listing `parley-demo` with `"owned_by": "parley-demo"` (the
-// marker by which Parley knows the demo endpoint). The paths without /v1 work too.
+// {"language","filename","code"}, and GET /v1/models listing `parley-demo` (Parley's panel says "Demo endpoint" for that model
+// on a loopback address). The paths without /v1 work too.
 // Run alone: node scripts/demo-endpoint.mjs [port]
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
@@ -11,8 +11,6 @@ import { fileURLToPath } from 'node:url';
 
 /** The one model this endpoint offers (DEMO_MODEL in src/core/presets.ts). */
 export const DEMO_MODEL = 'parley-demo';
-/** The `owned_by` of that model in GET /v1/models: Parley detects the demo endpoint by it. */
-export const DEMO_OWNER = 'parley-demo';
 
 const GREETING = `Hello! This is **Parley's demo endpoint**: a small local server that streams canned answers, so you can try Parley without an API key or a model. Point \`parley.baseUrl\` at a real OpenAI-compatible server (OpenAI, Ollama, LM Studio, vLLM…) for real answers.
 
@@ -131,7 +129,7 @@ export async function startDemoEndpoint({ port = 0, host = '127.0.0.1', chunkDel
       return sendError(res, 401, 'Incorrect API key provided (demo endpoint).', 'invalid_api_key');
     }
     if (req.method === 'GET' && (path === '/v1/models' || path === '/models')) {
-      return sendJson(res, 200, { object: 'list', data: [{ id: DEMO_MODEL, object: 'model', created: 1_700_000_000, owned_by: DEMO_OWNER }] });
+      return sendJson(res, 200, { object: 'list', data: [{ id: DEMO_MODEL, object: 'model', created: 1_700_000_000, owned_by: 'parley' }] });
     }
     if (req.method !== 'POST' || (path !== '/v1/chat/completions' && path !== '/chat/completions')) {
       return sendError(res, 404, `Unknown request: ${req.method} ${path} (the demo endpoint serves POST /v1/chat/completions and GET /v1/models)`);

@@ -241,16 +241,11 @@ async function runInCodeServer(run) {
 const UPDATE_SERVER = 'https://update.code.visualstudio.com/api/releases/stable';
 const PROBE_TIMEOUT_MS = 3000;
 
-/** @vscode/test-electron's name for this platform (its systemDefaultPlatform), used in its cache folders' names. */
-function electronPlatform() {
-  if (process.platform === 'darwin') return process.arch === 'arm64' ? 'darwin-arm64' : 'darwin';
-  if (process.platform === 'win32') return process.arch === 'arm64' ? 'win32-arm64-archive' : 'win32-x64-archive';
-  return process.arch === 'arm64' ? 'linux-arm64' : process.arch === 'arm' ? 'linux-armhf' : 'linux-x64';
-}
-
 /** Versions of desktop VS Code that @vscode/test-electron has downloaded into the cache, newest first. */
-function cachedDesktopVersions() {
-  const prefix = `vscode-${electronPlatform()}-`;
+async function cachedDesktopVersions() {
+  // Its cache folders are named after its own name for this platform.
+  const { systemDefaultPlatform } = await import('@vscode/test-electron/out/util.js');
+  const prefix = `vscode-${systemDefaultPlatform}-`;
   let names = [];
   try {
     names = readdirSync(CACHE_DIR);
@@ -301,7 +296,7 @@ async function chooseHost() {
 
   // auto
   if (!display && !xvfb) return { host: 'code-server', why: 'auto: no display (DISPLAY is unset) and no xvfb-run for desktop VS Code' };
-  const cached = cachedDesktopVersions();
+  const cached = await cachedDesktopVersions();
   const pinned = requested !== 'stable' && requested !== 'insiders';
   if (pinned && cached.includes(requested)) return { host: 'electron', why: `auto: desktop VS Code ${requested} is cached in ${CACHE_DIR}`, version: requested, xvfb };
   const probe = await probeUpdateServer();
@@ -316,7 +311,7 @@ async function chooseHost() {
 /** Desktop VS Code's executable and version, downloaded by @vscode/test-electron when not cached. */
 async function prepareElectron(version) {
   const { downloadAndUnzipVSCode } = await import('@vscode/test-electron');
-  const executable = await downloadAndUnzipVSCode({ version, cachePath: CACHE_DIR, platform: electronPlatform() });
+  const executable = await downloadAndUnzipVSCode({ version, cachePath: CACHE_DIR });
   // resources/app/package.json beside the executable (Linux, Windows), or in Contents/Resources on macOS.
   let found = 'unknown';
   for (const rel of ['resources/app/package.json', '../Resources/app/package.json']) {

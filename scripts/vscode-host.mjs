@@ -6,6 +6,7 @@
 // well under a second.
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -278,8 +279,9 @@ function machineScopedKeys() {
 }
 
 /**
- * Parses a settings.json as VS Code does: JSON with comments and trailing commas. Throws with the file's name when
- * it is not even that, so that a person's file is never replaced by a fresh one.
+ * Parses a settings.json as VS Code does: JSON with comments and trailing commas (jsonc-parser, VS Code's own
+ * parser). Throws with the file's name when it is not even that, so that a person's file is never replaced by a
+ * fresh one.
  */
 function readSettingsFile(file) {
   let text;
@@ -289,42 +291,15 @@ function readSettingsFile(file) {
     return {};
   }
   if (!text.trim()) return {};
-  // Drop comments, then commas before a closing bracket; both only outside strings.
-  const outsideStrings = (input, step) => {
-    let out = '';
-    for (let i = 0; i < input.length; i++) {
-      if (input[i] === '"') {
-        let j = i + 1;
-        while (j < input.length && input[j] !== '"') j += input[j] === '\\' ? 2 : 1;
-        out += input.slice(i, j + 1);
-        i = j;
-      } else {
-        const [emit, next] = step(input, i);
-        out += emit;
-        i = next;
-      }
-    }
-    return out;
-  };
-  const noComments = outsideStrings(text, (t, i) => {
-    if (t[i] === '/' && t[i + 1] === '/') {
-      const end = t.indexOf('\n', i);
-      return ['\n', end < 0 ? t.length : end];
-    }
-    if (t[i] === '/' && t[i + 1] === '*') {
-      const end = t.indexOf('*/', i + 2);
-      return [' ', end < 0 ? t.length : end + 1];
-    }
-    return [t[i], i];
-  });
-  const clean = outsideStrings(noComments, (t, i) => (t[i] === ',' && /^\s*[}\]]/.test(t.slice(i + 1, i + 200)) ? ['', i] : [t[i], i]));
-  try {
-    const value = JSON.parse(clean);
-    if (value && typeof value === 'object' && !Array.isArray(value)) return value;
-    throw new Error('not an object');
-  } catch (e) {
-    throw new SetupError(`cannot read ${file} (${e.message}): fix it, or delete it to start with fresh settings`);
+  // Required here, not imported at the top: this module also runs before `npm ci` on a fresh clone.
+  const { parse, printParseErrorCode } = createRequire(import.meta.url)('jsonc-parser');
+  const errors = [];
+  const value = parse(text, errors, { allowTrailingComma: true });
+  if (errors.length || !value || typeof value !== 'object' || Array.isArray(value)) {
+    const why = errors.length ? `${printParseErrorCode(errors[0].error)} at offset ${errors[0].offset}` : 'not an object';
+    throw new SetupError(`cannot read ${file} (${why}): fix it, or delete it to start with fresh settings`);
   }
+  return value;
 }
 
 /** Writes `settings` (undefined removes a key) and fills missing `defaults`; leaves the file alone when nothing changes. */
