@@ -5,8 +5,9 @@ export const REPORT_SCHEME = 'parley-report';
 
 /**
  * Serves each report under a fixed URI, so showing a report again refreshes it in place. A report with a renderer is
- * made afresh whenever VS Code asks, also when it restores an open report after a reload (package.json activates
- * Parley on `onFileSystem:parley-report` for that); one that was only put() says how to make it again.
+ * made afresh whenever VS Code asks, also when it reopens a report's editor after a reload (package.json activates
+ * Parley on `onFileSystem:parley-report` for that); one that was only shown with fixed text says how to make it
+ * again. A Markdown *preview* of a report that a reload restores can still fail to load (a known gap).
  */
 export class ReportDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
