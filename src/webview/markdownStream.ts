@@ -4,11 +4,13 @@ import { md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './ma
 import { requestFlush } from './frame';
 
 /**
- * Shortest time between two renders of the open block (and commits of the blocks that completed meanwhile):
- * ~15 updates a second still read as streaming, and keep the last text on screen well within 100 ms.
+ * Shortest time between two updates of the reply on screen (a render of the open block, the blocks that completed
+ * meanwhile, or the new lines of a streaming code block): ~15 updates a second still read as streaming, keep the
+ * last text on screen well within 100 ms, and cost a quarter of updating on every frame (each update means a
+ * style and layout pass, whatever changed).
  */
 const OPEN_INTERVAL_MS = 64;
-/** The open block may take at most 1/OPEN_BUDGET of the time (a long code block re-renders less often). */
+/** Rendering the open block may take at most 1/OPEN_BUDGET of the time (a long table re-renders less often). */
 const OPEN_BUDGET = 20;
 
 /**
@@ -72,8 +74,9 @@ export class MarkdownStream {
   private liveBlock?: HTMLElement;
   /** Offset in src of a block that starts with a fence but does not stream as text (it closed, or is odd). */
   private plainFenceAt = -1;
-  /** performance.now() before which the open block is not rendered again (see flush). */
+  /** performance.now() before which the reply is not updated again (see flush), and the timer waiting for then. */
   private openDueAt = 0;
+  private wake: number | undefined;
 
   /** Called with each block element once it is final, in order; and with the open element after each render. */
   onBlock?: (el: HTMLElement) => void;
@@ -106,19 +109,38 @@ export class MarkdownStream {
     this.heldCR = t.endsWith('\r');
     if (this.heldCR) t = t.slice(0, -1);
     this.src += t.replace(/\r\n?/g, '\n');
-    if (!this.finished) requestFlush(this);
+    if (!this.finished) this.schedule();
+  }
+
+  /** Asks for a flush on the next animation frame once the next update is due (no frame is spent waiting). */
+  private schedule(): void {
+    if (this.wake !== undefined) return;
+    const wait = this.openDueAt - performance.now();
+    if (wait <= 0) {
+      requestFlush(this);
+      return;
+    }
+    this.wake = window.setTimeout(() => {
+      this.wake = undefined;
+      if (!this.finished) requestFlush(this);
+    }, wait);
   }
 
   /**
-   * Renders whatever changed since the last frame. Called by the frame scheduler (or directly).
-   * While the open block is an unclosed code fence, its new text is appended on every frame (cheap: no parsing,
-   * no highlighting, no sanitising of a Text node). Otherwise the open block re-renders at most every
-   * OPEN_INTERVAL_MS, and less often when rendering it is slow, so that it never takes more than
-   * ~1/OPEN_BUDGET of the time; blocks that completed meanwhile are committed then, from that same render.
+   * Shows whatever arrived since the last update. Called by the frame scheduler (or directly), at most every
+   * OPEN_INTERVAL_MS unless forced. While the open block is an unclosed code fence, its new text is appended
+   * (cheap: no parsing, no highlighting, no sanitising of a Text node). Otherwise the open block re-renders, and
+   * when rendering it is slow the next update waits longer, so that it never takes more than ~1/OPEN_BUDGET of
+   * the time; blocks that completed meanwhile are committed then, from that same render.
    */
   flush(force = false): void {
     if (this.finished) return;
-    if (force) this.openDueAt = 0;
+    const now = performance.now();
+    if (!force && now < this.openDueAt) {
+      this.schedule();
+      return;
+    }
+    this.openDueAt = now + OPEN_INTERVAL_MS;
     const tail = this.src.slice(this.committed);
     if (this.fence) {
       const closedAt = this.streamFence(tail);
@@ -126,32 +148,27 @@ export class MarkdownStream {
       // The fence closed: nothing that follows can change it, so it is final now (highlighted, in the same
       // element). Committed here rather than when the next block starts, it is highlighted just once.
       this.commitFence(tail.slice(0, closedAt));
-      this.streamed(this.src.slice(this.committed));
+      this.streamed(this.src.slice(this.committed), now);
       return;
     }
-    this.streamed(tail);
+    this.streamed(tail, now);
   }
 
-  /** The part of flush after fence mode: commits complete blocks and renders the open block when due. */
-  private streamed(tail: string): void {
-    const now = performance.now();
+  /** The part of flush after fence mode: commits complete blocks and renders the open block. */
+  private streamed(tail: string, now: number): void {
     // Blocks can only complete when a line does: without a new newline the last scan still holds.
     if (this.src.indexOf('\n', this.scannedTo) !== -1) this.ends = completeBlockEnds(md, tail, this.env);
     this.scannedTo = this.src.length;
     const ends = this.ends;
     const start = ends.length ? ends[ends.length - 1] : 0;
-    // A code fence starting the open block streams as text at once, so it does not wait for a render.
     const fenceNext = this.committed + start !== this.plainFenceAt && FENCE_OPEN.test(tail.slice(start, start + 64));
-    if (!fenceNext && now < this.openDueAt) {
-      if (tail !== this.renderedOpen) requestFlush(this);
-      return;
-    }
     if (ends.length) this.commitBlocks(tail, ends);
     const open = tail.slice(start);
     if (fenceNext && this.enterFence(open)) return;
+    // Only the open block's own render counts: it is what repeats while the block grows.
+    const before = performance.now();
     this.renderOpen(open);
-    const took = performance.now() - now;
-    this.openDueAt = now + Math.max(OPEN_INTERVAL_MS, took * OPEN_BUDGET);
+    this.openDueAt = now + Math.max(OPEN_INTERVAL_MS, (performance.now() - before) * OPEN_BUDGET);
   }
 
   /**
@@ -256,6 +273,8 @@ export class MarkdownStream {
    * from what streamed, or a reference definition could not reach blocks above it, everything renders once more.
    */
   finish(finalText?: string): void {
+    window.clearTimeout(this.wake);
+    this.wake = undefined;
     if (this.heldCR) {
       this.heldCR = false;
       this.src += '\n';

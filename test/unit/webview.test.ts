@@ -221,7 +221,8 @@ describe('chat webview (Chromium)', function () {
       sent += piece.length;
       if (n % 3 === 0) await frames();
       if (sent > fenceAt + 200 && checked === 0) {
-        await frames();
+        // Updates come at most every 64 ms: wait for the one that shows the fence.
+        await page.waitForFunction(() => document.querySelector('article[aria-label="Parley"] .blk.open .code-block pre'), undefined, WAIT);
         // The open fence streams as plain text: no highlighting yet, nothing but text inside <code>.
         const state = await page.evaluate(() => {
           const pre = document.querySelector('article[aria-label="Parley"] .blk.open .code-block pre');
