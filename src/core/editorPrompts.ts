@@ -25,8 +25,9 @@ export function cutToLimit(code: string, maxChars: number): { code: string; trun
 /**
  * The block that encloses a line, found without a language server: upward to the nearest line
  * that opens a block (ends with `{`, `(`, `[` or `:`) with less indentation, downward to where
- * indentation returns to that level. Returns 0-based inclusive lines, or undefined when the line
- * is not inside any block.
+ * indentation returns to that level. A blank line counts at the level of the next line that is not
+ * blank (a closing bracket belongs one level deeper). Returns 0-based inclusive lines, or undefined
+ * when the line is not inside any block.
  */
 export function enclosingBlock(lines: readonly string[], line: number): { start: number; end: number } | undefined {
   const indent = (s: string) => s.length - s.trimStart().length;
@@ -37,7 +38,7 @@ export function enclosingBlock(lines: readonly string[], line: number): { start:
   const here = lines[line];
   if (!blank(here) && /[{([:]\s*$/.test(here)) start = line;
   else {
-    const level = blank(here) ? Infinity : indent(here);
+    const level = blank(here) ? blankLevel(lines, line, indent) : indent(here);
     for (let i = line - 1; i >= 0; i--) {
       const l = lines[i];
       if (blank(l)) continue;
@@ -60,8 +61,17 @@ export function enclosingBlock(lines: readonly string[], line: number): { start:
     }
     end = i;
   }
-  if (end === start) return undefined;
+  if (end === start || line > end) return undefined;
   return { start, end };
+}
+
+/** The level a blank line sits at: that of the next line with text, one deeper if it closes a bracket. */
+function blankLevel(lines: readonly string[], line: number, indent: (s: string) => number): number {
+  for (let i = line + 1; i < lines.length; i++) {
+    if (lines[i].trim().length === 0) continue;
+    return indent(lines[i]) + (/^\s*[}\])]/.test(lines[i]) ? 1 : 0);
+  }
+  return 0;
 }
 
 /** The user message for Explain Selection. */

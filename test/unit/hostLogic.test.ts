@@ -136,6 +136,17 @@ describe('editor prompts', () => {
     assert.deepEqual(enclosingBlock(py, 2), { start: 0, end: 2 });
   });
 
+  it('places a blank line by the next line with text: inside a block only when that line is', () => {
+    const py = ['def f(x):', '    y = x', '', '    return y', '', 'z = 1', ''];
+    assert.deepEqual(enclosingBlock(py, 2), { start: 0, end: 3 }, 'between two statements of f');
+    assert.equal(enclosingBlock(py, 4), undefined, 'after f, before top-level code');
+    assert.equal(enclosingBlock(py, 6), undefined, 'at the end of the file');
+    const js = ['function f() {', '  if (a) {', '    g();', '', '  }', '', '  h();', '}', '', 'k();'];
+    assert.deepEqual(enclosingBlock(js, 3), { start: 1, end: 4 }, 'before the closing bracket of the if');
+    assert.deepEqual(enclosingBlock(js, 5), { start: 0, end: 7 }, 'after the if, still in f');
+    assert.equal(enclosingBlock(js, 8), undefined, 'between f and top-level code');
+  });
+
   it('cuts long code at a line end and says so', () => {
     const code = 'abcdefghi\n'.repeat(100);
     const r = cutToLimit(code, 95);
