@@ -193,6 +193,47 @@ export const tests = {
       for (const h of held) h.res.destroy();
     }
   },
+  async '"Parley: Stop" is in the command palette only while a reply streams (the parley.generating context key)'(wb) {
+    const widget = wb.page.locator('.quick-input-widget');
+    const input = widget.locator('.quick-input-box input');
+    /** Opens the palette on ">Parley: Stop"; returns its entries for that exact command (disabled commands are left out). */
+    const stopEntries = async () => {
+      // F1 reaches the workbench from the chat view too. Not Escape first: in the chat view it means Stop.
+      await wb.page.keyboard.press('F1');
+      await visible(widget, 'the command palette');
+      await step('typing ">Parley: Stop"', () => input.fill('>Parley: Stop'));
+      await waitFor('the command palette to show what matches', async () => (await widget.locator('.monaco-list-row').count()) > 0 || (await widget.getByText('No matching commands').count()) > 0);
+      const labels = await widget.locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('aria-label') ?? ''));
+      return labels.filter((l) => l === 'Parley: Stop' || l.startsWith('Parley: Stop,') || l.startsWith('Parley: Stop '));
+    };
+    const close = async () => {
+      await wb.page.keyboard.press('Escape');
+      await hidden(widget, 'the command palette');
+    };
+    const idle = await stopEntries();
+    await close();
+    if (idle.length !== 0) throw new Error('"Parley: Stop" is offered while nothing streams');
+    wb.endpoint.options.chunkDelayMs = 300;
+    try {
+      const chat = wb.chatFrame();
+      await ask(chat, 'Tell me something long');
+      await visible(chat.getByRole('button', { name: 'Stop' }), 'the Stop button while the answer streams');
+      await waitFor('some streamed text', async () => (await replyText(chat)).length > 20);
+      const streaming = await stopEntries();
+      if (streaming.length !== 1) {
+        await close();
+        throw new Error(`while the reply streams the command palette offers ${streaming.length} "Parley: Stop" entries, expected 1`);
+      }
+      await waitFor('"Parley: Stop" to be the selected entry', async () => (await widget.locator('.monaco-list-row.focused').first().getAttribute('aria-label'))?.startsWith('Parley: Stop'));
+      await step('running "Parley: Stop" from the command palette', () => wb.page.keyboard.press('Enter'));
+      await visible(lastReply(chat).getByText('Stopped', { exact: true }), 'the Stopped badge after "Parley: Stop"');
+    } finally {
+      wb.endpoint.options.chunkDelayMs = 25;
+    }
+    const after = await stopEntries();
+    await close();
+    if (after.length !== 0) throw new Error('"Parley: Stop" is still offered after the reply stopped');
+  },
 };
 
 /** Waits for the Explain request of `file` and its answer in the chat. */
