@@ -247,33 +247,49 @@ function printProfile(profile) {
   for (const [k, us] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
 }
 
+/** A panel-sized page running `script`: ours (the real bundle), naive.js or empty.js; a webview has said ready. */
+async function openPage(browser, harness, script = 'ours') {
+  const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  await page.goto(script === 'ours' ? harness.url : `${harness.url}?script=${script}`);
+  if (script !== 'empty.js') await page.waitForFunction(() => window.__posted?.some((m) => m.type === 'ready'), undefined, { timeout: 30_000 });
+  return page;
+}
+
+/** Reads Chromium's Performance metrics of `page` by name (durations in seconds). */
+async function perfMetrics(page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Performance.enable');
+  return { cdp, read: async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])) };
+}
+
+/** The snapshot the host sends for the benchmark's conversation: the question, then `turns`. */
+function benchSnapshot(turns, generating) {
+  return {
+    type: 'snapshot', generating, pendingContext: [],
+    conversation: { id: 'c', title: 'bench', turns: [{ id: 'u1', role: 'user', text: 'Explain the plan with code.', status: 'done' }, ...turns] },
+    header: { model: 'bench-model', endpoint: '127.0.0.1', demo: false, models: [] },
+  };
+}
+
 /**
  * One streamed reply into a page: `mode` is how the host posts it (ours or naive). The page runs that mode's
  * webview, or with `alone` none at all (an empty script), which measures the stand-in host by itself: in VS Code
  * the host runs in another process, so its share is taken off the webview's figures.
  */
 async function run(browser, harness, mode, tokens, alone = false) {
-  const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
-  await page.goto(alone ? `${harness.url}?script=empty.js` : mode === 'ours' ? harness.url : `${harness.url}?script=naive.js`);
-  if (!alone) await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
+  const page = await openPage(browser, harness, alone ? 'empty.js' : mode === 'ours' ? 'ours' : 'naive.js');
   await page.evaluate((t) => {
     window.__benchTokens = t;
   }, tokens);
   if (mode === 'ours' && !alone) {
-    await page.evaluate(() => {
-      window.__host({
-        type: 'snapshot', generating: true, pendingContext: [],
-        conversation: { id: 'c', title: 'bench', turns: [{ id: 'u1', role: 'user', text: 'Explain the plan with code.', status: 'done' }] },
-        header: { model: 'bench-model', endpoint: '127.0.0.1', demo: false, models: [] },
-      });
+    await page.evaluate((snapshot) => {
+      window.__host(snapshot);
       window.__host({ type: 'turnStart', turn: { id: 'a1', role: 'assistant', text: '', status: 'streaming' } });
-    });
+    }, benchSnapshot([], true));
   }
   await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
 
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Performance.enable');
-  const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+  const { cdp, read: metrics } = await perfMetrics(page);
   const debug = !!process.env.BENCH_DEBUG;
   await browser.startTracing(page, { categories: debug ? ['toplevel', 'devtools.timeline'] : ['toplevel'] });
   const profiling = !!process.env.BENCH_PROFILE;
@@ -334,23 +350,15 @@ async function run(browser, harness, mode, tokens, alone = false) {
  * highlight per block, one layout). No streaming renderer can do less work than this.
  */
 async function renderOnce(browser, harness, text) {
-  const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  const page = await openPage(browser, harness);
   try {
-    await page.goto(harness.url);
-    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
-    const cdp = await page.context().newCDPSession(page);
-    await cdp.send('Performance.enable');
-    const metrics = async () => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value]));
+    const { read: metrics } = await perfMetrics(page);
     const before = await metrics();
-    await page.evaluate((text) => new Promise((done) => {
-      window.__host({
-        type: 'snapshot', generating: false, pendingContext: [],
-        conversation: { id: 'c', title: 'bench', turns: [{ id: 'u1', role: 'user', text: 'Explain the plan with code.', status: 'done' }, { id: 'a1', role: 'assistant', text, status: 'done' }] },
-        header: { model: 'bench-model', endpoint: '127.0.0.1', demo: false, models: [] },
-      });
+    await page.evaluate((snapshot) => new Promise((done) => {
+      window.__host(snapshot);
       const wait = () => (document.querySelector('article[aria-label="Parley"] .md') ? requestAnimationFrame(() => requestAnimationFrame(done)) : requestAnimationFrame(wait));
       wait();
-    }), text);
+    }), benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false));
     const after = await metrics();
     const ms = (k) => (after[k] - before[k]) * 1000;
     return ms('ScriptDuration') + ms('LayoutDuration') + ms('RecalcStyleDuration');
@@ -380,10 +388,8 @@ function longConversation(text) {
  * stack, in one go.
  */
 async function openLong(browser, harness, turns, mode) {
-  const page = await browser.newPage({ viewport: { width: 420, height: 800 } });
+  const page = await openPage(browser, harness, mode === 'ours' ? 'ours' : 'naive.js');
   try {
-    await page.goto(mode === 'ours' ? harness.url : `${harness.url}?script=naive.js`);
-    await page.waitForFunction(() => window.__posted?.some((m) => m.type === 'ready'), undefined, { timeout: 30_000 });
     const header = { model: 'm', endpoint: 'localhost', demo: false, models: [] };
     const msg = mode === 'ours'
       ? { type: 'snapshot', conversation: { id: 'c', title: 'Long', turns }, generating: false, header, pendingContext: [] }
