@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { runs } from '../test/integration/runs.mjs';
-import { BASE_USER_SETTINGS, CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, launchChromium, startCodeServer, writeUserSettings } from './vscode-host.mjs';
+import { BASE_USER_SETTINGS, CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, hasCommand, launchChromium, ownGroup, startCodeServer, writeUserSettings } from './vscode-host.mjs';
 
 const TESTS_ENTRY = join(ROOT, 'out', 'test', 'integration', 'index.js');
 const WORKSPACES = join(ROOT, 'test', 'integration', 'workspaces');
@@ -50,14 +50,7 @@ function deadline(ms, what) {
 }
 
 const tempDirs = new Set();
-// Desktop VS Code runs in its own process group (with Xvfb, under xvfb-run): killed on exit too.
-const electronGroups = new Set();
 process.on('exit', () => {
-  for (const pid of electronGroups) {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {}
-  }
   if (process.env.PARLEY_KEEP_TMP) return;
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
@@ -272,10 +265,6 @@ async function probeUpdateServer() {
   }
 }
 
-function hasCommand(cmd) {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
-}
-
 /**
  * The host for this run: { host: 'electron' | 'code-server', why, version (for electron: what to ask
  * @vscode/test-electron for), xvfb (wrap it in xvfb-run), forced }.
@@ -346,7 +335,8 @@ async function runInElectron(run, { executable, xvfb }) {
   // xvfb-run -a: a virtual display on a free display number, for machines without one (CI, a container).
   const [cmd, cmdArgs] = xvfb ? ['xvfb-run', ['-a', executable, ...args]] : [executable, args];
   const child = spawn(cmd, cmdArgs, { env, stdio: 'inherit', detached: true });
-  electronGroups.add(child.pid);
+  // Desktop VS Code runs in its own process group (with Xvfb, under xvfb-run): killed when done, or on exit.
+  const release = ownGroup(child.pid);
   const whole = deadline(RUN_TIMEOUT_MS, `run "${run.name}" to finish (VS Code to exit)`);
   try {
     return await Promise.race([
@@ -364,10 +354,7 @@ async function runInElectron(run, { executable, xvfb }) {
     return 1;
   } finally {
     whole.clear();
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {}
-    electronGroups.delete(child.pid);
+    release();
     cleanup(dir);
   }
 }

@@ -26,7 +26,8 @@ const DEFAULT_DEMO_PORT = 8079;
 /** --check gives up after this long, whatever it is waiting for. */
 const CHECK_TIMEOUT_MS = 180_000;
 
-const say = (...a) => console.log(CHECK ? '[start --check]' : '[start]', ...a);
+const PREFIX = CHECK ? '[start --check]' : '[start]';
+const say = (...a) => console.log(PREFIX, ...a);
 
 // ── Stopping ─────────────────────────────────────────────────────────────────────────────────────────────────────
 // Installed before anything starts: Node runs no 'exit' handler on a signal it does not handle, and code-server runs
@@ -47,6 +48,13 @@ async function shutdown(why, code) {
   }
 }
 
+/** Shuts down for `why` unless a shutdown is already under way (that one exits). */
+function shutdownOnce(why, code) {
+  if (shuttingDown) return undefined;
+  shuttingDown = Date.now();
+  return shutdown(why, code);
+}
+
 function onSignal(signal) {
   if (shuttingDown) {
     // `npm start` passes the terminal's Ctrl+C on to this process, which has had it from the terminal already.
@@ -55,17 +63,14 @@ function onSignal(signal) {
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     process.exit(130); // the 'exit' handler of vscode-host.mjs SIGKILLs the process groups
   }
-  shuttingDown = Date.now();
-  void shutdown(signal === 'SIGINT' ? 'Ctrl+C' : signal, 130);
+  void shutdownOnce(signal === 'SIGINT' ? 'Ctrl+C' : signal, 130);
 }
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => onSignal(signal));
 // `kill <pid of npm>` does not reach this process: npm passes the signal to the shell it ran this in, which exits
 // and leaves this process behind. So a parent that went away counts as a SIGTERM.
 const parentPid = process.ppid;
 setInterval(() => {
-  if (process.ppid === parentPid || shuttingDown) return;
-  shuttingDown = Date.now();
-  void shutdown(`the parent process (${parentPid}) exited`, 130);
+  if (process.ppid !== parentPid) void shutdownOnce(`the parent process (${parentPid}) exited`, 130);
 }, 1000).unref();
 
 // ── The demo workspace ───────────────────────────────────────────────────────────────────────────────────────────
@@ -226,11 +231,7 @@ async function start() {
     demoPort: Number(process.env.PARLEY_DEMO_PORT || DEFAULT_DEMO_PORT),
     useEnv: true,
   });
-  server.process.on('exit', (code, signal) => {
-    if (shuttingDown) return;
-    shuttingDown = Date.now();
-    void shutdown(`code-server exited (${code ?? signal}); its log: ${logFile}`, 1);
-  });
+  server.process.on('exit', (code, signal) => void shutdownOnce(`code-server exited (${code ?? signal}); its log: ${logFile}`, 1));
 
   const baseUrl = settings['parley.baseUrl'];
   const model = settings['parley.model'];
@@ -279,11 +280,7 @@ async function readStream(res) {
 async function check() {
   const t0 = Date.now();
   tempDir = mkdtempSync(join(tmpdir(), 'parley-start-check-'));
-  const timer = setTimeout(() => {
-    if (shuttingDown) return;
-    shuttingDown = Date.now();
-    void shutdown(`timed out after ${CHECK_TIMEOUT_MS / 1000} s`, 1);
-  }, CHECK_TIMEOUT_MS);
+  const timer = setTimeout(() => void shutdownOnce(`timed out after ${CHECK_TIMEOUT_MS / 1000} s`, 1), CHECK_TIMEOUT_MS);
   timer.unref();
 
   const { server, settings, userDataDir, extensionsDir, openUrl } = await bringUp({ profile: join(tempDir, 'profile'), workspace: join(tempDir, 'demo-workspace'), port: 0, demoPort: 0, useEnv: false });
@@ -352,10 +349,9 @@ async function check() {
     return `${endpoint.url}, ${DEMO_MODEL}`;
   });
 
-  if (shuttingDown) return; // interrupted or timed out meanwhile: that shutdown exits
-  shuttingDown = Date.now();
+  // Interrupted or timed out meanwhile: that shutdown exits.
   const ok = !failures.length;
-  await shutdown(ok ? `all checks passed in ${((Date.now() - t0) / 1000).toFixed(1)} s` : `${failures.length} check(s) failed`, ok ? 0 : 1);
+  await shutdownOnce(ok ? `all checks passed in ${((Date.now() - t0) / 1000).toFixed(1)} s` : `${failures.length} check(s) failed`, ok ? 0 : 1);
 }
 
 (CHECK ? check() : start()).catch(async (e) => {
@@ -363,7 +359,6 @@ async function check() {
   // signal handler its turn, and let it finish.
   await new Promise((r) => setTimeout(r, 200));
   if (shuttingDown) return;
-  shuttingDown = Date.now();
-  console.error(`${CHECK ? '[start --check]' : '[start]'} ${e instanceof SetupError ? e.message : e.stack}`);
-  await shutdown('failed', 1);
+  console.error(`${PREFIX} ${e instanceof SetupError ? e.message : e.stack}`);
+  await shutdownOnce('failed', 1);
 });

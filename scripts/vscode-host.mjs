@@ -15,9 +15,9 @@ import { fileURLToPath } from 'node:url';
 export const VERSIONS = Object.freeze({ codeServer: '4.139.1', node: '24.21.0' });
 
 /** Limits for the slow steps, so that a hung npm or code-server CLI ends with a message instead of forever. */
-export const NPM_CI_TIMEOUT_MS = 15 * 60_000;
-export const PACKAGE_TIMEOUT_MS = 5 * 60_000;
-export const INSTALL_EXTENSION_TIMEOUT_MS = 2 * 60_000;
+const NPM_CI_TIMEOUT_MS = 15 * 60_000;
+const PACKAGE_TIMEOUT_MS = 5 * 60_000;
+const INSTALL_EXTENSION_TIMEOUT_MS = 2 * 60_000;
 
 /** Root of the repository. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -70,7 +70,7 @@ function run(cmd, args, opts = {}) {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status ?? r.signal}`);
 }
 
-function hasCommand(cmd) {
+export function hasCommand(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 }
 
@@ -173,21 +173,19 @@ function installHost() {
  * missing (optional ones excepted: they are platform-specific), or a package that the lock no longer has, all mean
  * that the lock changed (a pull, a switched branch) since the last `npm ci`.
  */
-export function dependenciesOutOfDate(root = ROOT) {
+function dependenciesOutOfDate() {
   let lock;
   try {
-    lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+    lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
   } catch {
-    // No lock to compare with: fall back to checking that the dependencies exist at all.
-    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-    const missing = Object.keys({ ...pkg.dependencies, ...pkg.devDependencies }).filter((n) => !existsSync(join(root, 'node_modules', n, 'package.json')));
-    return missing.length ? `missing ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? '…' : ''}` : undefined;
+    // npm ci, which runs next, says what is wrong with it.
+    return 'package-lock.json is missing or unreadable';
   }
   let installed;
   try {
-    installed = JSON.parse(readFileSync(join(root, 'node_modules', '.package-lock.json'), 'utf8'));
+    installed = JSON.parse(readFileSync(join(ROOT, 'node_modules', '.package-lock.json'), 'utf8'));
   } catch {
-    return existsSync(join(root, 'node_modules')) ? 'node_modules has no .package-lock.json (not installed by npm ≥ 7)' : 'node_modules is missing';
+    return existsSync(join(ROOT, 'node_modules')) ? 'node_modules has no .package-lock.json (not installed by npm ≥ 7)' : 'node_modules is missing';
   }
   const want = lock.packages ?? {};
   const have = installed.packages ?? {};
@@ -203,7 +201,7 @@ export function dependenciesOutOfDate(root = ROOT) {
   }
   for (const key of Object.keys(have)) if (key.startsWith('node_modules/') && !(key in want)) differences.push(`${key.slice(13)} no longer in the lock`);
   // The hidden lock can be right while a folder was deleted by hand: check the packages the build needs.
-  for (const name of ['esbuild', 'eventsource-parser']) if (want[`node_modules/${name}`] && !existsSync(join(root, 'node_modules', name, 'package.json'))) differences.push(`${name} missing`);
+  for (const name of ['esbuild', 'eventsource-parser']) if (want[`node_modules/${name}`] && !existsSync(join(ROOT, 'node_modules', name, 'package.json'))) differences.push(`${name} missing`);
   if (!differences.length) return undefined;
   return `${differences.slice(0, 3).join('; ')}${differences.length > 3 ? ` (and ${differences.length - 3} more)` : ''}`;
 }
@@ -347,7 +345,7 @@ export function readUserSettings(userDataDir, { remote = true } = {}) {
  * { status, signal, output, timedOut }. After `timeoutMs` the whole group is stopped, grandchildren included
  * (`npm run` starts a shell that starts node); so is it when this process exits or stopEverything() runs.
  */
-export function runBounded(cmd, args, { timeoutMs, cwd = ROOT, env = process.env, echo = false } = {}) {
+function runBounded(cmd, args, { timeoutMs, cwd = ROOT, env = process.env, echo = false } = {}) {
   return new Promise((resolveRun) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let output = '';
@@ -532,7 +530,7 @@ export async function startCodeServer({ port, userDataDir, extensionsDir, worksp
   liveGroups.add(child.pid);
   liveServers.add(handle);
   child.on('exit', () => setTimeout(() => liveGroups.delete(child.pid), 6000).unref());
-  void exitedPromise.then(() => handle.stop()).then(() => liveServers.delete(handle));
+  void exitedPromise.then(() => liveServers.delete(handle));
   try {
     await waitForHttp(`${handle.url}/healthz`, `code-server to listen on ${handle.authority}`, startTimeoutMs, () =>
       exited ? `it exited (${exited.error?.message ?? exited.code ?? exited.signal}) before listening:\n${output.slice(-4000)}` : undefined,
@@ -554,6 +552,18 @@ function killGroup(pid, signal) {
   try {
     process.kill(-pid, signal);
   } catch {}
+}
+
+/**
+ * Takes the process group of `pid` (started elsewhere, detached) in with the ones this module kills on exit.
+ * Returns what to call once it is done with: the group is then killed (whatever it left running) and let go.
+ */
+export function ownGroup(pid) {
+  liveGroups.add(pid);
+  return () => {
+    killGroup(pid, 'SIGKILL');
+    liveGroups.delete(pid);
+  };
 }
 // If this process exits without stopping its servers (an uncaught error, process.exit in a signal handler), take
 // them down with it. Node does not run this on a signal that has no handler: scripts that start servers handle
