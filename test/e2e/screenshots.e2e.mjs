@@ -166,7 +166,7 @@ export const tests = {
     // A day's cost is known only when every model used that day has a price: parley-demo has none.
     const today = byDay?.find((r) => r.Day === dayBefore || r.Day === dayOf(Date.now()));
     if (!today) throw new Error(`By day has no row for today (${dayBefore}): ${JSON.stringify(byDay)}`);
-    expectRow([today], 'Day', today.Day, { Requests: 2, Total: total.toLocaleString('en-US'), Estimated: estimated, Cost: 'no price set' }, 'By day');
+    expectRow(byDay, 'Day', today.Day, { Requests: 2, Total: total.toLocaleString('en-US'), Estimated: estimated, Cost: 'no price set' }, 'By day');
     if (num(byModel[0].Prompt) + num(byModel[0].Completion) !== num(byModel[0].Total)) throw new Error(`prompt and completion do not add up: ${JSON.stringify(byModel[0])}`);
 
     // A read-only document shown as a preview: no Untitled editor to save or discard.

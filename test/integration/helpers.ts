@@ -87,3 +87,12 @@ export async function filesUnder(dir: string): Promise<string[]> {
   }
   return out;
 }
+
+/**
+ * Every log file of this window (the output channels' included), with its text. VS Code writes them with a delay:
+ * callers wait for the line they expect before concluding anything from what is missing.
+ */
+export async function windowLogs(api: TestApi): Promise<Array<{ file: string; text: string }>> {
+  const root = path.resolve(api.context.logUri.fsPath, '..', '..');
+  return Promise.all((await filesUnder(root)).map(async (file) => ({ file, text: await fs.readFile(file, 'utf8').catch(() => '') })));
+}

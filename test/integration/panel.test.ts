@@ -1,12 +1,10 @@
 // The panel's host actions, driven through the view's own message routing inside a real VS Code: code blocks into
 // editors, links, the history list, restore after a reload, the model picker, presets, keys, and how replies end.
 import * as assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
-import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chunk, filesUnder, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chunk, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { ChatController, statusOf } from '../../src/vscode/chatController';
 import { HistoryStore } from '../../src/vscode/history';
@@ -47,8 +45,9 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
   const conversationsDir = () => vscode.Uri.joinPath(api.context.globalStorageUri, 'conversations');
   const fileOf = (id: string) => vscode.Uri.joinPath(conversationsDir(), `${id}.json`);
   const posted = () => api.view.lastPosted;
-  const lastOf = <T extends HostMessage['type']>(type: T) =>
-    [...posted()].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type);
+  /** The last message of `type` posted to the view (that also passes `where`). */
+  const lastOf = <T extends HostMessage['type']>(type: T, where: (m: Extract<HostMessage, { type: T }>) => boolean = () => true) =>
+    [...posted()].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type && where(m as Extract<HostMessage, { type: T }>));
 
   /** Delivers a message as if the webview had sent it: validated and routed by the real ChatViewProvider. */
   function route(message: Record<string, unknown>): Promise<void> {
@@ -177,10 +176,8 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       assert.equal(vscode.window.visibleTextEditors.length, editorsBefore, 'no editor opened');
 
       // Each link reached the filter and was refused by it (not lost on the way): the log says so, per scheme.
-      const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
       await waitFor('the refusals in the Parley log', async () => {
-        let text = '';
-        for (const f of await filesUnder(logRoot)) text += await fs.readFile(f, 'utf8').catch(() => '');
+        const text = (await windowLogs(api)).map((l) => l.text).join('');
         return links.every(([, scheme]) => text.includes(`Refused to open a ${scheme} link from the chat.`));
       }, 15_000);
       assert.equal(probes, 0);
@@ -339,7 +336,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     try {
       await userSettings({ baseUrl: models.url, model: 'alpha-7b' });
       const header = await waitFor('a header listing the server\'s models', () =>
-        [...posted()].reverse().find((m) => m.type === 'header' && m.header.endpoint === host && m.header.model === 'alpha-7b' && m.header.models.length > 0));
+        lastOf('header', (m) => m.header.endpoint === host && m.header.model === 'alpha-7b' && m.header.models.length > 0));
       assert.ok(header.type === 'header');
       assert.deepEqual(header.header.models, ['alpha-7b', 'beta-13b']);
       assert.equal(header.header.model, 'alpha-7b');
@@ -366,7 +363,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     posted().length = 0;
     await api.chat.endpointChanged();
     const plain = await waitFor('a header for the test server', () =>
-      [...posted()].reverse().find((m) => m.type === 'header' && m.header.endpoint === new URL(server.url).host));
+      lastOf('header', (m) => m.header.endpoint === new URL(server.url).host));
     assert.ok(plain.type === 'header');
     assert.deepEqual(plain.header.models, []);
     assert.equal(plain.header.model, 'panel-model');
@@ -386,15 +383,10 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       assert.equal(config().inspect('baseUrl')?.globalValue, 'http://localhost:1234', 'an unknown preset changes nothing');
 
       // OpenAI needs a key and none is stored: the settings are written, then the key is asked for. Dismissed, nothing is stored.
-      let settled = false;
-      const applying = route({ type: 'applyPreset', id: 'openai' }).finally(() => (settled = true));
+      const applying = route({ type: 'applyPreset', id: 'openai' });
       await waitFor('the preset to be written', () =>
         config().inspect('baseUrl')?.globalValue === 'https://api.openai.com' && config().inspect('model')?.globalValue === 'gpt-4o-mini');
-      await waitFor('the key prompt to be dismissed', async () => {
-        if (!settled) await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
-        return settled;
-      });
-      await applying;
+      await driveQuickInput('the key prompt to be dismissed', applying, ['workbench.action.closeQuickOpen']);
       assert.equal(api.keys.origins().includes('https://api.openai.com'), false, 'no key stored');
       const t = await api.requester.target();
       assert.ok('kind' in t && t.kind === 'no-key' && t.origin === 'https://api.openai.com');
@@ -405,18 +397,23 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.equal(config().inspect('baseUrl')?.globalValue, server.url, 'settings restored');
   });
 
-  /** Runs Parley: Clear API Key and accepts the first entry or the last ("All stored keys") of its pick. */
-  async function clearApiKeyPicking(which: 'first' | 'last'): Promise<void> {
+  /** Runs quick-input `commands`, again and again, until `running` (what opened the quick input) settles; awaits it. */
+  async function driveQuickInput(what: string, running: Thenable<unknown>, commands: string[]): Promise<void> {
     let settled = false;
-    const running = Promise.resolve(vscode.commands.executeCommand('parley.clearApiKey')).finally(() => (settled = true));
-    // The first entry is active when the pick opens. The last is chosen in a step of its own (twice: a pick that is
-    // still receiving its items focuses the first entry again), then accepted.
-    const commands = which === 'first' ? ['quickInput.accept'] : ['quickInput.last', 'quickInput.last', 'quickInput.accept'];
-    await waitFor(`the Clear API Key pick (${which} entry)`, async () => {
+    const done = Promise.resolve(running).finally(() => (settled = true));
+    await waitFor(what, async () => {
       for (const c of commands) if (!settled) await vscode.commands.executeCommand(c);
       return settled;
     });
-    await running;
+    await done;
+  }
+
+  /** Runs Parley: Clear API Key and accepts the first entry or the last ("All stored keys") of its pick. */
+  async function clearApiKeyPicking(which: 'first' | 'last'): Promise<void> {
+    // The first entry is active when the pick opens. The last is chosen in a step of its own (twice: a pick that is
+    // still receiving its items focuses the first entry again), then accepted.
+    const commands = which === 'first' ? ['quickInput.accept'] : ['quickInput.last', 'quickInput.last', 'quickInput.accept'];
+    await driveQuickInput(`the Clear API Key pick (${which} entry)`, vscode.commands.executeCommand('parley.clearApiKey'), commands);
   }
 
   test('Clear API Key removes only the picked origin\'s key, or every key with "All stored keys"', async () => {
@@ -459,7 +456,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     try {
       await userSettings({ baseUrl: remote });
       const card = await waitFor('the no-key setup card', () =>
-        [...posted()].reverse().find((m) => m.type === 'setup' && m.setup?.origin === remote));
+        lastOf('setup', (m) => m.setup?.origin === remote));
       assert.ok(card.type === 'setup' && card.setup?.actions.includes('markNoKey'));
 
       posted().length = 0;
@@ -509,7 +506,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.equal(reply.status, 'filtered');
     assert.equal(reply.text, 'Part of an answer');
     assert.equal(reply.error, undefined);
-    const end = [...posted()].reverse().find((m) => m.type === 'turnEnd' && m.turn.id === reply.id);
+    const end = lastOf('turnEnd', (m) => m.turn.id === reply.id);
     assert.ok(end && end.type === 'turnEnd');
     assert.equal(end.turn.status, 'filtered', 'the view is told');
     const stored = await api.history.load(api.chat.current.id);

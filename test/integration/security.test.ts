@@ -1,12 +1,12 @@
 // Trust boundaries in a trusted workspace: workspace-set origins need consent, keys stay with their origin, no key leaks.
 import * as assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, filesUnder, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, containsSecret, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { webviewCsp } from '../../src/shared/csp';
+import type { HeaderView } from '../../src/shared/protocol';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
 
@@ -41,15 +41,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     await userSettings({ baseUrl: a.url, model: 'm' });
     await vscode.workspace.getConfiguration('parley').update('baseUrl', b.url, vscode.ConfigurationTarget.Workspace);
     await waitFor('the workspace value to apply', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === b.url);
-    const asked: string[] = [];
-    const realPrompts = api.requester.prompts;
-    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (asked.push(origin), false) };
-    try {
-      await api.chat.send('hello', []);
-      await api.chat.send('hello again', []);
-    } finally {
-      api.requester.prompts = realPrompts;
-    }
+    const asked = await sendAnswering(false, 'hello', 'hello again');
     assert.deepEqual(asked, [b.origin], 'asked once, for the workspace origin, and remembered');
     assert.equal(b.requests.length, 0, 'the workspace origin received nothing');
     assert.equal(chats(a).length, 2, 'the user endpoint was used instead');
@@ -70,47 +62,42 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     }
   });
 
-  async function headerAndConsent(): Promise<void> {
-    api.view.lastPosted.length = 0;
-    await api.chat.endpointChanged();
-    const header = await waitFor('a header message', () => api.view.lastPosted.find((m) => m.type === 'header'));
-    assert.ok(header.type === 'header');
-    assert.equal(header.header.endpoint, new URL(a.origin).host, 'the user endpoint, not the workspace one');
-
+  /** Sends `questions` while the workspace-origin question is answered with `answer`; returns the origins asked about. */
+  async function sendAnswering(answer: boolean | undefined, ...questions: string[]): Promise<string[]> {
     const asked: string[] = [];
     const realPrompts = api.requester.prompts;
-    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (asked.push(origin), undefined) };
+    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (asked.push(origin), answer) };
     try {
-      await api.chat.send('first', []);
-      await api.chat.send('second', []);
+      for (const q of questions) await api.chat.send(q, []);
     } finally {
       api.requester.prompts = realPrompts;
     }
+    return asked;
+  }
+
+  /** The header the panel gets when the endpoint is looked at again. */
+  async function headerNow(): Promise<HeaderView> {
+    api.view.lastPosted.length = 0;
+    await api.chat.endpointChanged();
+    const m = await waitFor('a header message', () => api.view.lastPosted.find((p) => p.type === 'header'));
+    assert.ok(m.type === 'header');
+    return m.header;
+  }
+
+  async function headerAndConsent(): Promise<void> {
+    assert.equal((await headerNow()).endpoint, new URL(a.origin).host, 'the user endpoint, not the workspace one');
+
+    const asked = await sendAnswering(undefined, 'first', 'second');
     assert.deepEqual(asked, [b.origin, b.origin], 'a dismissal is not remembered as an answer');
     assert.equal(b.requests.length, 0, 'nothing went to the workspace origin');
     assert.equal(chats(a).length, 2);
 
-    api.requester.prompts = { allowWorkspaceOrigin: async () => true };
-    try {
-      await api.chat.send('third', []);
-    } finally {
-      api.requester.prompts = realPrompts;
-    }
+    await sendAnswering(true, 'third');
     assert.equal(chats(b).length, 1, 'allowed: the workspace origin is used');
-    api.view.lastPosted.length = 0;
-    await api.chat.endpointChanged();
-    const allowed = await waitFor('a header message', () => api.view.lastPosted.find((m) => m.type === 'header'));
-    assert.ok(allowed.type === 'header');
-    assert.equal(allowed.header.endpoint, new URL(b.origin).host);
+    assert.equal((await headerNow()).endpoint, new URL(b.origin).host);
 
     await vscode.commands.executeCommand('parley.resetWorkspaceOrigins');
-    const again: string[] = [];
-    api.requester.prompts = { allowWorkspaceOrigin: async (origin) => (again.push(origin), false) };
-    try {
-      await api.chat.send('fourth', []);
-    } finally {
-      api.requester.prompts = realPrompts;
-    }
+    const again = await sendAnswering(false, 'fourth');
     assert.deepEqual(again, [b.origin], 'Forget Workspace Endpoint Answers makes Parley ask again');
     assert.equal(chats(b).length, 1);
   }
@@ -155,10 +142,8 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
   });
 
   test('the log records each request (URL, model, status, timing, usage) and message content only at trace', async () => {
-    const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
     const parleyLog = (needle: string) => waitFor(`a Parley log line with ${needle}`, async () => {
-      for (const f of await filesUnder(logRoot)) {
-        const text = await fs.readFile(f, 'utf8').catch(() => '');
+      for (const { text } of await windowLogs(api)) {
         if (text.includes(needle) && /tokens \(/.test(text.slice(text.indexOf(needle)))) return text;
       }
       return undefined;
@@ -252,21 +237,13 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
 
       // Output channel log files live under the window's log folder. They are written with a delay: wait until the
       // failed request's lines are on disk, or the scan could pass by reading the log before the leak was written.
-      const logRoot = path.resolve(api.context.logUri.fsPath, '..', '..');
       const echoHost = new URL(echo.origin).host;
-      await waitFor(`the Parley log to record the 401 from ${echoHost}`, async () => {
-        for (const f of await filesUnder(logRoot)) {
-          const text = await fs.readFile(f, 'utf8').catch(() => '');
-          if (text.includes(echoHost) && /\b401\b/.test(text)) return true;
-        }
-        return false;
-      }, 15_000);
-      const files = await filesUnder(logRoot);
+      await waitFor(`the Parley log to record the 401 from ${echoHost}`, async () =>
+        (await windowLogs(api)).some(({ text }) => text.includes(echoHost) && /\b401\b/.test(text)), 15_000);
       let sawParleyLog = false;
-      for (const f of files) {
-        const text = await fs.readFile(f, 'utf8').catch(() => '');
+      for (const { file, text } of await windowLogs(api)) {
         if (/POST .*chat\/completions/.test(text)) sawParleyLog = true;
-        assert.equal(text.includes(KEY_A), false, `log file ${f}`);
+        assert.equal(text.includes(KEY_A), false, `log file ${file}`);
       }
       assert.ok(sawParleyLog, 'the Parley log was found and scanned');
     } finally {

@@ -175,8 +175,8 @@ function pieceSize(rand: () => number, pieces: PieceSizes): number {
   return rand() < 0.5 ? small() : large();
 }
 
-/** Writes a body in pieces (each flushed separately), then ends the response. */
-export async function writeSplit(res: ServerResponse, body: string | Buffer, mode: SplitMode, seed = 1, pieces: PieceSizes = 'small'): Promise<void> {
+/** Writes a body in pieces (each flushed separately) the way `w` says, then ends the response. */
+export async function writeWay(res: ServerResponse, body: string | Buffer, { mode, seed = 1, pieces = 'small' }: Way): Promise<void> {
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   if (mode === 'whole') {
     res.end(bytes);
@@ -190,9 +190,4 @@ export async function writeSplit(res: ServerResponse, body: string | Buffer, mod
     i += n;
   }
   if (!res.destroyed) res.end();
-}
-
-/** writeSplit() the way `w` says. */
-export function writeWay(res: ServerResponse, body: string | Buffer, w: Way): Promise<void> {
-  return writeSplit(res, body, w.mode, w.seed ?? 1, w.pieces ?? 'small');
 }

@@ -349,7 +349,6 @@ describe('chat webview (Chromium)', function () {
     const image = { name: 'dot.png', dataUrl: 'data:image/png;base64,iVBORw0KGgo=' };
     await host({ type: 'imageAttached', image });
     await page.getByLabel('Message Parley').fill('about this image');
-    await page.getByLabel('Message Parley').dispatchEvent('input');
     // With an image attached, the draft is saved once typing pauses.
     await page.waitForFunction(() => (window.__state as { draft?: string } | undefined)?.draft === 'about this image', undefined, WAIT);
     const state = await page.evaluate(() => window.__state);
