@@ -75,7 +75,7 @@ export class Composer {
     this.images = images.slice(0, LIMITS.maxImages);
     this.renderThumbs();
     this.input.value = text;
-    this.onInput();
+    this.onInput(); // saves the draft, images included
     this.focus();
     this.input.setSelectionRange(text.length, text.length);
   }
@@ -90,7 +90,7 @@ export class Composer {
     if (fromHost && this.lastSent && !this.input.value && !this.images.length) {
       this.input.value = this.lastSent.text;
       this.images = this.lastSent.images;
-      this.renderThumbs();
+      this.imagesChanged();
     }
     this.lastSent = undefined;
   }
@@ -106,7 +106,7 @@ export class Composer {
       return;
     }
     this.images.push(image);
-    this.renderThumbs();
+    this.imagesChanged();
   }
 
   renderChips(chips: ContextChip[]): void {
@@ -164,7 +164,7 @@ export class Composer {
     this.input.value = '';
     this.images = [];
     this.error.textContent = '';
-    this.renderThumbs();
+    this.imagesChanged();
   }
 
   private onPaste(e: ClipboardEvent): void {
@@ -201,11 +201,16 @@ export class Composer {
         type: 'button', class: 'thumb-remove', 'aria-label': `Remove image ${img.name}`,
         onclick: () => {
           this.images.splice(i, 1);
-          this.renderThumbs();
+          this.imagesChanged();
           this.focus();
         },
       }, icon('close')))));
     this.thumbs.classList.toggle('hidden', this.images.length === 0);
+  }
+
+  /** The attached images changed: shown, and saved with the draft. */
+  private imagesChanged(): void {
+    this.renderThumbs();
     this.saveDraft();
   }
 }

@@ -161,10 +161,10 @@ export class MarkdownStream {
     this.scannedTo = this.src.length;
     const ends = this.ends;
     const start = ends.length ? ends[ends.length - 1] : 0;
-    const fenceNext = this.committed + start !== this.plainFenceAt && FENCE_OPEN.test(tail.slice(start, start + 64));
     if (ends.length) this.commitBlocks(tail, ends);
+    // The open block now starts at this.committed: an unclosed fence there streams as text.
     const open = tail.slice(start);
-    if (fenceNext && this.enterFence(open)) return;
+    if (this.committed !== this.plainFenceAt && this.enterFence(open)) return;
     // Only the open block's own render counts: it is what repeats while the block grows.
     const before = performance.now();
     this.renderOpen(open);
