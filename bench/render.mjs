@@ -1,7 +1,8 @@
 // Render benchmark: streams a 20,000-token Markdown reply with code blocks at 2,000 tokens/s into the real
 // webview bundle in headless Chromium, then does the same with a naive re-render-everything baseline. Then opens the
 // panel on a 200-message conversation, against a baseline that renders all of it.
-// Prints ratios measured in one run; no limits are asserted. Usage: node bench/render.mjs [--tokens N] [--rate N]
+// Prints ratios measured in one run; no limits are asserted. Usage: node bench/render.mjs [--tokens N] [--rate N] [--runs N]
+// (--runs: streams per mode, each figure the median of them.)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -17,6 +18,8 @@ const arg = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const TOKENS = arg('tokens', 20000);
+/** Streams per mode; each figure printed is the median over them (the machines are noisy). */
+const RUNS = arg('runs', 1);
 const RATE = arg('rate', 2000);
 const MARKER = 'END-OF-REPLY-7f3a';
 
@@ -196,11 +199,12 @@ function busyFromTrace(buffer, t0us, t1us) {
     longest = Math.max(longest, e.dur);
     if (e.dur > 16000) over++;
   }
+  if (process.env.BENCH_TASKS) console.error('  longest tasks:', tasks.sort((a, b) => b.dur - a.dur).slice(0, 6).map((e) => `${(e.dur / 1000).toFixed(1)} ms at +${((e.ts - t0us) / 1000).toFixed(0)}`).join(', '));
   return { longestTaskMs: longest / 1000, tasksOver16: over };
 }
 
 /** BENCH_DEBUG=1: where the renderer main thread's time went, by trace event name. */
-function printTimeline(buffer) {
+function printTimeline(buffer, t0us) {
   const list = JSON.parse(buffer.toString('utf8')).traceEvents;
   const mains = new Set(list.filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
   const total = new Map();
@@ -219,10 +223,10 @@ function printTimeline(buffer) {
   layouts.sort((x, y) => x.ts - y.ts);
   console.error(`  layout ms by quarter of the run: ${[0, 1, 2, 3].map((i) => (layouts.slice(i * q, (i + 1) * q).reduce((n, e) => n + e.dur, 0) / 1000).toFixed(0)).join(', ')}`);
   console.error(`  layouts: ${layouts.length}, dirty objects ${sum((e) => e.args?.beginData?.dirtyObjects)}, of total ${sum((e) => e.args?.beginData?.totalObjects)}, partial ${sum((e) => (e.args?.beginData?.partialLayout ? 1 : 0))}`);
-  const tasks = list.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mains.has(`${e.pid}:${e.tid}`)).sort((a, b) => b.dur - a.dur).slice(0, 5);
+  const tasks = list.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mains.has(`${e.pid}:${e.tid}`)).sort((a, b) => b.dur - a.dur).slice(0, 12);
   for (const t of tasks) {
     const inside = list.filter((e) => e.ph === 'X' && e.pid === t.pid && e.tid === t.tid && e.ts >= t.ts && e.ts + (e.dur ?? 0) <= t.ts + t.dur && e !== t && (e.dur ?? 0) > t.dur / 10);
-    console.error(`  long task ${(t.dur / 1000).toFixed(1)} ms: ${inside.map((e) => `${e.name} ${(e.dur / 1000).toFixed(1)}`).join(', ')}`);
+    console.error(`  long task ${(t.dur / 1000).toFixed(1)} ms at +${((t.ts - t0us) / 1000).toFixed(0)} ms: ${inside.map((e) => `${e.name} ${(e.dur / 1000).toFixed(1)}`).join(', ')}`);
   }
 }
 
@@ -245,6 +249,14 @@ function printProfile(profile) {
     }
   }
   for (const [k, us] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
+  const self = new Map();
+  for (const [id, us] of time) {
+    const f = byId.get(id).callFrame;
+    const key = `${f.functionName || '(anonymous)'}:${f.lineNumber}`;
+    self.set(key, (self.get(key) ?? 0) + us);
+  }
+  console.error('  self time:');
+  for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
 }
 
 /** A panel-sized page running `script`: ours (the real bundle), naive.js or empty.js; a webview has said ready. */
@@ -308,7 +320,7 @@ async function run(browser, harness, mode, tokens, alone = false) {
   const t1 = after.Timestamp * 1e6;
   const t0 = before.Timestamp * 1e6;
   const busy = busyFromTrace(trace, t0, t1);
-  if (debug) printTimeline(trace);
+  if (debug) printTimeline(trace, t0);
   const dom = await page.evaluate(() => {
     const walker = document.createTreeWalker(document, NodeFilter.SHOW_ALL);
     let nodes = 0;
@@ -361,6 +373,7 @@ async function renderOnce(browser, harness, text) {
     }), benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false));
     const after = await metrics();
     const ms = (k) => (after[k] - before[k]) * 1000;
+    if (process.env.BENCH_DEBUG) console.error('floor', ms('ScriptDuration').toFixed(0), ms('LayoutDuration').toFixed(0), ms('RecalcStyleDuration').toFixed(0));
     return ms('ScriptDuration') + ms('LayoutDuration') + ms('RecalcStyleDuration');
   } finally {
     await page.close();
@@ -440,10 +453,14 @@ try {
   try {
     // The stand-in host's own work, measured alone, is taken off each mode's figures.
     const net = (r, host) => ({ ...r, hostMs: host.scriptMs, scriptMs: r.scriptMs - host.scriptMs, renderWorkMs: r.renderWorkMs - host.scriptMs, taskMs: r.taskMs - host.taskMs });
-    const ours = net(await run(browser, harness, 'ours', tokens), await run(browser, harness, 'ours', tokens, true));
-    const naive = process.argv.includes('--no-baseline')
-      ? ours
-      : net(await run(browser, harness, 'naive', tokens), await run(browser, harness, 'naive', tokens, true));
+    const measure = async (mode) => {
+      const rs = [];
+      for (let i = 0; i < RUNS; i++) rs.push(net(await run(browser, harness, mode, tokens), await run(browser, harness, mode, tokens, true)));
+      const mid = (xs) => xs.sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)];
+      return Object.fromEntries(Object.keys(rs[0]).map((k) => [k, mid(rs.map((r) => r[k]))]));
+    };
+    const ours = await measure('ours');
+    const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
     const rows = [
       ['stand-in host alone, scripting (ms, taken off)', (r) => r.hostMs],
       ['webview scripting time (ms)', (r) => r.scriptMs],
@@ -471,7 +488,7 @@ try {
     const floor = floors.sort((x, y) => x - y)[1];
     console.log(`floor: the whole reply rendered once from a finished snapshot, median of 3: ${fmt(floor)} ms of render work ` +
       `(${((floor / nominalMs) * 100).toFixed(1)}% of the stream's ${fmt(nominalMs)} ms); ours streaming is ${(ours.renderWorkMs / floor).toFixed(1)}x that`);
-    console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run.');
+    console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run' + (RUNS > 1 ? `, each the median of ${RUNS} streams.` : '.'));
 
     // Opening the panel on a 200-message conversation: placeholders for what is out of view, against rendering all.
     const turns = longConversation(tokens.join(''));

@@ -36,6 +36,6 @@ run('client', [clientBundle]);
 const render = join(ROOT, 'bench', 'render.mjs');
 if (existsSync(render)) {
   console.log();
-  run('render', [render]);
+  run('render', [render, '--runs', '3']);
 }
 process.exit(failed ? 1 : 0);
