@@ -12,6 +12,12 @@ import { requestFlush } from './frame';
 const OPEN_INTERVAL_MS = 64;
 /** Rendering the open block may take at most 1/OPEN_BUDGET of the time (a long table re-renders less often). */
 const OPEN_BUDGET = 20;
+/**
+ * Final blocks are kept in groups of this many (.grp elements): each update lays out the reply's children
+ * again, and a long reply has hundreds of blocks but only a few dozen groups (measured: half the layout time
+ * of an update, late in a 20,000-token reply).
+ */
+const GROUP_SIZE = 16;
 
 /**
  * An unclosed fence at the start of a block, whose info string is a plain language name. Nothing but the
@@ -42,8 +48,9 @@ interface LiveFence {
 
 /**
  * Renders one assistant reply into `el`. Text arrives with append(); work happens at most once per
- * animation frame. Each complete top-level block gets its own `.blk` element that is never touched again;
- * the trailing `.blk.open` element is re-rendered from its source on each frame that changed it.
+ * animation frame. Each complete top-level block gets its own `.blk` element that is never touched again
+ * (kept in `.grp` groups of GROUP_SIZE); the trailing `.blk.open` element is re-rendered from its source on
+ * each frame that changed it.
  */
 export class MarkdownStream {
   readonly el: HTMLElement;
@@ -258,7 +265,7 @@ export class MarkdownStream {
   private commitFence(source: string): void {
     const block = this.newBlock(false);
     block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
-    this.open.before(block);
+    this.place(block);
     this.liveBlock = undefined;
     this.committed += source.length;
     this.scannedTo = this.committed;
@@ -339,7 +346,7 @@ export class MarkdownStream {
     }
     if (reusable) block.append(r!.els[index]);
     else block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
-    this.open.before(block);
+    this.place(block);
     this.onBlock?.(block);
   }
 
@@ -374,6 +381,17 @@ export class MarkdownStream {
     liveCode.replaceChildren(...code.childNodes);
     first.replaceWith(live);
     return fragment;
+  }
+
+  /** Puts a final block after the others (before the open block), in the last group while it has room. */
+  private place(block: HTMLElement): void {
+    let group = this.open.previousElementSibling;
+    if (!group || group.childElementCount >= GROUP_SIZE) {
+      group = document.createElement('div');
+      group.className = 'grp';
+      this.open.before(group);
+    }
+    group.append(block);
   }
 
   private newBlock(open: boolean): HTMLElement {

@@ -155,8 +155,11 @@ describe('chat webview (Chromium)', function () {
       return {
         sameNode: h1?.parentElement === window.__kept && !!window.__kept?.isConnected,
         mutations: window.__mutations,
-        blocks: article.querySelectorAll('.md > .blk').length,
-        openBlocks: article.querySelectorAll('.md > .blk.open').length,
+        blocks: article.querySelectorAll('.md .blk').length,
+        openBlocks: article.querySelectorAll('.md .blk.open').length,
+        // Final blocks sit in groups; only the last block (open until the end) stays outside them.
+        grouped: article.querySelectorAll('.md > .grp > .blk').length,
+        loose: article.querySelectorAll('.md > .blk').length,
         codeText: block.querySelector('code')!.textContent,
         keywords: block.querySelectorAll('code .hljs-keyword').length,
         lang: block.querySelector('.code-lang')!.textContent,
@@ -171,6 +174,7 @@ describe('chat webview (Chromium)', function () {
     assert.equal(result.mutations, 0, 'a complete block is never touched again');
     assert.ok(result.blocks >= 4, `one element per top-level block (got ${result.blocks})`);
     assert.equal(result.openBlocks, 0);
+    assert.deepEqual([result.grouped, result.loose], [result.blocks - 1, 1], 'final blocks are grouped, the last one follows');
     assert.equal(result.codeText, 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n');
     assert.ok(result.keywords >= 2, 'code is highlighted');
     assert.equal(result.lang, 'typescript');
@@ -203,7 +207,7 @@ describe('chat webview (Chromium)', function () {
       await host({ type: 'turnEnd', turn: reply('live', text, 'done') });
       await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
       const [ref, live] = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md'))
-        .map((md) => Array.from(md.querySelectorAll(':scope > .blk > *')).map((e) => e.outerHTML).join('')));
+        .map((md) => Array.from(md.querySelectorAll(':scope .blk > *')).map((e) => e.outerHTML).join('')));
       assert.equal(live, ref, `round ${round}`);
     }
   });
@@ -264,14 +268,14 @@ describe('chat webview (Chromium)', function () {
     assert.equal(end.pwned, undefined);
     // Exactly what a one-shot render gives.
     await host(snapshot([user('u1', 'code please'), reply('a1', text)]));
-    const oneShot = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md > .blk > *')).map((e) => e.outerHTML).join(''));
+    const oneShot = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md .blk > *')).map((e) => e.outerHTML).join(''));
     assert.ok(oneShot.includes('hljs-keyword'));
     await host(snapshot([user('u1', 'code please')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     for (const piece of chunks(text, 37)) await host({ type: 'delta', turnId: 'a1', text: piece });
     await frames();
     await host({ type: 'turnEnd', turn: reply('a1', text, 'done') });
     await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
-    const streamed = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md > .blk > *')).map((e) => e.outerHTML).join(''));
+    const streamed = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md .blk > *')).map((e) => e.outerHTML).join(''));
     assert.equal(streamed, oneShot);
   });
 
