@@ -236,7 +236,12 @@ function printProfile(profile) {
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const time = new Map();
-  profile.samples.forEach((id, i) => time.set(id, (time.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  let clock = 0;
+  const [from, to] = (process.env.BENCH_PROFILE_WINDOW ?? '0-1e9').split('-').map(Number);
+  profile.samples.forEach((id, i) => {
+    clock += (profile.timeDeltas[i] ?? 0) / 1000;
+    if (clock >= from && clock <= to) time.set(id, (time.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const incl = new Map();
   for (const [id, us] of time) {
     const seen = new Set();
