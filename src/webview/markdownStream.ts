@@ -314,6 +314,15 @@ export class MarkdownStream {
     this.onBlock?.(this.open);
   }
 
+  /** The reply's element was thrown away (its turn replaced, or rendered anew): no more updates, no pending one. */
+  dispose(): void {
+    window.clearTimeout(this.wake);
+    this.wake = undefined;
+    this.finished = true;
+    this.onBlock = undefined;
+    this.onOpenRendered = undefined;
+  }
+
   get isFinished(): boolean {
     return this.finished;
   }

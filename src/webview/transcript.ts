@@ -60,7 +60,10 @@ export class Transcript implements TurnHost {
 
   /** Replaces the whole conversation (snapshot). */
   setTurns(turns: TurnView[]): void {
-    for (const item of this.items) this.observer.unobserve(item.article);
+    for (const item of this.items) {
+      this.observer.unobserve(item.article);
+      item.dispose();
+    }
     this.items = [];
     this.byId.clear();
     this.log.replaceChildren();
@@ -79,6 +82,7 @@ export class Transcript implements TurnHost {
     const item = new TurnItem(structuredCloneTurn(turn), this);
     if (existing) {
       this.observer.unobserve(existing.article);
+      existing.dispose();
       existing.article.replaceWith(item.article);
       this.items[this.items.indexOf(existing)] = item;
       this.byId.set(turn.id, item);

@@ -119,6 +119,11 @@ export class TurnItem {
     this.body.replaceChildren(...(this.view.role === 'assistant' ? this.assistantParts() : this.userParts()));
   }
 
+  /** The turn leaves the transcript: its reply, if still streaming, stops updating. */
+  dispose(): void {
+    this.stream?.dispose();
+  }
+
   /** Replaces the body with an empty box of the same height. Never for a streaming turn. */
   unrender(): void {
     if (!this.rendered || this.streaming) return;
@@ -126,6 +131,7 @@ export class TurnItem {
     const height = this.body.getBoundingClientRect().height;
     if (height > 0) this.height = height;
     this.rendered = false;
+    this.stream?.dispose();
     this.stream = undefined;
     this.chrome = undefined;
     this.reasoningText = undefined;
@@ -193,6 +199,7 @@ export class TurnItem {
   private assistantParts(): Node[] {
     const parts: Node[] = [];
     if (this.view.reasoning) parts.push(this.thinkingBlock());
+    this.stream?.dispose();
     this.stream = new MarkdownStream(this.view.text, this.streaming);
     if (this.streaming) {
       this.stream.onBlock = (el) => this.host.onBlock(el);

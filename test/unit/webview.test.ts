@@ -296,6 +296,23 @@ describe('chat webview (Chromium)', function () {
     assert.ok(end.text?.endsWith('return x + 49'));
   });
 
+  it('a reply replaced mid-stream stops updating its old element, even with an update pending', async () => {
+    await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    await host({ type: 'delta', turnId: 'a1', text: 'First words of the reply. ' });
+    await frames();
+    // In one task: more text (its update waits for the next due time), then the turn is replaced.
+    const mutations = await page.evaluate(async (next) => {
+      const old = document.querySelector('article[aria-label="Parley"] .md')!;
+      let count = 0;
+      new MutationObserver((records) => { count += records.length; }).observe(old, { subtree: true, childList: true, characterData: true });
+      window.postMessage({ type: 'delta', turnId: 'a1', text: 'More words that arrive just before it is replaced.' }, '*');
+      window.postMessage({ type: 'turnStart', turn: next }, '*');
+      await new Promise((ok) => setTimeout(ok, 300));
+      return { count, replaced: !old.isConnected };
+    }, reply('a1', '', 'streaming'));
+    assert.deepEqual(mutations, { count: 0, replaced: true });
+  });
+
   it('announces streamed text in sentences, not tokens', async () => {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     for (const piece of chunks('The first sentence is here. The second one follows', 3)) {
