@@ -378,7 +378,7 @@ async function renderOnce(browser, harness, text) {
     }), benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false));
     const after = await metrics();
     const ms = (k) => (after[k] - before[k]) * 1000;
-    if (process.env.BENCH_DEBUG) console.error('floor', ms('ScriptDuration').toFixed(0), ms('LayoutDuration').toFixed(0), ms('RecalcStyleDuration').toFixed(0));
+    if (process.env.BENCH_DEBUG) console.error(`  floor run: script ${ms('ScriptDuration').toFixed(0)} ms, layout ${ms('LayoutDuration').toFixed(0)} ms, style ${ms('RecalcStyleDuration').toFixed(0)} ms`);
     return ms('ScriptDuration') + ms('LayoutDuration') + ms('RecalcStyleDuration');
   } finally {
     await page.close();
