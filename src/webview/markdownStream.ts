@@ -280,8 +280,7 @@ export class MarkdownStream {
    * from what streamed, or a reference definition could not reach blocks above it, everything renders once more.
    */
   finish(finalText?: string): void {
-    window.clearTimeout(this.wake);
-    this.wake = undefined;
+    this.cancelWake();
     if (this.heldCR) {
       this.heldCR = false;
       this.src += '\n';
@@ -316,11 +315,15 @@ export class MarkdownStream {
 
   /** The reply's element was thrown away (its turn replaced, or rendered anew): no more updates, no pending one. */
   dispose(): void {
-    window.clearTimeout(this.wake);
-    this.wake = undefined;
+    this.cancelWake();
     this.finished = true;
     this.onBlock = undefined;
     this.onOpenRendered = undefined;
+  }
+
+  private cancelWake(): void {
+    window.clearTimeout(this.wake);
+    this.wake = undefined;
   }
 
   get isFinished(): boolean {

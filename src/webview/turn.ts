@@ -131,7 +131,6 @@ export class TurnItem {
     const height = this.body.getBoundingClientRect().height;
     if (height > 0) this.height = height;
     this.rendered = false;
-    this.stream?.dispose();
     this.stream = undefined;
     this.chrome = undefined;
     this.reasoningText = undefined;
