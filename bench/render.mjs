@@ -20,6 +20,10 @@ const arg = (name, fallback) => {
 const TOKENS = arg('tokens', 20000);
 /** Streams per mode; each figure printed is the median over them (the machines are noisy). */
 const RUNS = arg('runs', 1);
+/** The middle value (the lower of the two middle ones for an even count). */
+const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)];
+/** A trace task's duration and start within the measured window (trace times in µs). */
+const taskAt = (e, t0us) => `${(e.dur / 1000).toFixed(1)} ms at +${((e.ts - t0us) / 1000).toFixed(0)} ms`;
 const RATE = arg('rate', 2000);
 const MARKER = 'END-OF-REPLY-7f3a';
 
@@ -199,7 +203,7 @@ function busyFromTrace(buffer, t0us, t1us) {
     longest = Math.max(longest, e.dur);
     if (e.dur > 16000) over++;
   }
-  if (process.env.BENCH_TASKS) console.error('  longest tasks:', tasks.sort((a, b) => b.dur - a.dur).slice(0, 6).map((e) => `${(e.dur / 1000).toFixed(1)} ms at +${((e.ts - t0us) / 1000).toFixed(0)}`).join(', '));
+  if (process.env.BENCH_TASKS) console.error('  longest tasks:', tasks.sort((a, b) => b.dur - a.dur).slice(0, 6).map((e) => taskAt(e, t0us)).join(', '));
   return { longestTaskMs: longest / 1000, tasksOver16: over };
 }
 
@@ -226,13 +230,17 @@ function printTimeline(buffer, t0us) {
   const tasks = list.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mains.has(`${e.pid}:${e.tid}`)).sort((a, b) => b.dur - a.dur).slice(0, 12);
   for (const t of tasks) {
     const inside = list.filter((e) => e.ph === 'X' && e.pid === t.pid && e.tid === t.tid && e.ts >= t.ts && e.ts + (e.dur ?? 0) <= t.ts + t.dur && e !== t && (e.dur ?? 0) > t.dur / 10);
-    console.error(`  long task ${(t.dur / 1000).toFixed(1)} ms at +${((t.ts - t0us) / 1000).toFixed(0)} ms: ${inside.map((e) => `${e.name} ${(e.dur / 1000).toFixed(1)}`).join(', ')}`);
+    console.error(`  long task ${taskAt(t, t0us)}: ${inside.map((e) => `${e.name} ${(e.dur / 1000).toFixed(1)}`).join(', ')}`);
   }
 }
 
-/** BENCH_PROFILE=1: inclusive JS time by function (build is unminified then). */
+/** BENCH_PROFILE=1: JS time by function, inclusive and self (build is unminified then). */
 function printProfile(profile) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const keyOf = (id) => `${byId.get(id).callFrame.functionName || '(anonymous)'}:${byId.get(id).callFrame.lineNumber}`;
+  const print = (totals, n) => {
+    for (const [k, us] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, n)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
+  };
   const parent = new Map();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const time = new Map();
@@ -246,22 +254,17 @@ function printProfile(profile) {
   for (const [id, us] of time) {
     const seen = new Set();
     for (let p = id; p !== undefined; p = parent.get(p)) {
-      const f = byId.get(p).callFrame;
-      const key = `${f.functionName || '(anonymous)'}:${f.lineNumber}`;
+      const key = keyOf(p);
       if (seen.has(key)) continue;
       seen.add(key);
       incl.set(key, (incl.get(key) ?? 0) + us);
     }
   }
-  for (const [k, us] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
+  print(incl, 40);
   const self = new Map();
-  for (const [id, us] of time) {
-    const f = byId.get(id).callFrame;
-    const key = `${f.functionName || '(anonymous)'}:${f.lineNumber}`;
-    self.set(key, (self.get(key) ?? 0) + us);
-  }
+  for (const [id, us] of time) self.set(keyOf(id), (self.get(keyOf(id)) ?? 0) + us);
   console.error('  self time:');
-  for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}`);
+  print(self, 30);
 }
 
 /** A panel-sized page running `script`: ours (the real bundle), naive.js or empty.js; a webview has said ready. */
@@ -461,8 +464,7 @@ try {
     const measure = async (mode) => {
       const rs = [];
       for (let i = 0; i < RUNS; i++) rs.push(net(await run(browser, harness, mode, tokens), await run(browser, harness, mode, tokens, true)));
-      const mid = (xs) => xs.sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)];
-      return Object.fromEntries(Object.keys(rs[0]).map((k) => [k, mid(rs.map((r) => r[k]))]));
+      return Object.fromEntries(Object.keys(rs[0]).map((k) => [k, median(rs.map((r) => r[k]))]));
     };
     const ours = await measure('ours');
     const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
@@ -490,14 +492,13 @@ try {
     }
     const floors = [];
     for (let i = 0; i < 3; i++) floors.push(await renderOnce(browser, harness, tokens.join('')));
-    const floor = floors.sort((x, y) => x - y)[1];
+    const floor = median(floors);
     console.log(`floor: the whole reply rendered once from a finished snapshot, median of 3: ${fmt(floor)} ms of render work ` +
       `(${((floor / nominalMs) * 100).toFixed(1)}% of the stream's ${fmt(nominalMs)} ms); ours streaming is ${(ours.renderWorkMs / floor).toFixed(1)}x that`);
     console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run' + (RUNS > 1 ? `, each the median of ${RUNS} streams.` : '.'));
 
     // Opening the panel on a 200-message conversation: placeholders for what is out of view, against rendering all.
     const turns = longConversation(tokens.join(''));
-    const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
     const runs = { ours: [], naive: [] };
     for (let i = 0; i < 5; i++) {
       runs.ours.push(await openLong(browser, harness, turns, 'ours'));
