@@ -1,29 +1,12 @@
-// Markdown -> sanitized DOM for model output: markdown-it (no raw HTML), highlight.js, then DOMPurify.
+// Markdown -> sanitized DOM for model output: markdown-it (no raw HTML), then DOMPurify; code highlighted by
+// highlight.js straight into DOM nodes.
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
 import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
-import bash from 'highlight.js/lib/languages/bash';
-import c from 'highlight.js/lib/languages/c';
-import cpp from 'highlight.js/lib/languages/cpp';
-import csharp from 'highlight.js/lib/languages/csharp';
-import css from 'highlight.js/lib/languages/css';
-import diff from 'highlight.js/lib/languages/diff';
-import go from 'highlight.js/lib/languages/go';
-import java from 'highlight.js/lib/languages/java';
-import javascript from 'highlight.js/lib/languages/javascript';
-import json from 'highlight.js/lib/languages/json';
-import python from 'highlight.js/lib/languages/python';
-import rust from 'highlight.js/lib/languages/rust';
-import shell from 'highlight.js/lib/languages/shell';
-import sql from 'highlight.js/lib/languages/sql';
-import typescript from 'highlight.js/lib/languages/typescript';
-import xml from 'highlight.js/lib/languages/xml';
-import yaml from 'highlight.js/lib/languages/yaml';
+import type { Emitter } from 'highlight.js';
+import { languages } from './languages';
 
-// A common set, not highlight.js/lib/common: the webview bundle must stay small (the .vsix limit is 300 KB).
-// Other languages render as plain text.
-const languages = { bash, c, cpp, csharp, css, diff, go, java, javascript, json, python, rust, shell, sql, typescript, xml, yaml };
 for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
 
 /** True for absolute http(s) URLs: the only links that become anchors (and that the host will open). */
@@ -43,22 +26,120 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
-function highlight(code: string, lang: string): string {
+/**
+ * highlight.js's output built as DOM (spans and text nodes) rather than as HTML: the code is never parsed as
+ * markup, so it needs no sanitising, which is most of the cost of rendering a highlighted block. highlight.js
+ * calls these methods as it tokenises (its TokenTreeEmitter does the same into a tree, then into HTML); the
+ * result has the same nodes as parsing the HTML it would have returned.
+ */
+class DomEmitter implements Emitter {
+  readonly root = document.createDocumentFragment();
+  private readonly stack: Node[] = [this.root];
+  /** Text not yet added: adjacent pieces become one Text node, as they would when parsed from HTML. */
+  private text = '';
+
+  addText(text: string): void {
+    this.text += text;
+  }
+
+  startScope(scope: string): void {
+    this.flush();
+    const span = document.createElement('span');
+    span.className = scopeClass(scope);
+    this.stack[this.stack.length - 1].appendChild(span);
+    this.stack.push(span);
+  }
+
+  endScope(): void {
+    this.flush();
+    if (this.stack.length > 1) this.stack.pop();
+  }
+
+  // The older names highlight.js still calls for a mode's scope.
+  openNode(scope: string): void {
+    this.startScope(scope);
+  }
+
+  closeNode(): void {
+    this.endScope();
+  }
+
+  /** Code in an embedded language, highlighted by another emitter: in a span named after the language, if known. */
+  __addSublanguage(emitter: Emitter, name: string): void {
+    this.flush();
+    const sub = emitter as DomEmitter;
+    sub.finalize();
+    const top = this.stack[this.stack.length - 1];
+    if (!name) {
+      top.appendChild(sub.root);
+      return;
+    }
+    const span = document.createElement('span');
+    span.className = `language-${name}`;
+    span.appendChild(sub.root);
+    top.appendChild(span);
+  }
+
+  finalize(): boolean {
+    this.flush();
+    this.stack.length = 1;
+    return true;
+  }
+
+  /** The HTML is never used: renderCode takes `root`. */
+  toHTML(): string {
+    return '';
+  }
+
+  private flush(): void {
+    if (!this.text) return;
+    this.stack[this.stack.length - 1].appendChild(document.createTextNode(this.text));
+    this.text = '';
+  }
+}
+
+/** highlight.js's CSS class for a scope: "title.function" is "hljs-title function_" (as its HTML renderer has it). */
+function scopeClass(scope: string): string {
+  if (scope.startsWith('language:')) return `language-${scope.slice(9)}`;
+  const [first, ...rest] = scope.split('.');
+  return [`hljs-${first}`, ...rest.map((piece, i) => `${piece}${'_'.repeat(i + 1)}`)].join(' ');
+}
+
+hljs.configure({ __emitter: DomEmitter });
+
+/** The code of a block, highlighted when its language is known: spans and text, nothing parsed. */
+function codeNodes(code: string, lang: string): Node {
   if (lang && hljs.getLanguage(lang)) {
     try {
-      return hljs.highlight(code, { language: lang, ignoreIllegals: true }).value;
+      const result = hljs.highlight(code, { language: lang, ignoreIllegals: true });
+      if (!result.errorRaised && !result.illegal) return (result._emitter as DomEmitter).root;
     } catch {
       // fall through to plain text
     }
   }
-  return escapeHtml(code);
+  return document.createTextNode(code);
+}
+
+/** The code of each block in the render under way, in order; put into the sanitised blocks by fillCode. */
+const pendingCode: { code: string; lang: string }[] = [];
+
+/** Fills each code block's empty <code> (in document order, the order the renderer met them) with its code. */
+function fillCode(fragment: DocumentFragment): void {
+  const codes = fragment.querySelectorAll('.code-block > pre > code');
+  codes.forEach((el, i) => {
+    const block = pendingCode[i];
+    if (block) el.replaceChildren(codeNodes(block.code, block.lang));
+  });
+  pendingCode.length = 0;
 }
 
 /**
  * The code-block frame: toolbar buttons carry only an action name; the code itself is read back from
  * the <code> element when a button is pressed, so nothing model-controlled lands in an attribute but the language.
+ * The <code> is empty here: fillCode puts the code in after sanitising, as nodes.
  */
 function codeBlock(code: string, lang: string): string {
+  pendingCode.push({ code, lang });
   const safeLang = escapeHtml(lang);
   return (
     `<div class="code-block" data-lang="${safeLang}">` +
@@ -66,7 +147,7 @@ function codeBlock(code: string, lang: string): string {
     `<button type="button" class="code-btn" data-act="copy" aria-label="Copy code">Copy</button>` +
     `<button type="button" class="code-btn" data-act="insert" aria-label="Insert at Cursor">Insert</button>` +
     `<button type="button" class="code-btn" data-act="open" aria-label="Open in New Editor">Open</button>` +
-    `</div><pre><code class="hljs">${highlight(code, lang)}</code></pre></div>`
+    `</div><pre><code class="hljs"></code></pre></div>`
   );
 }
 
@@ -152,6 +233,7 @@ export function renderMarkdown(src: string, env: object = {}): DocumentFragment 
  */
 export function renderMarkdownBlocks(src: string, env: object = {}): { fragment: DocumentFragment; starts: number[] } {
   linkStack.length = 0;
+  pendingCode.length = 0;
   let html: string;
   let starts: number[] = [];
   try {
@@ -162,7 +244,9 @@ export function renderMarkdownBlocks(src: string, env: object = {}): { fragment:
     // Never expected; if the parser gives up, the reader still gets the text.
     html = `<pre class="md-fallback">${escapeHtml(src)}</pre>`;
   }
-  return { fragment: DOMPurify.sanitize(html) as unknown as DocumentFragment, starts };
+  const fragment = DOMPurify.sanitize(html) as unknown as DocumentFragment;
+  fillCode(fragment);
+  return { fragment, starts };
 }
 
 const fenceFrames = new Map<string, DocumentFragment>();

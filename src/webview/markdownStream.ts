@@ -13,9 +13,9 @@ const OPEN_INTERVAL_MS = 64;
 /** Rendering the open block may take at most 1/OPEN_BUDGET of the time (a long table re-renders less often). */
 const OPEN_BUDGET = 20;
 /**
- * Final blocks are kept in groups of this many (.grp elements): each update lays out the reply's children
- * again, and a long reply has hundreds of blocks but only a few dozen groups (measured: half the layout time
- * of an update, late in a 20,000-token reply).
+ * Blocks are kept in groups of this many (.grp elements): each update lays out the reply's children again, and a
+ * long reply has hundreds of blocks but only a few dozen groups (measured: half the layout time of an update, late
+ * in a 20,000-token reply).
  */
 const GROUP_SIZE = 16;
 
@@ -36,6 +36,38 @@ function fenceCloseEnd(lines: string, marker: string): number {
   return -1;
 }
 
+/**
+ * Makes `target`'s children equal to `fresh`'s (a new render of the same, grown, text), touching only what
+ * differs: the nodes before the first difference stay, a text node that only grew is appended to, and an element
+ * that differs only inside is patched the same way. Only then does the browser restyle and re-shape
+ * just the new text, not the whole open block on every update.
+ */
+function patchChildren(target: Node, fresh: Node): void {
+  const olds = target.childNodes;
+  const news = fresh.childNodes;
+  let i = 0;
+  while (i < olds.length && i < news.length && olds[i].isEqualNode(news[i])) i++;
+  if (i < olds.length && i < news.length) {
+    const o = olds[i];
+    const n = news[i];
+    if (o.nodeType === Node.TEXT_NODE && n.nodeType === Node.TEXT_NODE && (n as Text).data.startsWith((o as Text).data)) {
+      (o as Text).appendData((n as Text).data.slice((o as Text).data.length));
+      i++;
+    } else if (o instanceof Element && n instanceof Element && o.tagName === n.tagName && sameAttributes(o, n)) {
+      patchChildren(o, n);
+      i++;
+    }
+  }
+  while (olds.length > i) target.lastChild!.remove();
+  while (news.length > i) target.appendChild(news[i]);
+}
+
+function sameAttributes(a: Element, b: Element): boolean {
+  if (a.attributes.length !== b.attributes.length) return false;
+  for (const attr of a.attributes) if (b.getAttribute(attr.name) !== attr.value) return false;
+  return true;
+}
+
 /** The open block while it is an unclosed code fence: its code streams in as plain text. */
 interface LiveFence {
   marker: string;
@@ -48,9 +80,10 @@ interface LiveFence {
 
 /**
  * Renders one assistant reply into `el`. Text arrives with append(); work happens at most once per
- * animation frame. Each complete top-level block gets its own `.blk` element that is never touched again
- * (kept in `.grp` groups of GROUP_SIZE); the trailing `.blk.open` element is re-rendered from its source on
- * each frame that changed it.
+ * animation frame. The trailing `.blk.open` element shows the open block, re-rendered from its source on each
+ * update that changed it (only the nodes that differ are touched). When blocks complete, that element becomes
+ * final where it is, holding them, and is never touched again; a new open element follows it. `.blk` elements
+ * sit in `.grp` groups of GROUP_SIZE.
  */
 export class MarkdownStream {
   readonly el: HTMLElement;
@@ -93,7 +126,7 @@ export class MarkdownStream {
     this.el = document.createElement('div');
     this.el.className = 'md';
     this.open = this.newBlock(true);
-    this.el.append(this.open);
+    this.el.append(this.newGroup(this.open));
     if (streaming) {
       this.append(initialText);
       this.flush(true);
@@ -180,7 +213,10 @@ export class MarkdownStream {
 
   /**
    * Commits the blocks that end at `ends` (offsets in `tail`). One render of the whole tail serves both them and
-   * the open block after them, unless the open block's last render already shows them.
+   * the open block after them, unless the open block's last render already shows them. The open block's element
+   * itself becomes final, holding those blocks where they were rendered; only what follows them moves on, into a
+   * new open block. Moving an element makes the browser style and lay it out again, and a highlighted code block
+   * has hundreds of elements.
    */
   private commitBlocks(tail: string, ends: number[]): void {
     const start = ends[ends.length - 1];
@@ -189,22 +225,33 @@ export class MarkdownStream {
       this.renderOpen(tail);
     }
     const r = this.openRender;
+    const k = ends.length;
+    const done = this.open;
+    // What is left of that render is the render of the rest: the start of the new open block.
+    const rest = r && r.source === tail && r.starts[k] === start && r.els.every((el) => el.parentNode === done) ? r.els.slice(k) : [];
     let from = 0;
-    ends.forEach((end, i) => {
-      this.commitBlock(tail, from, end, i);
+    const blocks = ends.map((end, i) => {
+      const block = this.finalBlock(tail, from, end, i);
       from = end;
+      return block;
     });
+    if (!blocks.every((b, i) => b === r?.els[i]) || done.childElementCount !== k + rest.length) {
+      // Not all of them as rendered (rare): the final element gets exactly the blocks, in order.
+      for (const el of rest) el.remove();
+      done.replaceChildren(...blocks);
+    }
+    this.openNext();
+    this.open.append(...rest);
     this.committed += start;
     this.ends = [];
     this.openRender = undefined;
     this.renderedOpen = undefined;
     if (this.liveBlock && this.liveBlock.parentNode !== this.open) this.liveBlock = undefined;
-    // What is left of that render is the render of the rest: the open block.
-    const k = ends.length;
-    if (r && r.source === tail && r.starts[k] === start && r.els.every((el, i) => (el.parentNode === this.open) === (i >= k))) {
-      this.openRender = { source: tail.slice(start), starts: r.starts.slice(k).map((s) => s - start), els: r.els.slice(k) };
+    if (rest.length) {
+      this.openRender = { source: tail.slice(start), starts: r!.starts.slice(k).map((s) => s - start), els: rest };
       this.renderedOpen = tail.slice(start);
     }
+    this.onBlock?.(done);
   }
 
   /** True if the open block's last render shows `done` (the blocks about to be committed) as they are now. */
@@ -261,18 +308,22 @@ export class MarkdownStream {
     return -1;
   }
 
-  /** Commits `source` (the open block: a fence, through its closing line), rendered into the live element. */
+  /**
+   * Commits `source` (the open block: a fence, through its closing line): the open block becomes final where it
+   * is, its code highlighted in the same <pre>.
+   */
   private commitFence(source: string): void {
-    const block = this.newBlock(false);
-    block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
-    this.place(block);
+    const done = this.open;
+    const fragment = renderMarkdown(source, this.env);
+    if (!this.fillLiveBlock(fragment)) done.replaceChildren(fragment);
     this.liveBlock = undefined;
+    this.openNext();
     this.committed += source.length;
     this.scannedTo = this.committed;
     this.ends = [];
     this.openRender = undefined;
     this.renderedOpen = undefined;
-    this.onBlock?.(block);
+    this.onBlock?.(done);
   }
 
   /**
@@ -297,9 +348,8 @@ export class MarkdownStream {
       this.renderedOpen = undefined;
       this.openRender = undefined;
       this.env = {};
-      this.el.replaceChildren();
       this.open = this.newBlock(true);
-      this.el.append(this.open);
+      this.el.replaceChildren(this.newGroup(this.open));
     } else {
       this.flush(true);
     }
@@ -337,11 +387,10 @@ export class MarkdownStream {
   }
 
   /**
-   * Makes tail[start, end) (block `index` of the tail) a final block. Usually the open block's last render
-   * already shows it, followed by the start of the next block: then its element moves over as it is.
+   * What block `index` of the tail, tail[start, end), shows once final. Usually the open block's last render
+   * already shows it, followed by the start of the next block: then it is that element, as it is.
    */
-  private commitBlock(tail: string, start: number, end: number, index: number): void {
-    const block = this.newBlock(false);
+  private finalBlock(tail: string, start: number, end: number, index: number): Node {
     const r = this.openRender;
     const source = tail.slice(start, end);
     let reusable = false;
@@ -356,10 +405,13 @@ export class MarkdownStream {
         reusable = seen.length > 0 && source.startsWith(seen) && !/\S/.test(source.slice(seen.length));
       }
     }
-    if (reusable) block.append(r!.els[index]);
-    else block.append(this.adoptLiveBlock(renderMarkdown(source, this.env)));
-    this.place(block);
-    this.onBlock?.(block);
+    if (reusable) return r!.els[index];
+    const fragment = this.adoptLiveBlock(renderMarkdown(source, this.env));
+    // A block renders as one element; wrapped, should it ever be more, so that it stays one node here.
+    if (fragment.childNodes.length === 1) return fragment.firstChild!;
+    const wrap = document.createElement('div');
+    wrap.append(fragment);
+    return wrap;
   }
 
   private renderOpen(source: string): void {
@@ -371,9 +423,10 @@ export class MarkdownStream {
     } else {
       const { fragment, starts } = renderMarkdownBlocks(source, this.env);
       this.adoptLiveBlock(fragment);
-      const els = Array.from(fragment.children);
+      if (this.liveBlock?.parentNode === fragment) this.open.replaceChildren(fragment);
+      else patchChildren(this.open, fragment);
+      const els = Array.from(this.open.children);
       this.openRender = els.length === starts.length ? { source, starts, els } : undefined;
-      this.open.replaceChildren(fragment);
     }
     this.onOpenRendered?.(this.open);
   }
@@ -385,25 +438,42 @@ export class MarkdownStream {
   private adoptLiveBlock(fragment: DocumentFragment): DocumentFragment {
     const live = this.liveBlock;
     const first = fragment.firstElementChild;
-    if (!live || live.parentNode !== this.open || !first?.classList.contains('code-block')) return fragment;
-    if (first.getAttribute('data-lang') !== live.getAttribute('data-lang')) return fragment;
-    const code = first.querySelector(':scope > pre > code');
-    const liveCode = live.querySelector(':scope > pre > code');
-    if (!code || !liveCode || code.className !== liveCode.className) return fragment;
-    liveCode.replaceChildren(...code.childNodes);
-    first.replaceWith(live);
+    if (live && first && this.fillLiveBlock(fragment, false)) first.replaceWith(live);
     return fragment;
   }
 
-  /** Puts a final block after the others (before the open block), in the last group while it has room. */
-  private place(block: HTMLElement): void {
-    let group = this.open.previousElementSibling;
-    if (!group || group.childElementCount >= GROUP_SIZE) {
-      group = document.createElement('div');
-      group.className = 'grp';
-      this.open.before(group);
-    }
-    group.append(block);
+  /**
+   * Moves the code of `fragment`'s first element, if it is the rendering of the code block that streamed as text,
+   * into the live element (which stays where it is). With `whole`, only if that block is all the fragment holds.
+   */
+  private fillLiveBlock(fragment: DocumentFragment, whole = true): boolean {
+    const live = this.liveBlock;
+    const first = fragment.firstElementChild;
+    if (!live || live.parentNode !== this.open || !first?.classList.contains('code-block')) return false;
+    if (whole && (fragment.childNodes.length !== 1 || this.open.childNodes.length !== 1)) return false;
+    if (first.getAttribute('data-lang') !== live.getAttribute('data-lang')) return false;
+    const code = first.querySelector(':scope > pre > code');
+    const liveCode = live.querySelector(':scope > pre > code');
+    if (!code || !liveCode || code.className !== liveCode.className) return false;
+    liveCode.replaceChildren(...code.childNodes);
+    return true;
+  }
+
+  /** The open block just became final: a new one follows it, in its group while that has room. */
+  private openNext(): void {
+    const done = this.open;
+    done.classList.remove('open');
+    this.open = this.newBlock(true);
+    const group = done.parentElement!;
+    if (group.childElementCount >= GROUP_SIZE) group.after(this.newGroup(this.open));
+    else group.append(this.open);
+  }
+
+  private newGroup(first: HTMLElement): HTMLElement {
+    const group = document.createElement('div');
+    group.className = 'grp';
+    group.append(first);
+    return group;
   }
 
   private newBlock(open: boolean): HTMLElement {

@@ -6,6 +6,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { webviewCsp } from '../../src/shared/csp';
 import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
+import hljs from 'highlight.js/lib/core';
+import { languages } from '../../src/webview/languages';
 
 declare global {
   interface Window {
@@ -15,6 +17,7 @@ declare global {
     __state: unknown;
     __pwned?: unknown;
     __kept?: Element | null;
+    __openBlock?: Element | null;
     __mutations?: number;
   }
 }
@@ -132,6 +135,7 @@ describe('chat webview (Chromium)', function () {
         const keptHeading = await page.evaluate(() => {
           const h1 = document.querySelector('article[aria-label="Parley"] .blk:not(.open) h1');
           window.__kept = h1?.parentElement ?? null;
+          window.__openBlock = document.querySelector('article[aria-label="Parley"] .blk.open .code-block')?.parentElement ?? null;
           window.__mutations = 0;
           if (window.__kept) {
             new MutationObserver((records) => { window.__mutations! += records.length; })
@@ -156,10 +160,11 @@ describe('chat webview (Chromium)', function () {
         sameNode: h1?.parentElement === window.__kept && !!window.__kept?.isConnected,
         mutations: window.__mutations,
         blocks: article.querySelectorAll('.md .blk').length,
+        topLevel: article.querySelectorAll('.md .blk > *').length,
         openBlocks: article.querySelectorAll('.md .blk.open').length,
-        // Final blocks sit in groups; only the last block (open until the end) stays outside them.
         grouped: article.querySelectorAll('.md > .grp > .blk').length,
-        loose: article.querySelectorAll('.md > .blk').length,
+        // The element the code block streamed into is where it ended up, final: it was never moved.
+        codeStayed: !!window.__openBlock && block.parentElement === window.__openBlock,
         codeText: block.querySelector('code')!.textContent,
         keywords: block.querySelectorAll('code .hljs-keyword').length,
         lang: block.querySelector('.code-lang')!.textContent,
@@ -172,9 +177,11 @@ describe('chat webview (Chromium)', function () {
     });
     assert.equal(result.sameNode, true, 'the complete heading block is the very node rendered mid-stream');
     assert.equal(result.mutations, 0, 'a complete block is never touched again');
-    assert.ok(result.blocks >= 4, `one element per top-level block (got ${result.blocks})`);
+    assert.equal(result.topLevel, 5, 'heading, paragraph, code, paragraph, list');
+    assert.ok(result.blocks >= 2 && result.blocks <= result.topLevel, `final blocks hold the top-level blocks (got ${result.blocks})`);
     assert.equal(result.openBlocks, 0);
-    assert.deepEqual([result.grouped, result.loose], [result.blocks - 1, 1], 'final blocks are grouped, the last one follows');
+    assert.equal(result.grouped, result.blocks, 'every block sits in a group');
+    assert.equal(result.codeStayed, true, 'the open block became final in place, with its code block');
     assert.equal(result.codeText, 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n');
     assert.ok(result.keywords >= 2, 'code is highlighted');
     assert.equal(result.lang, 'typescript');
@@ -183,6 +190,26 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(result.items, ['one', 'two']);
     assert.equal(result.usage, '1,234 tokens');
     assert.equal(result.regenerate, true);
+  });
+
+  it('updates the open block in place: a growing paragraph keeps its element and its text node', async () => {
+    await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    await host({ type: 'delta', turnId: 'a1', text: 'A first **bold** part' });
+    await page.waitForFunction(() => document.querySelector('.blk.open p')?.textContent === 'A first bold part', undefined, WAIT);
+    await page.evaluate(() => {
+      const p = document.querySelector('.blk.open p')!;
+      window.__kept = p;
+      (window as unknown as { __text: Node }).__text = p.lastChild!;
+    });
+    await host({ type: 'delta', turnId: 'a1', text: ' that grows' });
+    await page.waitForFunction(() => document.querySelector('.blk.open p')?.textContent === 'A first bold part that grows', undefined, WAIT);
+    await host({ type: 'delta', turnId: 'a1', text: ' and `ends`' });
+    await page.waitForFunction(() => document.querySelector('.blk.open p code')?.textContent === 'ends', undefined, WAIT);
+    const kept = await page.evaluate(() => {
+      const p = document.querySelector('.blk.open p')!;
+      return { same: p === window.__kept, textSame: p.childNodes[2] === (window as unknown as { __text: Node }).__text, html: p.innerHTML };
+    });
+    assert.deepEqual(kept, { same: true, textSame: true, html: 'A first <strong>bold</strong> part that grows and <code>ends</code>' });
   });
 
   it('streams to exactly what rendering the whole reply at once gives, however it is split', async () => {
@@ -210,6 +237,53 @@ describe('chat webview (Chromium)', function () {
         .map((md) => Array.from(md.querySelectorAll(':scope .blk > *')).map((e) => e.outerHTML).join('')));
       assert.equal(live, ref, `round ${round}`);
     }
+  });
+
+  it('highlights code into the same nodes as parsing highlight.js\'s own HTML, embedded languages too', async () => {
+    // highlight.js as shipped (its HTML output), with the webview's languages, computed here in Node.
+    const stock = hljs.newInstance();
+    for (const [name, lang] of Object.entries(languages)) stock.registerLanguage(name, lang);
+    const samples: [string, string][] = [
+      ['typescript', 'export async function f<T>(x: T): Promise<T> {\n  const s = `a ${x} b`; // note\n  return x as T;\n}'],
+      ['python', 'def f(x: int) -> str:\n    """Doc."""\n    return f"{x!r} <b>&amp;</b>"  # c'],
+      ['xml', '<div class="a">&amp; <b>x</b></div>\n<style>.a { color: red; }</style>\n<script>let y = "</p>" + 1;</script>'],
+      ['bash', 'for f in $(ls *.ts); do echo "$f" > /dev/null; done # done'],
+      ['json', '{ "a": [1, 2.5, true, null], "b": "<script>alert(1)</script>" }'],
+      ['cpp', '#include <vector>\ntemplate <typename T> int main() { return sizeof(T); }'],
+      ['diff', '--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new'],
+      ['sql', "SELECT a, COUNT(*) FROM t WHERE b = 'x' GROUP BY a;"],
+      ['rust', 'fn main() { let v: Vec<u8> = vec![1]; println!("{:?}", v); }'],
+      ['yaml', 'key: value # c\nlist:\n  - "a"\n  - &anchor b'],
+    ];
+    // A fence's code is its lines, each ending in a newline.
+    const expected = samples.map(([language, code]) => stock.highlight(`${code}\n`, { language, ignoreIllegals: true }).value);
+    const fences = samples.map(([language, code]) => `\`\`\`${language}\n${code}\n\`\`\``);
+    fences.push('```unknownlang\n<b>not</b> & "highlighted"\n```');
+    expected.push('&lt;b&gt;not&lt;/b&gt; &amp; "highlighted"\n');
+    await host(snapshot([user('u1', 'q'), reply('a1', fences.join('\n\n'))]));
+    await page.waitForSelector('.md .code-block', WAIT);
+    const got = await page.evaluate((htmls) => {
+      const parse = (html: string) => {
+        const t = document.createElement('template');
+        t.innerHTML = html;
+        return t.content;
+      };
+      return Array.from(document.querySelectorAll('.md .code-block > pre > code'), (code, i) => {
+        const want = document.createElement('code');
+        want.className = 'hljs';
+        want.append(parse(htmls[i]));
+        return { html: code.innerHTML, expected: want.innerHTML, same: code.isEqualNode(want) };
+      });
+    }, expected);
+    assert.equal(got.length, fences.length);
+    got.forEach((g, i) => {
+      assert.equal(g.html, g.expected, `block ${i}`);
+      assert.ok(g.same, `block ${i}: same text nodes`);
+    });
+    // The spans really are highlighting: keywords, strings and an embedded language each got theirs.
+    assert.match(got[0].html, /<span class="hljs-keyword">export<\/span>/);
+    assert.match(got[2].html, /<span class="language-css">/);
+    assert.match(got[2].html, /<span class="language-javascript">/);
   });
 
   it('streams a long code fence as text into one <pre>, and highlights it once it closes', async () => {
