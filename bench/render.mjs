@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
 import { buildWebview } from '../test/webview-harness/build.mjs';
@@ -227,6 +227,11 @@ function printTimeline(buffer, t0us) {
   layouts.sort((x, y) => x.ts - y.ts);
   console.error(`  layout ms by quarter of the run: ${[0, 1, 2, 3].map((i) => (layouts.slice(i * q, (i + 1) * q).reduce((n, e) => n + e.dur, 0) / 1000).toFixed(0)).join(', ')}`);
   console.error(`  layouts: ${layouts.length}, dirty objects ${sum((e) => e.args?.beginData?.dirtyObjects)}, of total ${sum((e) => e.args?.beginData?.totalObjects)}, partial ${sum((e) => (e.args?.beginData?.partialLayout ? 1 : 0))}`);
+  const durs = layouts.map((e) => e.dur / 1000).sort((a, b) => a - b);
+  console.error(`  layout ms median ${median(durs).toFixed(2)}, p90 ${durs[Math.floor(durs.length * 0.9)]?.toFixed(2)}; dirty objects median ${median(layouts.map((e) => e.args?.beginData?.dirtyObjects ?? 0))}`);
+  for (const e of [...layouts].sort((a, b) => b.dur - a.dur).slice(0, 5)) console.error(`    layout ${taskAt(e, t0us)}: ${JSON.stringify(e.args?.beginData)}`);
+  const styles = list.filter((e) => e.ph === 'X' && e.name === 'UpdateLayoutTree' && mains.has(`${e.pid}:${e.tid}`));
+  console.error(`  style ms median ${median(styles.map((e) => e.dur / 1000)).toFixed(2)}, elements median ${median(styles.map((e) => e.args?.elementCount ?? 0))}`);
   const tasks = list.filter((e) => e.ph === 'X' && e.name === 'ThreadControllerImpl::RunTask' && mains.has(`${e.pid}:${e.tid}`)).sort((a, b) => b.dur - a.dur).slice(0, 12);
   for (const t of tasks) {
     const inside = list.filter((e) => e.ph === 'X' && e.pid === t.pid && e.tid === t.tid && e.ts >= t.ts && e.ts + (e.dur ?? 0) <= t.ts + t.dur && e !== t && (e.dur ?? 0) > t.dur / 10);
@@ -476,6 +481,27 @@ try {
       for (let i = 0; i < RUNS; i++) rs.push(net(await run(browser, harness, mode, tokens), await run(browser, harness, mode, tokens, true)));
       return Object.fromEntries(Object.keys(rs[0]).map((k) => [k, median(rs.map((r) => r[k]))]));
     };
+    const compareDir = process.argv.includes('--compare') ? process.argv[process.argv.indexOf('--compare') + 1] : undefined;
+    if (compareDir) {
+      // A/B: another checkout's webview against this one's, stream by stream in turn, so that the machine's
+      // drift hits both alike. Prints the medians and the median of the per-pair ratios.
+      const { buildWebview: buildOther } = await import(pathToFileURL(resolve(compareDir, 'test/webview-harness/build.mjs')).href);
+      const other = await startHarness({ distDir: await buildOther({ outdir: join(work, 'other'), production: true }) });
+      const pairs = [];
+      for (let i = 0; i < RUNS; i++) pairs.push([await run(browser, harness, 'ours', tokens), await run(browser, other, 'ours', tokens)]);
+      await other.close();
+      const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16]];
+      console.log(`A/B over ${RUNS} pairs: this checkout against ${compareDir}`);
+      for (const [name, get] of figures) {
+        const a = pairs.map(([x]) => get(x));
+        const b = pairs.map(([, y]) => get(y));
+        console.log(`${name.padEnd(22)} this ${median(a).toFixed(1).padStart(8)}  other ${median(b).toFixed(1).padStart(8)}  this/other per pair, median ${median(pairs.map(([x, y]) => get(x) / Math.max(get(y), 1e-9))).toFixed(3)}`);
+      }
+      await browser.close();
+      await harness.close();
+      rmSync(work, { recursive: true, force: true });
+      process.exit(0);
+    }
     const ours = await measure('ours');
     const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
     const rows = [
