@@ -235,10 +235,13 @@ export class MarkdownStream {
       from = end;
       return block;
     });
-    if (!blocks.every((b, i) => b === r?.els[i]) || done.childElementCount !== k + rest.length) {
-      // Not all of them as rendered (rare): the final element gets exactly the blocks, in order.
+    if (r && blocks.every((b, i) => b.length === 1 && b[0] === r.els[i])) {
+      // All as rendered: what follows them is the open block's, and moves on, or is out of date and goes.
+      for (const el of r.els.slice(k)) if (!rest.includes(el)) el.remove();
+    } else {
+      // Rendered anew (rare): the final element gets exactly the blocks, in order.
       for (const el of rest) el.remove();
-      done.replaceChildren(...blocks);
+      done.replaceChildren(...blocks.flat());
     }
     this.openNext();
     this.open.append(...rest);
@@ -387,10 +390,10 @@ export class MarkdownStream {
   }
 
   /**
-   * What block `index` of the tail, tail[start, end), shows once final. Usually the open block's last render
+   * The nodes block `index` of the tail, tail[start, end), shows once final. Usually the open block's last render
    * already shows it, followed by the start of the next block: then it is that element, as it is.
    */
-  private finalBlock(tail: string, start: number, end: number, index: number): Node {
+  private finalBlock(tail: string, start: number, end: number, index: number): Node[] {
     const r = this.openRender;
     const source = tail.slice(start, end);
     let reusable = false;
@@ -405,13 +408,8 @@ export class MarkdownStream {
         reusable = seen.length > 0 && source.startsWith(seen) && !/\S/.test(source.slice(seen.length));
       }
     }
-    if (reusable) return r!.els[index];
-    const fragment = this.adoptLiveBlock(renderMarkdown(source, this.env));
-    // A block renders as one element; wrapped, should it ever be more, so that it stays one node here.
-    if (fragment.childNodes.length === 1) return fragment.firstChild!;
-    const wrap = document.createElement('div');
-    wrap.append(fragment);
-    return wrap;
+    if (reusable) return [r!.els[index]];
+    return Array.from(this.adoptLiveBlock(renderMarkdown(source, this.env)).childNodes);
   }
 
   private renderOpen(source: string): void {
