@@ -86,7 +86,7 @@ class DomEmitter implements Emitter {
     return true;
   }
 
-  /** The HTML is never used: renderCode takes `root`. */
+  /** The HTML is never used: codeNodes takes `root`. */
   toHTML(): string {
     return '';
   }

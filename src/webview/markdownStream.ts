@@ -235,26 +235,19 @@ export class MarkdownStream {
       from = end;
       return block;
     });
-    if (r && blocks.every((b, i) => b.length === 1 && b[0] === r.els[i])) {
-      // All as rendered: what follows them is the open block's, and moves on, or is out of date and goes.
-      for (const el of r.els.slice(k)) if (!rest.includes(el)) el.remove();
-    } else {
+    if (!r || !blocks.every((b, i) => b.length === 1 && b[0] === r.els[i])) {
       // Rendered anew (rare): the final element gets exactly the blocks, in order.
-      for (const el of rest) el.remove();
       done.replaceChildren(...blocks.flat());
+    } else if (!rest.length) {
+      // All as rendered, and the rest of that render is out of date.
+      for (const el of r.els.slice(k)) el.remove();
     }
-    this.openNext();
-    this.open.append(...rest);
-    this.committed += start;
-    this.ends = [];
-    this.openRender = undefined;
-    this.renderedOpen = undefined;
+    this.openNext(start, rest);
     if (this.liveBlock && this.liveBlock.parentNode !== this.open) this.liveBlock = undefined;
     if (rest.length) {
       this.openRender = { source: tail.slice(start), starts: r!.starts.slice(k).map((s) => s - start), els: rest };
       this.renderedOpen = tail.slice(start);
     }
-    this.onBlock?.(done);
   }
 
   /** True if the open block's last render shows `done` (the blocks about to be committed) as they are now. */
@@ -316,17 +309,11 @@ export class MarkdownStream {
    * is, its code highlighted in the same <pre>.
    */
   private commitFence(source: string): void {
-    const done = this.open;
     const fragment = renderMarkdown(source, this.env);
-    if (!this.fillLiveBlock(fragment)) done.replaceChildren(fragment);
+    if (!this.fillLiveBlock(fragment)) this.open.replaceChildren(fragment);
     this.liveBlock = undefined;
-    this.openNext();
-    this.committed += source.length;
+    this.openNext(source.length);
     this.scannedTo = this.committed;
-    this.ends = [];
-    this.openRender = undefined;
-    this.renderedOpen = undefined;
-    this.onBlock?.(done);
   }
 
   /**
@@ -434,9 +421,7 @@ export class MarkdownStream {
    * its place with the newly rendered (highlighted) code: same output, and the reader's <pre> stays.
    */
   private adoptLiveBlock(fragment: DocumentFragment): DocumentFragment {
-    const live = this.liveBlock;
-    const first = fragment.firstElementChild;
-    if (live && first && this.fillLiveBlock(fragment, false)) first.replaceWith(live);
+    if (this.fillLiveBlock(fragment, false)) fragment.firstElementChild!.replaceWith(this.liveBlock!);
     return fragment;
   }
 
@@ -457,14 +442,23 @@ export class MarkdownStream {
     return true;
   }
 
-  /** The open block just became final: a new one follows it, in its group while that has room. */
-  private openNext(): void {
+  /**
+   * The open block, the next `length` characters of the reply, just became final: a new one follows it, in its
+   * group while that has room, starting with `rest` (what the last render showed after the final blocks).
+   */
+  private openNext(length: number, rest: Element[] = []): void {
     const done = this.open;
     done.classList.remove('open');
     this.open = this.newBlock(true);
+    this.open.append(...rest);
     const group = done.parentElement!;
     if (group.childElementCount >= GROUP_SIZE) group.after(this.newGroup(this.open));
     else group.append(this.open);
+    this.committed += length;
+    this.ends = [];
+    this.openRender = undefined;
+    this.renderedOpen = undefined;
+    this.onBlock?.(done);
   }
 
   private newGroup(first: HTMLElement): HTMLElement {
