@@ -13,10 +13,12 @@ import { buildWebview } from '../test/webview-harness/build.mjs';
 import { CHROMIUM, startHarness } from '../test/webview-harness/harness.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name, fallback) => {
+/** The value after --name on the command line, or undefined. */
+const option = (name) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+  return i > 0 ? process.argv[i + 1] : undefined;
 };
+const arg = (name, fallback) => Number(option(name) ?? fallback);
 const TOKENS = arg('tokens', 20000);
 /** Streams per mode; each figure printed is the median over them (the machines are noisy). */
 const RUNS = arg('runs', 1);
@@ -455,6 +457,31 @@ async function openLong(browser, harness, turns, mode) {
   }
 }
 
+// ---------- A/B ----------
+
+/**
+ * Another checkout's webview (in `dir`) against this one's, stream by stream in turn, so that the machine's drift
+ * hits both alike. Prints the medians and the median of the per-pair ratios.
+ */
+async function compare(browser, harness, tokens, dir, outdir, warm) {
+  const { buildWebview: buildOther } = await import(pathToFileURL(resolve(dir, 'test/webview-harness/build.mjs')).href);
+  const other = await startHarness({ distDir: await buildOther({ outdir, production: true }) });
+  const pairs = [];
+  try {
+    for (let i = 0; i < RUNS; i++) pairs.push([await run(browser, harness, 'ours', tokens, { warm }), await run(browser, other, 'ours', tokens, { warm })]);
+  } finally {
+    await other.close();
+  }
+  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16]];
+  console.log(`A/B over ${RUNS} pairs${warm ? ' of later replies' : ''}: this checkout against ${dir}`);
+  for (const [name, get] of figures) {
+    const a = median(pairs.map(([x]) => get(x)));
+    const b = median(pairs.map(([, y]) => get(y)));
+    const ratio = median(pairs.map(([x, y]) => get(x) / Math.max(get(y), 1e-9)));
+    console.log(`${name.padEnd(22)} this ${a.toFixed(1).padStart(8)}  other ${b.toFixed(1).padStart(8)}  this/other per pair, median ${ratio.toFixed(3)}`);
+  }
+}
+
 // ---------- main ----------
 
 const work = mkdtempSync(join(tmpdir(), 'parley-bench-'));
@@ -475,6 +502,8 @@ try {
   console.log('  ours:  the real webview bundle; the host posts only new text, one delta per 16 ms (as chatController does)');
   console.log('  naive: the host posts the whole reply with every token; the webview re-renders all of it, once per frame');
   try {
+    /** Render work as a share of one core over the stream (the nominal 10 s, or longer if posting fell behind). */
+    const coreShare = (r) => (r.renderWorkMs / Math.max(nominalMs, r.streamMs)) * 100;
     // The stand-in host's own work, measured alone, is taken off each mode's figures.
     const net = (r, host) => ({ ...r, hostMs: host.scriptMs, scriptMs: r.scriptMs - host.scriptMs, renderWorkMs: r.renderWorkMs - host.scriptMs, taskMs: r.taskMs - host.taskMs });
     const measure = async (mode, warm = false) => {
@@ -482,77 +511,60 @@ try {
       for (let i = 0; i < RUNS; i++) rs.push(net(await run(browser, harness, mode, tokens, { warm }), await run(browser, harness, mode, tokens, { alone: true })));
       return Object.fromEntries(Object.keys(rs[0]).map((k) => [k, median(rs.map((r) => r[k]))]));
     };
-    const compareDir = process.argv.includes('--compare') ? process.argv[process.argv.indexOf('--compare') + 1] : undefined;
+    const compareDir = option('compare');
     if (compareDir) {
-      // A/B: another checkout's webview against this one's, stream by stream in turn, so that the machine's
-      // drift hits both alike. Prints the medians and the median of the per-pair ratios.
-      const { buildWebview: buildOther } = await import(pathToFileURL(resolve(compareDir, 'test/webview-harness/build.mjs')).href);
-      const other = await startHarness({ distDir: await buildOther({ outdir: join(work, 'other'), production: true }) });
-      const pairs = [];
-      const warm = process.argv.includes('--warm');
-      for (let i = 0; i < RUNS; i++) pairs.push([await run(browser, harness, 'ours', tokens, { warm }), await run(browser, other, 'ours', tokens, { warm })]);
-      await other.close();
-      const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16]];
-      console.log(`A/B over ${RUNS} pairs: this checkout against ${compareDir}`);
-      for (const [name, get] of figures) {
-        const a = pairs.map(([x]) => get(x));
-        const b = pairs.map(([, y]) => get(y));
-        console.log(`${name.padEnd(22)} this ${median(a).toFixed(1).padStart(8)}  other ${median(b).toFixed(1).padStart(8)}  this/other per pair, median ${median(pairs.map(([x, y]) => get(x) / Math.max(get(y), 1e-9))).toFixed(3)}`);
+      await compare(browser, harness, tokens, compareDir, join(work, 'other'), process.argv.includes('--warm'));
+    } else {
+      const ours = await measure('ours');
+      const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
+      const rows = [
+        ['stand-in host alone, scripting (ms, taken off)', (r) => r.hostMs],
+        ['webview scripting time (ms)', (r) => r.scriptMs],
+        ['render work: script+style+layout (ms)', (r) => r.renderWorkMs],
+        ['  as % of one core over the stream', coreShare],
+        ['main-thread busy, all tasks (ms)', (r) => r.taskMs],
+        ['worst frame: longest main-thread task (ms)', (r) => r.longestTaskMs],
+        ['main-thread tasks over 16 ms', (r) => r.tasksOver16],
+        ['lag, last delta -> on screen (ms)', (r) => r.lagMs],
+        ['time to post all tokens (ms)', (r) => r.streamMs],
+        ['DOM nodes (all) after the stream', (r) => r.nodes],
+        ['DOM elements after the stream', (r) => r.elements],
+        ['bytes posted per token', (r) => r.bytesPerToken],
+      ];
+      const fmt = (v) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
+      const w = Math.max(...rows.map(([n]) => n.length));
+      console.log(`${''.padEnd(w)}  ${'ours'.padStart(12)}  ${'naive'.padStart(12)}  ${'naive/ours'.padStart(10)}`);
+      for (const [name, get] of rows) {
+        const a = get(ours);
+        const b = get(naive);
+        console.log(`${name.padEnd(w)}  ${fmt(a).padStart(12)}  ${fmt(b).padStart(12)}  ${(a > 0 ? `${(b / a).toFixed(1)}x` : '-').padStart(10)}`);
       }
-      await browser.close();
-      await harness.close();
-      rmSync(work, { recursive: true, force: true });
-      process.exit(0);
-    }
-    const ours = await measure('ours');
-    const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
-    const rows = [
-      ['stand-in host alone, scripting (ms, taken off)', (r) => r.hostMs],
-      ['webview scripting time (ms)', (r) => r.scriptMs],
-      ['render work: script+style+layout (ms)', (r) => r.renderWorkMs],
-      ['  as % of one core over the stream', (r) => (r.renderWorkMs / Math.max(nominalMs, r.streamMs)) * 100],
-      ['main-thread busy, all tasks (ms)', (r) => r.taskMs],
-      ['worst frame: longest main-thread task (ms)', (r) => r.longestTaskMs],
-      ['main-thread tasks over 16 ms', (r) => r.tasksOver16],
-      ['lag, last delta -> on screen (ms)', (r) => r.lagMs],
-      ['time to post all tokens (ms)', (r) => r.streamMs],
-      ['DOM nodes (all) after the stream', (r) => r.nodes],
-      ['DOM elements after the stream', (r) => r.elements],
-      ['bytes posted per token', (r) => r.bytesPerToken],
-    ];
-    const fmt = (v) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));
-    const w = Math.max(...rows.map(([n]) => n.length));
-    console.log(`${''.padEnd(w)}  ${'ours'.padStart(12)}  ${'naive'.padStart(12)}  ${'naive/ours'.padStart(10)}`);
-    for (const [name, get] of rows) {
-      const a = get(ours);
-      const b = get(naive);
-      console.log(`${name.padEnd(w)}  ${fmt(a).padStart(12)}  ${fmt(b).padStart(12)}  ${(a > 0 ? `${(b / a).toFixed(1)}x` : '-').padStart(10)}`);
-    }
-    const floors = [];
-    for (let i = 0; i < 3; i++) floors.push(await renderOnce(browser, harness, tokens.join('')));
-    const floor = median(floors);
-    console.log(`floor: the whole reply rendered once from a finished snapshot, median of 3: ${fmt(floor)} ms of render work ` +
-      `(${((floor / nominalMs) * 100).toFixed(1)}% of the stream's ${fmt(nominalMs)} ms); ours streaming is ${(ours.renderWorkMs / floor).toFixed(1)}x that`);
-    const later = await measure('ours', true);
-    console.log(`a later reply in the same panel (the same reply streamed once before it, so the code is warm): render work ${fmt(later.renderWorkMs)} ms ` +
-      `= ${((later.renderWorkMs / Math.max(nominalMs, later.streamMs)) * 100).toFixed(1)}% of one core, worst frame ${fmt(later.longestTaskMs)} ms, ` +
-      `tasks over 16 ms ${fmt(later.tasksOver16)}, lag ${fmt(later.lagMs)} ms`);
-    console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run' + (RUNS > 1 ? `, each the median of ${RUNS} streams.` : '.'));
+      const floors = [];
+      for (let i = 0; i < 3; i++) floors.push(await renderOnce(browser, harness, tokens.join('')));
+      const floor = median(floors);
+      console.log(`floor: the whole reply rendered once from a finished snapshot, median of 3: ${fmt(floor)} ms of render work ` +
+        `(${((floor / nominalMs) * 100).toFixed(1)}% of the stream's ${fmt(nominalMs)} ms); ours streaming is ${(ours.renderWorkMs / floor).toFixed(1)}x that`);
+      const later = await measure('ours', true);
+      console.log(`a later reply in the same panel (the same reply streamed once before it, so the code is warm): render work ${fmt(later.renderWorkMs)} ms ` +
+        `= ${coreShare(later).toFixed(1)}% of one core, worst frame ${fmt(later.longestTaskMs)} ms, ` +
+        `tasks over 16 ms ${fmt(later.tasksOver16)}, lag ${fmt(later.lagMs)} ms`);
+      console.log('Targets (issue 4): render work < 5% of one core, no frame over 16 ms, lag < 100 ms. Figures are from this one run' + (RUNS > 1 ? `, each the median of ${RUNS} streams.` : '.'));
 
-    // Opening the panel on a 200-message conversation: placeholders for what is out of view, against rendering all.
-    const turns = longConversation(tokens.join(''));
-    const runs = { ours: [], naive: [] };
-    for (let i = 0; i < 5; i++) {
-      runs.ours.push(await openLong(browser, harness, turns, 'ours'));
-      runs.naive.push(await openLong(browser, harness, turns, 'naive'));
-    }
-    const summary = (rs) => ({ ms: median(rs.map((r) => r.ms)), elements: rs[0].elements });
-    const o = summary(runs.ours);
-    const n = summary(runs.naive);
-    console.log(`\nopening the panel on a 200-message conversation (${(turns.reduce((k, t) => k + t.text.length, 0) / 1024).toFixed(0)} KB), ` +
-      `median of 5; ours renders ${runs.ours[0].rendered} of 200 turns, naive all of them:`);
-    for (const [name, get] of [['time until the panel settled (ms)', (r) => r.ms], ['DOM elements', (r) => r.elements]]) {
-      console.log(`${name.padEnd(w)}  ${fmt(get(o)).padStart(12)}  ${fmt(get(n)).padStart(12)}  ${`${(get(n) / get(o)).toFixed(1)}x`.padStart(10)}`);
+      // Opening the panel on a 200-message conversation: placeholders for what is out of view, against rendering all.
+      const turns = longConversation(tokens.join(''));
+      const runs = { ours: [], naive: [] };
+      for (let i = 0; i < 5; i++) {
+        runs.ours.push(await openLong(browser, harness, turns, 'ours'));
+        runs.naive.push(await openLong(browser, harness, turns, 'naive'));
+      }
+      const summary = (rs) => ({ ms: median(rs.map((r) => r.ms)), elements: rs[0].elements });
+      const o = summary(runs.ours);
+      const n = summary(runs.naive);
+      console.log(`\nopening the panel on a 200-message conversation (${(turns.reduce((k, t) => k + t.text.length, 0) / 1024).toFixed(0)} KB), ` +
+        `median of 5; ours renders ${runs.ours[0].rendered} of 200 turns, naive all of them:`);
+      for (const [name, get] of [['time until the panel settled (ms)', (r) => r.ms], ['DOM elements', (r) => r.elements]]) {
+        console.log(`${name.padEnd(w)}  ${fmt(get(o)).padStart(12)}  ${fmt(get(n)).padStart(12)}  ${`${(get(n) / get(o)).toFixed(1)}x`.padStart(10)}`);
+      }
     }
   } finally {
     await browser.close();
