@@ -224,6 +224,7 @@ function printTimeline(buffer, t0us) {
     console.error(`  ${(us / 1000).toFixed(0).padStart(7)} ms  x${count.get(name)}  ${name}`);
   }
   const layouts = list.filter((e) => e.ph === 'X' && e.name === 'Layout' && mains.has(`${e.pid}:${e.tid}`));
+  if (!layouts.length) return; // the stand-in host alone: nothing was laid out
   const sum = (f) => layouts.reduce((n, e) => n + (f(e) ?? 0), 0);
   const q = Math.ceil(layouts.length / 4);
   layouts.sort((x, y) => x.ts - y.ts);
@@ -472,7 +473,7 @@ async function compare(browser, harness, tokens, dir, outdir, warm) {
   } finally {
     await other.close();
   }
-  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16]];
+  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
   console.log(`A/B over ${RUNS} pairs${warm ? ' of later replies' : ''}: this checkout against ${dir}`);
   for (const [name, get] of figures) {
     const a = median(pairs.map(([x]) => get(x)));

@@ -108,7 +108,7 @@ function scopeClass(scope: string): string {
 hljs.configure({ __emitter: DomEmitter });
 
 /** The code of a block, highlighted when its language is known: spans and text, nothing parsed. */
-function codeNodes(code: string, lang: string): Node {
+export function codeNodes(code: string, lang: string): Node {
   if (lang && hljs.getLanguage(lang)) {
     try {
       const result = hljs.highlight(code, { language: lang, ignoreIllegals: true });
@@ -151,6 +151,11 @@ function codeBlock(code: string, lang: string): string {
   );
 }
 
+/** A code block's language, from its fence's info string (unescaped): the first word, lower-cased. */
+export function fenceLanguage(info: string): string {
+  return (info.trim().split(/\s+/)[0] ?? '').toLowerCase().slice(0, 40);
+}
+
 function createMarkdown(): MarkdownIt {
   const md = new MarkdownIt({ html: false, linkify: true, typographer: false });
   md.linkify.set({ fuzzyEmail: false });
@@ -160,9 +165,7 @@ function createMarkdown(): MarkdownIt {
 
   md.renderer.rules.fence = (tokens, idx) => {
     const token = tokens[idx];
-    const info = token.info ? md.utils.unescapeAll(token.info).trim() : '';
-    const lang = (info.split(/\s+/)[0] ?? '').toLowerCase().slice(0, 40);
-    return codeBlock(token.content, lang);
+    return codeBlock(token.content, fenceLanguage(token.info ? md.utils.unescapeAll(token.info) : ''));
   };
   md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
 

@@ -1,6 +1,6 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
-import { md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
+import { codeNodes, fenceLanguage, md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
 /**
@@ -10,6 +10,9 @@ import { requestFlush } from './frame';
  * style and layout pass, whatever changed).
  */
 const OPEN_INTERVAL_MS = 64;
+/** While text keeps arriving, updates wait for a pause of QUIET_MS, but never longer than MAX_INTERVAL_MS. */
+const QUIET_MS = 24;
+const MAX_INTERVAL_MS = 96;
 /** Rendering the open block may take at most 1/OPEN_BUDGET of the time (a long table re-renders less often). */
 const OPEN_BUDGET = 20;
 /**
@@ -117,6 +120,9 @@ export class MarkdownStream {
   /** performance.now() before which the reply is not updated again (see flush), and the timer waiting for then. */
   private openDueAt = 0;
   private wake: number | undefined;
+  /** When text last arrived, and when the reply was last updated on screen. */
+  private appendedAt = 0;
+  private updatedAt = 0;
 
   /** Called with each block element once it is final, in order; and with the open element after each render. */
   onBlock?: (el: HTMLElement) => void;
@@ -149,13 +155,14 @@ export class MarkdownStream {
     this.heldCR = t.endsWith('\r');
     if (this.heldCR) t = t.slice(0, -1);
     this.src += t.replace(/\r\n?/g, '\n');
+    this.appendedAt = performance.now();
     if (!this.finished) this.schedule();
   }
 
   /** Asks for a flush on the next animation frame once the next update is due (no frame is spent waiting). */
   private schedule(): void {
     if (this.wake !== undefined) return;
-    const wait = this.openDueAt - performance.now();
+    const wait = this.dueAt() - performance.now();
     if (wait <= 0) {
       requestFlush(this);
       return;
@@ -176,10 +183,11 @@ export class MarkdownStream {
   flush(force = false): void {
     if (this.finished) return;
     const now = performance.now();
-    if (!force && now < this.openDueAt) {
+    if (!force && now < this.dueAt()) {
       this.schedule();
       return;
     }
+    this.updatedAt = now;
     this.openDueAt = now + OPEN_INTERVAL_MS;
     const tail = this.src.slice(this.committed);
     if (this.fence) {
@@ -192,6 +200,14 @@ export class MarkdownStream {
       return;
     }
     this.streamed(tail, now);
+  }
+
+  /**
+   * When the next update is due: not before openDueAt; after that as soon as the text pauses, and at the latest
+   * MAX_INTERVAL_MS after the last update.
+   */
+  private dueAt(): number {
+    return Math.max(this.openDueAt, Math.min(this.appendedAt + QUIET_MS, this.updatedAt + MAX_INTERVAL_MS));
   }
 
   /** The part of flush after fence mode: commits complete blocks and renders the open block. */
@@ -309,11 +325,32 @@ export class MarkdownStream {
    * is, its code highlighted in the same <pre>.
    */
   private commitFence(source: string): void {
-    const fragment = renderMarkdown(source, this.env);
-    if (!this.fillLiveBlock(fragment)) this.open.replaceChildren(fragment);
+    if (!this.highlightLiveBlock(source)) {
+      const fragment = renderMarkdown(source, this.env);
+      if (!this.fillLiveBlock(fragment)) this.open.replaceChildren(fragment);
+    }
     this.liveBlock = undefined;
     this.openNext(source.length);
     this.scannedTo = this.committed;
+  }
+
+  /**
+   * Highlights the code of the fence that streamed as text, `source` through its closing line, in place: its
+   * frame is already the rendering of its opening line, and its code is the lines between the two fence lines
+   * (the opening fence is not indented, so nothing is stripped), so there is nothing to parse or sanitise.
+   */
+  private highlightLiveBlock(source: string): boolean {
+    const live = this.liveBlock;
+    const code = live?.querySelector(':scope > pre > code');
+    const m = FENCE_OPEN.exec(source);
+    if (!live || live.parentNode !== this.open || this.open.childNodes.length !== 1 || !code || !m) return false;
+    const close = fenceCloseEnd(source.slice(m[0].length), m[1]);
+    if (close < 0) return false;
+    // The lines from the opening fence line through the closing one; the code ends where the closing line starts.
+    const lines = source.slice(m[0].length, m[0].length + close);
+    const closingLine = lines.lastIndexOf('\n', lines.length - 2) + 1;
+    code.replaceChildren(codeNodes(lines.slice(0, closingLine), fenceLanguage(m[0].replace(/^\n*[`~]+/, ''))));
+    return true;
   }
 
   /**
