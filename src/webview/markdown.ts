@@ -1,11 +1,11 @@
-// Markdown -> sanitized DOM for model output: markdown-it (no raw HTML), then DOMPurify; code highlighted by
-// highlight.js straight into DOM nodes.
+// Markdown -> DOM for model output: markdown-it (raw HTML off) parses, and its tokens are built into nodes directly
+// (model text only ever becomes Text nodes; no HTML is parsed); code is highlighted by highlight.js into nodes too.
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
-import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
 import type { Emitter } from 'highlight.js';
 import { languages } from './languages';
+import { h } from './dom';
 
 for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
 
@@ -17,13 +17,6 @@ export function isWebUrl(href: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Per-render state shared with the link renderers (rendering is synchronous, so one is enough). */
-const linkStack: boolean[] = [];
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
 /**
@@ -120,35 +113,27 @@ export function codeNodes(code: string, lang: string): Node {
   return document.createTextNode(code);
 }
 
-/** The code of each block in the render under way, in order; put into the sanitised blocks by fillCode. */
-const pendingCode: { code: string; lang: string }[] = [];
+/** The toolbar every code block carries, cloned: buttons carry only an action name (the code is read from <code>). */
+let toolbar: HTMLElement | undefined;
 
-/** Fills each code block's empty <code> (in document order, the order the renderer met them) with its code. */
-function fillCode(fragment: DocumentFragment): void {
-  const codes = fragment.querySelectorAll('.code-block > pre > code');
-  codes.forEach((el, i) => {
-    const block = pendingCode[i];
-    if (block) el.replaceChildren(codeNodes(block.code, block.lang));
-  });
-  pendingCode.length = 0;
+function codeToolbar(lang: string): HTMLElement {
+  if (!toolbar) {
+    toolbar = h('div', { class: 'code-toolbar' },
+      h('span', { class: 'code-lang' }),
+      h('button', { type: 'button', class: 'code-btn', 'data-act': 'copy', 'aria-label': 'Copy code' }, 'Copy'),
+      h('button', { type: 'button', class: 'code-btn', 'data-act': 'insert', 'aria-label': 'Insert at Cursor' }, 'Insert'),
+      h('button', { type: 'button', class: 'code-btn', 'data-act': 'open', 'aria-label': 'Open in New Editor' }, 'Open'));
+  }
+  const bar = toolbar.cloneNode(true) as HTMLElement;
+  bar.firstChild!.textContent = lang || 'text';
+  return bar;
 }
 
-/**
- * The code-block frame: toolbar buttons carry only an action name; the code itself is read back from
- * the <code> element when a button is pressed, so nothing model-controlled lands in an attribute but the language.
- * The <code> is empty here: fillCode puts the code in after sanitising, as nodes.
- */
-function codeBlock(code: string, lang: string): string {
-  pendingCode.push({ code, lang });
-  const safeLang = escapeHtml(lang);
-  return (
-    `<div class="code-block" data-lang="${safeLang}">` +
-    `<div class="code-toolbar"><span class="code-lang">${safeLang || 'text'}</span>` +
-    `<button type="button" class="code-btn" data-act="copy" aria-label="Copy code">Copy</button>` +
-    `<button type="button" class="code-btn" data-act="insert" aria-label="Insert at Cursor">Insert</button>` +
-    `<button type="button" class="code-btn" data-act="open" aria-label="Open in New Editor">Open</button>` +
-    `</div><pre><code class="hljs"></code></pre></div>`
-  );
+/** A code block: the toolbar, then the code (highlighted when its language is known) in <pre><code>. */
+function codeBlock(code: string, lang: string): HTMLElement {
+  const block = h('div', { class: 'code-block', 'data-lang': lang }, codeToolbar(lang));
+  block.append(h('pre', null, h('code', { class: 'hljs' }, codeNodes(code, lang))));
+  return block;
 }
 
 /** A code block's language, from its fence's info string (unescaped): the first word, lower-cased. */
@@ -162,33 +147,6 @@ function createMarkdown(): MarkdownIt {
   // Every link target is accepted by the parser so that the renderer can decide: unsafe targets keep
   // their text and lose the anchor, rather than showing raw Markdown syntax.
   md.validateLink = () => true;
-
-  md.renderer.rules.fence = (tokens, idx) => {
-    const token = tokens[idx];
-    return codeBlock(token.content, fenceLanguage(token.info ? md.utils.unescapeAll(token.info) : ''));
-  };
-  md.renderer.rules.code_block = (tokens, idx) => codeBlock(tokens[idx].content, '');
-
-  md.renderer.rules.link_open = (tokens, idx) => {
-    const href = tokens[idx].attrGet('href') ?? '';
-    const safe = isWebUrl(href) && linkStack.length === 0;
-    linkStack.push(safe);
-    if (!safe) return '';
-    return `<a href="${escapeHtml(href)}" title="${escapeHtml(href)}">`;
-  };
-  md.renderer.rules.link_close = () => (linkStack.pop() ? '</a>' : '');
-
-  // Images are never fetched: a remote one becomes a link, anything else (data:, relative) its alt text.
-  md.renderer.rules.image = (tokens, idx, options, env, self) => {
-    const token = tokens[idx];
-    const src = token.attrGet('src') ?? '';
-    const alt = self.renderInlineAsText(token.children ?? [], options, env);
-    const label = `Image: ${alt || 'untitled'}`;
-    if (isWebUrl(src) && !linkStack.includes(true)) {
-      return `<a href="${escapeHtml(src)}" class="img-link" title="${escapeHtml(src)}">${escapeHtml(label)}</a>`;
-    }
-    return `<span class="img-alt">${escapeHtml(label)}</span>`;
-  };
 
   // Table alignment arrives as style="text-align:…", which the CSP would refuse: make it a class.
   md.core.ruler.push('parley_align', (state) => {
@@ -207,23 +165,6 @@ function createMarkdown(): MarkdownIt {
 /** The one markdown-it instance; exported for the block splitter, which shares its parser. */
 export const md = createMarkdown();
 
-const PURIFY_CONFIG = {
-  ALLOWED_TAGS: [
-    'p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'code', 'pre', 'blockquote',
-    'ul', 'ol', 'li', 'a', 'table', 'thead', 'tbody', 'tr', 'th', 'td', 'span', 'div', 'button',
-  ],
-  ALLOWED_ATTR: ['href', 'title', 'class', 'start', 'type', 'aria-label', 'data-act', 'data-lang'],
-  ALLOW_DATA_ATTR: false,
-  ALLOW_ARIA_ATTR: false,
-  // Only http(s) for href; the attributes below carry no URL and skip that check.
-  ALLOWED_URI_REGEXP: /^https?:\/\//i,
-  ADD_URI_SAFE_ATTR: ['type', 'start', 'aria-label', 'data-act', 'data-lang'],
-  FORBID_ATTR: ['style'],
-  RETURN_DOM_FRAGMENT: true as const,
-};
-// Set once: parsing the configuration on every call costs more than sanitising a small block.
-DOMPurify.setConfig(PURIFY_CONFIG);
-
 /** Renders untrusted Markdown to a sanitized fragment. `env` carries reference definitions between calls. */
 export function renderMarkdown(src: string, env: object = {}): DocumentFragment {
   return renderMarkdownBlocks(src, env).fragment;
@@ -235,21 +176,108 @@ export function renderMarkdown(src: string, env: object = {}): DocumentFragment 
  * element children; the streaming renderer relies on that to keep nodes it already rendered.
  */
 export function renderMarkdownBlocks(src: string, env: object = {}): { fragment: DocumentFragment; starts: number[] } {
-  linkStack.length = 0;
-  pendingCode.length = 0;
-  let html: string;
+  const fragment = document.createDocumentFragment();
   let starts: number[] = [];
   try {
     const tokens = md.parse(src, env);
-    html = md.renderer.render(tokens, md.options, env);
+    renderTokens(tokens, fragment, env);
     starts = blockStarts(tokens, src);
   } catch {
     // Never expected; if the parser gives up, the reader still gets the text.
-    html = `<pre class="md-fallback">${escapeHtml(src)}</pre>`;
+    fragment.replaceChildren(h('pre', { class: 'md-fallback' }, src));
   }
-  const fragment = DOMPurify.sanitize(html) as unknown as DocumentFragment;
-  fillCode(fragment);
   return { fragment, starts };
+}
+
+/**
+ * The elements markdown-it's tokens may open, by tag. Anything else (none is expected: raw HTML is off) keeps its
+ * content and loses its element.
+ */
+const TAGS = new Set([
+  'p', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'blockquote', 'ul', 'ol', 'li',
+  'table', 'thead', 'tbody', 'tr', 'th', 'td',
+]);
+
+/**
+ * Builds the DOM for markdown-it's tokens, as its HTML renderer would render them with Parley's rules, but as
+ * nodes: model text only ever becomes Text nodes, elements come from TAGS, and the only attributes set are an
+ * ordered list's start, a table cell's alignment class and a checked http(s) link. Nothing is parsed as HTML,
+ * so there is no markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the
+ * others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
+ */
+function renderTokens(tokens: Token[], root: Node, env: object): void {
+  const stack: Node[] = [root];
+  /** For each open link: whether it became an anchor (which is on `stack`) or was dropped. */
+  const links: boolean[] = [];
+  const top = () => stack[stack.length - 1];
+  const add = (node: Node) => top().appendChild(node);
+  const walk = (list: Token[]) => {
+    for (const t of list) {
+      switch (t.type) {
+        case 'inline':
+          walk(t.children ?? []);
+          break;
+        case 'text':
+          add(document.createTextNode(t.content));
+          break;
+        case 'softbreak':
+          add(document.createTextNode('\n'));
+          break;
+        case 'hardbreak':
+          add(document.createElement('br'));
+          add(document.createTextNode('\n'));
+          break;
+        case 'code_inline':
+          add(h('code', null, t.content));
+          break;
+        case 'fence':
+          add(codeBlock(t.content, fenceLanguage(t.info ? md.utils.unescapeAll(t.info) : '')));
+          break;
+        case 'code_block':
+          add(codeBlock(t.content, ''));
+          break;
+        case 'hr':
+          add(document.createElement('hr'));
+          break;
+        case 'link_open': {
+          const href = t.attrGet('href') ?? '';
+          const safe = isWebUrl(href) && links.length === 0;
+          links.push(safe);
+          if (safe) stack.push(add(h('a', { href, title: href })));
+          break;
+        }
+        case 'link_close':
+          if (links.pop()) stack.pop();
+          break;
+        case 'image': {
+          const src = t.attrGet('src') ?? '';
+          const label = `Image: ${md.renderer.renderInlineAsText(t.children ?? [], md.options, env) || 'untitled'}`;
+          add(isWebUrl(src) && !links.includes(true) ? h('a', { href: src, class: 'img-link', title: src }, label) : h('span', { class: 'img-alt' }, label));
+          break;
+        }
+        default:
+          if (t.nesting === 1) {
+            // A tight list's paragraphs are hidden: their content goes straight into the item.
+            if (t.hidden || !TAGS.has(t.tag)) {
+              stack.push(top());
+              break;
+            }
+            const el = document.createElement(t.tag);
+            const cls = t.attrGet('class');
+            if (cls) el.className = cls;
+            const start = t.type === 'ordered_list_open' ? t.attrGet('start') : null;
+            if (start) el.setAttribute('start', start);
+            stack.push(add(el));
+          } else if (t.nesting === -1) {
+            stack.pop();
+          } else if (t.content) {
+            // Nothing else is expected (raw HTML is off); whatever it is shows as text.
+            add(document.createTextNode(t.content));
+          }
+      }
+    }
+  };
+  walk(tokens);
 }
 
 const fenceFrames = new Map<string, DocumentFragment>();

@@ -7,6 +7,7 @@ import { webviewCsp } from '../../src/shared/csp';
 import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
 import hljs from 'highlight.js/lib/core';
+import MarkdownIt from 'markdown-it';
 import { languages } from '../../src/webview/languages';
 
 declare global {
@@ -237,6 +238,44 @@ describe('chat webview (Chromium)', function () {
         .map((md) => Array.from(md.querySelectorAll(':scope .blk > *')).map((e) => e.outerHTML).join('')));
       assert.equal(live, ref, `round ${round}`);
     }
+  });
+
+  it('builds the same elements as markdown-it\'s own HTML renderer, and no others', async () => {
+    // markdown-it as shipped, with the webview's options, rendering HTML here in Node. Links, images, code blocks
+    // and table alignment are Parley's own rules and have tests of their own; the rest must match exactly.
+    const stock = new MarkdownIt({ html: false, linkify: true, typographer: false });
+    stock.linkify.set({ fuzzyEmail: false });
+    const source = [
+      '# Title *with* `code`', 'Setext\n---', '###### Six',
+      'A paragraph with **strong**, _em_, ~~struck~~, `a <b>` and a soft\nbreak, then a hard  \nbreak and a backslash\\\nbreak.',
+      'Entities &amp; &copy; &#x27; and escapes \\* \\_ \\` <b>not html</b> <!-- nor a comment --> &lt;i&gt;',
+      '- tight\n- list\n  - nested *item*\n  - two',
+      '1. loose\n\n2. ordered\n\n   with a second paragraph',
+      '3) starts\n4) at three',
+      '> quoted\n> - with a list\n>\n> > nested',
+      '***',
+      '| a | b |\n| - | - |\n| `1` | **2** |\n| x |',
+      '- [ ] not a checkbox\n\n* another\n+ list',
+    ].join('\n\n');
+    await host(snapshot([user('u1', 'q'), reply('a1', source)]));
+    await page.waitForSelector('.md table', WAIT);
+    const [got, want] = await page.evaluate((html) => {
+      const t = document.createElement('template');
+      t.innerHTML = html;
+      // The renderer's newlines around block tags are not content: drop them.
+      const walker = document.createTreeWalker(t.content, NodeFilter.SHOW_TEXT);
+      const texts: Text[] = [];
+      while (walker.nextNode()) texts.push(walker.currentNode as Text);
+      const block = /^(P|H\d|UL|OL|LI|BLOCKQUOTE|HR|TABLE|THEAD|TBODY|TR)$/;
+      for (const text of texts) {
+        if (text.data === '\n' && block.test(text.parentElement?.tagName ?? 'OL' /* the top level */)) text.remove();
+        else if (text.data.endsWith('\n') && block.test(text.nextElementSibling?.tagName ?? '') && text.nextSibling === text.nextElementSibling) text.data = text.data.slice(0, -1);
+      }
+      const md = document.querySelector('article[aria-label="Parley"] .md')!;
+      return [Array.from(md.querySelectorAll(':scope .blk > *'), (e) => e.outerHTML).join(''), t.innerHTML];
+    }, stock.render(source));
+    assert.ok(want.includes('<ol start="3">') && want.includes('<br>') && want.includes('<del>') === false, 'the corpus covers what it should');
+    assert.equal(got, want);
   });
 
   it('highlights code into the same nodes as parsing highlight.js\'s own HTML, embedded languages too', async () => {
@@ -564,7 +603,7 @@ describe('chat webview (Chromium)', function () {
     await host({ type: 'delta', turnId: 'a1', text: 'The answer.' },
       { type: 'turnEnd', turn: { ...reply('a1', 'The answer.', 'done'), reasoning: 'Consider the options.', reasoningMs: 4200 } });
     await page.waitForFunction(() => document.querySelector('details.thinking summary')?.textContent === 'Thinking (4 s)', undefined, WAIT);
-    assert.equal(await page.locator('article[aria-label="Parley"] .md').textContent(), 'The answer.\n');
+    assert.equal(await page.locator('article[aria-label="Parley"] .md').textContent(), 'The answer.');
     assert.equal(await page.locator('.reasoning').textContent(), 'Consider the options.');
   });
 
