@@ -1,6 +1,6 @@
 // The render benchmark's baseline: the host posts the whole reply with every token (as Roo Code did) and the
 // webview re-renders all of it from scratch, at most once per animation frame (the charitable version), with
-// the same parser, highlighter and sanitiser as the real webview. Never shipped.
+// the same Markdown renderer and highlighter as the real webview. Never shipped.
 import { renderMarkdown } from '../src/webview/markdown';
 
 declare function acquireVsCodeApi(): { postMessage(message: unknown): void };

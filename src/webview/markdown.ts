@@ -100,15 +100,33 @@ function scopeClass(scope: string): string {
 
 hljs.configure({ __emitter: DomEmitter });
 
+/**
+ * The last few blocks highlighted, by language and code. While a reply streams, a finished code block can be
+ * rendered again with the open block (until the block after it has a complete line); a copy of its nodes costs
+ * far less than highlighting it again.
+ */
+const highlighted = new Map<string, Node>();
+const HIGHLIGHTED_KEPT = 8;
+
 /** The code of a block, highlighted when its language is known: spans and text, nothing parsed. */
 export function codeNodes(code: string, lang: string): Node {
-  if (lang && hljs.getLanguage(lang)) {
-    try {
-      const result = hljs.highlight(code, { language: lang, ignoreIllegals: true });
-      if (!result.errorRaised && !result.illegal) return (result._emitter as DomEmitter).root;
-    } catch {
-      // fall through to plain text
-    }
+  if (!lang || !hljs.getLanguage(lang)) return document.createTextNode(code);
+  const key = `${lang}\n${code}`;
+  let nodes = highlighted.get(key);
+  if (!nodes) {
+    nodes = highlight(code, lang);
+    if (highlighted.size >= HIGHLIGHTED_KEPT) highlighted.delete(highlighted.keys().next().value!);
+    highlighted.set(key, nodes);
+  }
+  return nodes.cloneNode(true);
+}
+
+function highlight(code: string, lang: string): Node {
+  try {
+    const result = hljs.highlight(code, { language: lang, ignoreIllegals: true });
+    if (!result.errorRaised && !result.illegal) return (result._emitter as DomEmitter).root;
+  } catch {
+    // fall through to plain text
   }
   return document.createTextNode(code);
 }
