@@ -281,8 +281,9 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
               break;
             }
             const el = document.createElement(t.tag);
+            // The only class a token carries is a table cell's alignment (parley_align).
             const cls = t.attrGet('class');
-            if (cls) el.className = cls;
+            if (cls && /^align-(left|right|center)$/.test(cls)) el.className = cls;
             const start = t.type === 'ordered_list_open' ? t.attrGet('start') : null;
             if (start) el.setAttribute('start', start);
             stack.push(add(el));

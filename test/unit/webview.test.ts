@@ -276,6 +276,12 @@ describe('chat webview (Chromium)', function () {
     }, stock.render(source));
     assert.ok(want.includes('<ol start="3">') && want.includes('<br>') && want.includes('<del>') === false, 'the corpus covers what it should');
     assert.equal(got, want);
+
+    // Table alignment becomes a class (the CSP refuses inline styles).
+    await host(snapshot([user('u1', 'q'), reply('a1', '| l | c | r |\n| :- | :-: | -: |\n| 1 | 2 | 3 |')]));
+    await page.waitForSelector('.md table', WAIT);
+    assert.deepEqual(await page.locator('.md td').evaluateAll((tds) => tds.map((td) => `${td.className}|${td.getAttribute('style')}`)),
+      ['align-left|null', 'align-center|null', 'align-right|null']);
   });
 
   it('highlights code into the same nodes as parsing highlight.js\'s own HTML, embedded languages too', async () => {
