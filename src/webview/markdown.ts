@@ -21,7 +21,7 @@ export function isWebUrl(href: string): boolean {
 
 /**
  * highlight.js's output built as DOM (spans and text nodes) rather than as HTML: the code is never parsed as
- * markup, so it needs no sanitising, which is most of the cost of rendering a highlighted block. highlight.js
+ * markup, and nothing needs sanitising. highlight.js
  * calls these methods as it tokenises (its TokenTreeEmitter does the same into a tree, then into HTML); the
  * result has the same nodes as parsing the HTML it would have returned.
  */
@@ -183,7 +183,7 @@ function createMarkdown(): MarkdownIt {
 /** The one markdown-it instance; exported for the block splitter, which shares its parser. */
 export const md = createMarkdown();
 
-/** Renders untrusted Markdown to a sanitized fragment. `env` carries reference definitions between calls. */
+/** Renders untrusted Markdown to a fragment of inert nodes. `env` carries reference definitions between calls. */
 export function renderMarkdown(src: string, env: object = {}): DocumentFragment {
   return renderMarkdownBlocks(src, env).fragment;
 }

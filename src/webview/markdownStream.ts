@@ -8,8 +8,8 @@ import { requestFlush } from './frame';
  * lines of a streaming code block). Each update costs a style and layout pass whatever changed, so updates are
  * spaced out: never closer than OPEN_INTERVAL_MS (~15 a second still reads as streaming). While text keeps
  * arriving, an update waits for a pause of QUIET_MS in it, for at most MAX_INTERVAL_MS: a fast stream is shown
- * ~8 times a second (measured in A/B runs: a sixth less render work than every 96 ms, 30 % less than every 64 ms), and the
- * last text of a reply, or of a burst, shows QUIET_MS after it arrived.
+ * ~8 times a second (measured in A/B runs: a sixth less render work than every 96 ms, 30 % less than every
+ * 64 ms), and the last text of a reply, or of a burst, shows QUIET_MS after it arrived.
  */
 const OPEN_INTERVAL_MS = 64;
 const QUIET_MS = 24;
@@ -175,9 +175,9 @@ export class MarkdownStream {
   }
 
   /**
-   * Shows whatever arrived since the last update. Called by the frame scheduler (or directly), at most every
-   * OPEN_INTERVAL_MS unless forced. While the open block is an unclosed code fence, its new text is appended
-   * (cheap: no parsing, no highlighting, no sanitising of a Text node). Otherwise the open block re-renders, and
+   * Shows whatever arrived since the last update. Called by the frame scheduler (or directly); does nothing
+   * before the update is due (dueAt) unless forced. While the open block is an unclosed code fence, its new text is appended
+   * (cheap: no parsing, no highlighting of a Text node). Otherwise the open block re-renders, and
    * when rendering it is slow the next update waits longer, so that it never takes more than ~1/OPEN_BUDGET of
    * the time; blocks that completed meanwhile are committed then, from that same render.
    */
@@ -338,7 +338,7 @@ export class MarkdownStream {
   /**
    * Highlights the code of the fence that streamed as text, `source` through its closing line, in place: its
    * frame is already the rendering of its opening line, and its code is the lines between the two fence lines
-   * (the opening fence is not indented, so nothing is stripped), so there is nothing to parse or sanitise.
+   * (the opening fence is not indented, so nothing is stripped): nothing needs parsing.
    */
   private highlightLiveBlock(source: string): boolean {
     const live = this.liveBlock;
