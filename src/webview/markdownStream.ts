@@ -160,7 +160,11 @@ export class MarkdownStream {
     if (!this.finished) this.schedule();
   }
 
-  /** Asks for a flush on the next animation frame once the next update is due (no frame is spent waiting). */
+  /**
+   * Asks for a flush on the next animation frame once the next update is due (no frame is spent waiting). Text
+   * that arrived while the timer ran moves the due time on, so the timer checks again before it asks for a
+   * frame: a frame asked for and then found too early still costs the browser a frame.
+   */
   private schedule(): void {
     if (this.wake !== undefined) return;
     const wait = this.dueAt() - performance.now();
@@ -170,7 +174,7 @@ export class MarkdownStream {
     }
     this.wake = window.setTimeout(() => {
       this.wake = undefined;
-      if (!this.finished) requestFlush(this);
+      if (!this.finished) this.schedule();
     }, wait);
   }
 

@@ -432,6 +432,36 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(mutations, { count: 0, replaced: true });
   });
 
+  it('a steady stream asks for an animation frame only for an update it then makes', async () => {
+    await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    await host({ type: 'delta', turnId: 'a1', text: 'Start. ' });
+    await frames();
+    const counts = await page.evaluate(async () => {
+      const md = document.querySelector('article[aria-label="Parley"] .md')!;
+      let updates = 0;
+      new MutationObserver(() => { updates++; }).observe(md, { subtree: true, childList: true, characterData: true });
+      let frames = 0;
+      const raf = window.requestAnimationFrame.bind(window);
+      window.requestAnimationFrame = (cb) => { frames++; return raf(cb); };
+      // A delta every 8 ms for 800 ms: each one moves the quiet-time deadline on, so updates come every
+      // MAX_INTERVAL_MS, and a timer that woke too early must not ask for a frame.
+      await new Promise<void>((done) => {
+        let n = 0;
+        const timer = setInterval(() => {
+          window.postMessage({ type: 'delta', turnId: 'a1', text: `word${n} ` }, '*');
+          if (++n === 100) {
+            clearInterval(timer);
+            done();
+          }
+        }, 8);
+      });
+      window.requestAnimationFrame = raf;
+      return { frames, updates };
+    });
+    assert.ok(counts.updates >= 2, `updates while streaming: ${counts.updates}`);
+    assert.ok(counts.frames <= counts.updates + 1, `${counts.frames} frames asked for, ${counts.updates} updates made`);
+  });
+
   it('announces streamed text in sentences, not tokens', async () => {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     for (const piece of chunks('The first sentence is here. The second one follows', 3)) {
