@@ -10,6 +10,8 @@ export function speakable(node: Node, insideOpenBlock: boolean): string {
     const lang = node.dataset.lang;
     return `\n${lang ? `${lang} code block` : 'Code block'}.\n`;
   }
+  // Most blocks hold no code block: their text is what the browser already has, without a walk in script.
+  if (node instanceof Element && !node.querySelector('.code-block')) return node.textContent ?? '';
   let out = '';
   for (const child of node.childNodes) out += speakable(child, insideOpenBlock);
   return out;

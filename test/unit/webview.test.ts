@@ -474,6 +474,17 @@ describe('chat webview (Chromium)', function () {
     await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('The second one follows'), undefined, WAIT);
   });
 
+  it('announces a code block by its language, never its code', async () => {
+    const text = 'Run this:\n\n```python\nprint("secret sauce")\n```\n\nThen **check** the *output*.\n';
+    await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    for (const piece of chunks(text, 7)) await host({ type: 'delta', turnId: 'a1', text: piece });
+    await host({ type: 'turnEnd', turn: reply('a1', text, 'done') });
+    await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('output'), undefined, WAIT);
+    const spoken = await page.evaluate(() => Array.from(document.querySelectorAll('[aria-live="polite"] p')).map((p) => p.textContent).join(' '));
+    // How the sentences fall into pieces depends on when updates came; what is said does not.
+    assert.equal(spoken.replace(/\s+/g, ' '), 'Run this: python code block. Then check the output.');
+  });
+
   it('sends with Enter, adds a newline with Shift+Enter, and keeps the draft in state', async () => {
     await host(snapshot());
     const input = page.getByLabel('Message Parley');
