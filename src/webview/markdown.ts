@@ -155,7 +155,7 @@ function codeBlock(code: string, lang: string): HTMLElement {
 }
 
 /** A code block's language, from its fence's info string (unescaped): the first word, lower-cased. */
-export function fenceLanguage(info: string): string {
+function fenceLanguage(info: string): string {
   return (info.trim().split(/\s+/)[0] ?? '').toLowerCase().slice(0, 40);
 }
 

@@ -1,6 +1,6 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
-import { codeNodes, fenceLanguage, md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
+import { codeNodes, md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { requestFlush } from './frame';
 
 /**
@@ -314,6 +314,9 @@ export class MarkdownStream {
       const lines = open.slice(f.shownTo, lineEnd);
       const close = fenceCloseEnd(lines, f.marker);
       if (close >= 0) {
+        // The code's last lines end where the closing line starts: the live <code> then holds all of the code.
+        f.done.appendData(lines.slice(0, lines.lastIndexOf('\n', close - 2) + 1));
+        f.partial.data = '';
         this.fence = undefined;
         return f.shownTo + close;
       }
@@ -330,7 +333,7 @@ export class MarkdownStream {
    * is, its code highlighted in the same <pre>.
    */
   private commitFence(source: string): void {
-    if (!this.highlightLiveBlock(source)) {
+    if (!this.highlightLiveBlock()) {
       const fragment = renderMarkdown(source, this.env);
       if (!this.fillLiveBlock(fragment)) this.open.replaceChildren(fragment);
     }
@@ -340,21 +343,14 @@ export class MarkdownStream {
   }
 
   /**
-   * Highlights the code of the fence that streamed as text, `source` through its closing line, in place: its
-   * frame is already the rendering of its opening line, and its code is the lines between the two fence lines
-   * (the opening fence is not indented, so nothing is stripped): nothing needs parsing.
+   * Highlights the code of the fence that streamed as text in place: its frame is already the rendering of its
+   * opening line, and its <code> holds exactly the code (streamFence put the last lines in): nothing needs parsing.
    */
-  private highlightLiveBlock(source: string): boolean {
+  private highlightLiveBlock(): boolean {
     const live = this.liveBlock;
     const code = live?.querySelector(':scope > pre > code');
-    const m = FENCE_OPEN.exec(source);
-    if (!live || live.parentNode !== this.open || this.open.childNodes.length !== 1 || !code || !m) return false;
-    const close = fenceCloseEnd(source.slice(m[0].length), m[1]);
-    if (close < 0) return false;
-    // The lines from the opening fence line through the closing one; the code ends where the closing line starts.
-    const lines = source.slice(m[0].length, m[0].length + close);
-    const closingLine = lines.lastIndexOf('\n', lines.length - 2) + 1;
-    code.replaceChildren(codeNodes(lines.slice(0, closingLine), fenceLanguage(m[0].replace(/^\n*[`~]+/, ''))));
+    if (!live || live.parentNode !== this.open || this.open.childNodes.length !== 1 || !code) return false;
+    code.replaceChildren(codeNodes(code.textContent ?? '', live.dataset.lang ?? ''));
     return true;
   }
 
