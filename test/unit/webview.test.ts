@@ -18,6 +18,7 @@ declare global {
     __state: unknown;
     __pwned?: unknown;
     __kept?: Element | null;
+    __codes?: Element[];
     __openBlock?: Element | null;
     __mutations?: number;
   }
@@ -306,7 +307,8 @@ describe('chat webview (Chromium)', function () {
     fences.push('```unknownlang\n<b>not</b> & "highlighted"\n```');
     expected.push('&lt;b&gt;not&lt;/b&gt; &amp; "highlighted"\n');
     await host(snapshot([user('u1', 'q'), reply('a1', fences.join('\n\n'))]));
-    await page.waitForSelector('.md .code-block', WAIT);
+    // Each language's first block is highlighted shortly after it shows (see the next test).
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.md .code-block:not([data-lang="unknownlang"]) code')).every((c) => c.querySelector('span')), undefined, WAIT);
     const got = await page.evaluate((htmls) => {
       const parse = (html: string) => {
         const t = document.createElement('template');
@@ -329,6 +331,38 @@ describe('chat webview (Chromium)', function () {
     assert.match(got[0].html, /<span class="hljs-keyword">export<\/span>/);
     assert.match(got[2].html, /<span class="language-css">/);
     assert.match(got[2].html, /<span class="language-javascript">/);
+  });
+
+  it('shows the first block in a language as plain text, and highlights it in place in a later task', async () => {
+    const text = '```python\ndef f(x):\n    return x\n```\n\nThen:\n\n```python\nprint(f(1))\n```\n\n```ts\nconst a: number = 1;\n```\n';
+    // The code blocks, read in the task that handles the message (a listener added after the webview's runs
+    // right after it, before any other task).
+    const inTask = (m: HostMessage) => page.evaluate((m) => new Promise<{ elements: number; text: string | null; keyword?: string }[]>((ok) => {
+      window.addEventListener('message', () => {
+        window.__codes = Array.from(document.querySelectorAll('.md .code-block code'));
+        ok(window.__codes.map((c) => ({ elements: c.children.length, text: c.textContent, keyword: c.querySelector('.hljs-keyword')?.textContent })));
+      }, { once: true });
+      window.__host(m);
+    }), m);
+    const first = await inTask(snapshot([user('u1', 'q'), reply('a1', text)]));
+    assert.deepEqual(first, [
+      { elements: 0, text: 'def f(x):\n    return x\n', keyword: undefined },
+      { elements: 0, text: 'print(f(1))\n', keyword: undefined },
+      { elements: 0, text: 'const a: number = 1;\n', keyword: undefined },
+    ]);
+    const codes = await page.evaluateHandle(() => window.__codes!);
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.md .code-block code')).every((c) => c.querySelector('span')), undefined, WAIT);
+    const later = await page.evaluate((kept) => Array.from(document.querySelectorAll('.md .code-block code')).map((c, i) => ({
+      same: c === kept[i], text: c.textContent, keyword: c.querySelector('.hljs-keyword, .hljs-built_in')?.textContent,
+    })), codes);
+    assert.deepEqual(later, [
+      { same: true, text: 'def f(x):\n    return x\n', keyword: 'def' },
+      { same: true, text: 'print(f(1))\n', keyword: 'print' },
+      { same: true, text: 'const a: number = 1;\n', keyword: 'const' },
+    ]);
+    // Once a language has been used, its code is highlighted as it renders.
+    const again = await inTask(snapshot([user('u1', 'q'), reply('a1', '```py\nreturn 2\n```\n\n```typescript\nlet b = 2;\n```\n')]));
+    assert.deepEqual(again.map((c) => c.keyword), ['return', 'let']);
   });
 
   it('streams a long code fence as text into one <pre>, and highlights it once it closes', async () => {
@@ -405,7 +439,7 @@ describe('chat webview (Chromium)', function () {
     await frames();
     await page.evaluate(() => { window.__kept = document.querySelector('.blk.open .code-block pre'); });
     await host({ type: 'turnEnd', turn: reply('a1', text, 'incomplete') });
-    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    await page.waitForFunction(() => !document.querySelector('.blk.open') && document.querySelector('.code-block code .hljs-keyword'), undefined, WAIT);
     const end = await page.evaluate(() => {
       const pre = document.querySelector('article[aria-label="Parley"] .code-block pre')!;
       return { same: !!window.__kept && pre === window.__kept, keywords: pre.querySelectorAll('.hljs-keyword').length, text: pre.textContent };
