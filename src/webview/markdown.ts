@@ -142,36 +142,43 @@ export function codeNodes(code: string, lang: string): Node {
 }
 
 /**
- * Does the next piece of highlighting that codeNodes left for later, one piece per idle task: compiling a
- * language, or highlighting one block that is still on the page (its Text node replaced by the highlighted
- * nodes, where it is). A block rendered again meanwhile is highlighted by that render once its language is used.
+ * Does the highlighting that codeNodes left for later, in idle tasks: compiling a language is a task of its own;
+ * blocks still on the page are highlighted (their Text node replaced by the highlighted nodes, where it is) while
+ * the idle period lasts, at least one per task. A block rendered again meanwhile is highlighted by that render
+ * once its language has been used.
  */
 function highlightSoon(): void {
   if (soon) return;
   soon = true;
-  const run = () => {
+  const run = (deadline?: IdleDeadline) => {
     soon = false;
     // Code no longer on the page still asks for its language to be compiled: it is about to be used.
     let kept = 0;
     for (const w of waiting) if (w.text.isConnected || !compiledLanguages.has(hljs.getLanguage(w.lang)!)) waiting[kept++] = w;
     waiting.length = kept;
-    const next = waiting[0];
-    if (!next) return;
-    const language = hljs.getLanguage(next.lang)!;
-    if (!compiledLanguages.has(language)) {
-      // An empty highlight compiles the grammar and nothing else.
-      highlight('', next.lang);
-      compiledLanguages.add(language);
-    } else {
+    for (let first = true; waiting.length && (first || (deadline?.timeRemaining() ?? 0) > IDLE_SPARE_MS); first = false) {
+      const next = waiting[0];
+      const language = hljs.getLanguage(next.lang)!;
+      if (!compiledLanguages.has(language)) {
+        if (!first) break;
+        // An empty highlight compiles the grammar and nothing else.
+        highlight('', next.lang);
+        compiledLanguages.add(language);
+        break;
+      }
       waiting.shift();
+      if (!next.text.isConnected) continue;
       usedLanguages.add(language);
       next.text.replaceWith(codeNodes(next.text.data, next.lang));
     }
-    highlightSoon();
+    if (waiting.length) highlightSoon();
   };
   if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 100 });
   else setTimeout(run, 0);
 }
+
+/** Idle time (ms) that must be left for highlighting another waiting block in the same task. */
+const IDLE_SPARE_MS = 8;
 
 function highlight(code: string, lang: string): Node {
   try {

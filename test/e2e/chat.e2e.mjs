@@ -61,6 +61,7 @@ export const tests = {
     await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply finished)', 30_000);
     const auth = wb.endpoint.requests.at(-1)?.headers.authorization;
     if (auth !== `Bearer ${KEY}`) throw new Error('the retried request did not carry the key that was set');
+    await visible(reply.locator('pre code .hljs-keyword').first(), 'highlighting in the code block', 10_000);
     await wb.screenshot('chat-answer-code-block');
   },
 

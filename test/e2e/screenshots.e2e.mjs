@@ -117,7 +117,7 @@ export const tests = {
     const chat = await wb.openParleyView();
     await visible(chat.getByText('Demo endpoint', { exact: true }), 'the "Demo endpoint" badge in the panel header');
     const reply = await ask(wb, 'How do I greet someone in TypeScript?');
-    await visible(reply.locator('pre code'), 'the code block of the answer');
+    await visible(reply.locator('pre code .hljs-keyword').first(), 'the highlighted code block of the answer');
     const bg = await reply.evaluate((el) => getComputedStyle(el.ownerDocument.body).backgroundColor);
     const [r, g, b] = (bg.match(/\d+/g) ?? []).map(Number);
     if (!(r > 200 && g > 200 && b > 200)) throw new Error(`the panel background is ${bg}, not a light theme`);

@@ -55,7 +55,10 @@ try {
       await page.goto(`${harness.url}?theme=${theme}`);
       await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
       await page.evaluate((ms) => { for (const m of ms) window.__host(m); }, messages);
-      await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
+      // Streamed text shows at the reply's next update (at most 128 ms on).
+      await page.waitForTimeout(300);
+      // A language's first block is highlighted in idle tasks just after it shows; a streaming fence stays plain.
+      await page.waitForFunction(() => Array.from(document.querySelectorAll('.blk:not(.open) > .code-block:not([data-lang=""]) code')).every((c) => c.querySelector('span')));
       const file = join(outdir, `${theme}-${name}.png`);
       await page.screenshot({ path: file });
       console.log(file);
