@@ -395,7 +395,10 @@ async function renderOnce(browser, harness, text) {
     const before = await metrics();
     await page.evaluate((snapshot) => new Promise((done) => {
       window.__host(snapshot);
-      const wait = () => (document.querySelector('article[aria-label="Parley"] .md') ? requestAnimationFrame(() => requestAnimationFrame(done)) : requestAnimationFrame(wait));
+      // Until the reply shows, with all its code highlighted (a language's first block is, in idle tasks just after).
+      const shown = () => document.querySelector('article[aria-label="Parley"] .md') &&
+        Array.from(document.querySelectorAll('.code-block:not([data-lang=""]) > pre > code')).every((c) => c.firstElementChild);
+      const wait = () => (shown() ? requestAnimationFrame(() => requestAnimationFrame(done)) : requestAnimationFrame(wait));
       wait();
     }), benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false));
     const after = await metrics();
@@ -422,8 +425,8 @@ function longConversation(text) {
 }
 
 /**
- * Opens the panel on a 200-message conversation and measures the time until it settled (the rendered turns stayed
- * the same for 5 frames). ours: the real bundle gets the snapshot and renders the turns near the view, with
+ * Opens the panel on a 200-message conversation and measures the time until it settled (the page's elements stayed
+ * the same for 5 frames, its code highlighted). ours: the real bundle gets the snapshot and renders the turns near the view, with
  * placeholders for the rest. naive: the baseline bundle renders the whole conversation, with the same Markdown
  * stack, in one go.
  */
@@ -443,7 +446,9 @@ async function openLong(browser, harness, turns, mode) {
         const n = size();
         still = n === last ? still + 1 : 0;
         last = n;
-        if (still < 5) return requestAnimationFrame(check);
+        // Settled: the same elements for 5 frames, and every code block highlighted (see renderOnce).
+        const highlighted = Array.from(document.querySelectorAll('.code-block:not([data-lang=""]) > pre > code')).every((c) => c.firstElementChild);
+        if (still < 5 || !highlighted) return requestAnimationFrame(check);
         done({
           ms: performance.now() - t0,
           rendered: document.querySelectorAll('article .turn-body:not(.placeholder)').length,
