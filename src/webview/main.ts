@@ -3,6 +3,7 @@ import type { HostMessage } from '../shared/protocol';
 import { Composer } from './composer';
 import { h } from './dom';
 import { isWebUrl } from './markdown';
+import { warmUp } from './markdownStream';
 import { Header, HistoryView, noticeBar, setupCard } from './panels';
 import { Transcript } from './transcript';
 import { post } from './vscodeApi';
@@ -149,3 +150,6 @@ document.addEventListener('drop', (e) => {
 });
 
 post({ type: 'ready' });
+
+// Once the panel is idle, the renderer runs once on a sample, so that the first reply's updates find it warm.
+warmUp();

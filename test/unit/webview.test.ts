@@ -365,6 +365,33 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(again.map((c) => c.keyword), ['return', 'let']);
   });
 
+  it('warms the renderer up once it has loaded: a sample laid out off-screen, then gone', async () => {
+    // Records, from before the page's own script runs, the warm-up sample coming and going.
+    await page.addInitScript(() => {
+      const seen = { added: 0, removed: 0, text: '' };
+      (window as unknown as { __warm: typeof seen }).__warm = seen;
+      new MutationObserver((records) => {
+        for (const r of records) {
+          for (const n of Array.from(r.addedNodes)) if (n instanceof HTMLElement && n.classList.contains('warm-up')) { seen.added++; seen.text = n.textContent ?? ''; }
+          for (const n of Array.from(r.removedNodes)) if (n instanceof HTMLElement && n.classList.contains('warm-up')) seen.removed++;
+        }
+      }).observe(document, { childList: true, subtree: true });
+    });
+    await page.reload();
+    await page.waitForFunction(() => (window as unknown as { __warm: { removed: number } }).__warm.removed > 0, undefined, WAIT);
+    const after = await page.evaluate(() => ({
+      warm: (window as unknown as { __warm: { added: number; removed: number; text: string } }).__warm,
+      left: document.querySelectorAll('.warm-up, .md').length,
+      posted: window.__posted.map((m) => m.type),
+    }));
+    assert.equal(after.warm.added, 1);
+    assert.equal(after.warm.removed, 1);
+    assert.match(after.warm.text, /^Ready\s*Some text with bold, code and a link\..*one.*quote.*End$/s, 'the sample was rendered as Markdown');
+    assert.equal(after.left, 0, 'nothing of it stays');
+    assert.deepEqual(after.posted, ['ready'], 'it posts nothing');
+    assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), [], 'its link fetches nothing');
+  });
+
   it('streams a long code fence as text into one <pre>, and highlights it once it closes', async () => {
     const lines = Array.from({ length: 80 }, (_, i) => `const value${i} = compute(${i}, "<img src=x onerror=window.__pwned=1>");`);
     const text = `Here is the code:\n\n\`\`\`typescript\n${lines.join('\n')}\n\`\`\`\n\nDone.\n`;
