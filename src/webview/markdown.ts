@@ -120,6 +120,8 @@ const compiledLanguages = new WeakSet<object>();
 /** Code shown as plain text until its language is ready: the Text node, and the language. */
 const waiting: { text: Text; lang: string }[] = [];
 let soon = false;
+/** Idle time (ms) that must be left for highlighting another waiting block in the same task. */
+const IDLE_SPARE_MS = 8;
 
 /** The code of a block, highlighted when its language is known: spans and text, nothing parsed. */
 export function codeNodes(code: string, lang: string): Node {
@@ -176,9 +178,6 @@ function highlightSoon(): void {
   if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 100 });
   else setTimeout(run, 0);
 }
-
-/** Idle time (ms) that must be left for highlighting another waiting block in the same task. */
-const IDLE_SPARE_MS = 8;
 
 function highlight(code: string, lang: string): Node {
   try {

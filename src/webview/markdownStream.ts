@@ -517,7 +517,7 @@ export class MarkdownStream {
  * Warms the renderer up in idle tasks once the panel has loaded: a sample rendered, then streamed through a
  * MarkdownStream, then laid out off-screen and dropped. The first reply in a page otherwise pays, in its first
  * updates, for V8 compiling markdown-it and this renderer, and for the browser's first layout of each kind of
- * element. Measured: three tasks of about 10 ms at load, and the first reply's worst frame 0.67x (A/B).
+ * element. Measured: three idle tasks of 5-20 ms at load, and the first reply's worst frame 0.67x (A/B).
  */
 export function warmUp(): void {
   if (typeof requestIdleCallback !== 'function') return;
