@@ -387,6 +387,9 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   };
 }
 
+/** The <code> of every code block in a known language: highlighted once it has an element (a span) in it. */
+const HIGHLIGHTED_CODE = '.code-block:not([data-lang=""]) > pre > code';
+
 /**
  * The floor: the same reply rendered in one go by the real bundle, from a finished snapshot (one parse, one
  * highlight per block, one layout). No streaming renderer can do less work than this.
@@ -396,14 +399,14 @@ async function renderOnce(browser, harness, text) {
   try {
     const { read: metrics } = await perfMetrics(page);
     const before = await metrics();
-    await page.evaluate((snapshot) => new Promise((done) => {
+    await page.evaluate(([snapshot, code]) => new Promise((done) => {
       window.__host(snapshot);
       // Until the reply shows, with all its code highlighted (a language's first block is, in idle tasks just after).
       const shown = () => document.querySelector('article[aria-label="Parley"] .md') &&
-        Array.from(document.querySelectorAll('.code-block:not([data-lang=""]) > pre > code')).every((c) => c.firstElementChild);
+        Array.from(document.querySelectorAll(code)).every((c) => c.firstElementChild);
       const wait = () => (shown() ? requestAnimationFrame(() => requestAnimationFrame(done)) : requestAnimationFrame(wait));
       wait();
-    }), benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false));
+    }), [benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false), HIGHLIGHTED_CODE]);
     const after = await metrics();
     const ms = (k) => (after[k] - before[k]) * 1000;
     if (process.env.BENCH_DEBUG) console.error(`  floor run: script ${ms('ScriptDuration').toFixed(0)} ms, layout ${ms('LayoutDuration').toFixed(0)} ms, style ${ms('RecalcStyleDuration').toFixed(0)} ms`);
@@ -440,7 +443,7 @@ async function openLong(browser, harness, turns, mode) {
     const msg = mode === 'ours'
       ? { type: 'snapshot', conversation: { id: 'c', title: 'Long', turns }, generating: false, header, pendingContext: [] }
       : { type: 'update', text: turns.map((t) => (t.role === 'user' ? `**You:** ${t.text}` : t.text)).join('\n\n') };
-    return await page.evaluate((msg) => new Promise((done) => {
+    return await page.evaluate(([msg, code]) => new Promise((done) => {
       const t0 = performance.now();
       let last = -1;
       let still = 0;
@@ -450,7 +453,7 @@ async function openLong(browser, harness, turns, mode) {
         still = n === last ? still + 1 : 0;
         last = n;
         // Settled: the same elements for 5 frames, and every code block highlighted (see renderOnce).
-        const highlighted = Array.from(document.querySelectorAll('.code-block:not([data-lang=""]) > pre > code')).every((c) => c.firstElementChild);
+        const highlighted = Array.from(document.querySelectorAll(code)).every((c) => c.firstElementChild);
         if (still < 5 || !highlighted) return requestAnimationFrame(check);
         done({
           ms: performance.now() - t0,
@@ -460,7 +463,7 @@ async function openLong(browser, harness, turns, mode) {
       };
       window.__host(msg);
       requestAnimationFrame(check);
-    }), msg);
+    }), [msg, HIGHLIGHTED_CODE]);
   } finally {
     await page.close();
   }
@@ -479,13 +482,10 @@ async function compare(browser, harness, tokens, dir, outdir, warm) {
   try {
     for (let i = 0; i < RUNS; i++) {
       // Which checkout streams first alternates, so that neither gains from its place in the pair.
-      const mine = () => run(browser, harness, 'ours', tokens, { warm });
-      const theirs = () => run(browser, other, 'ours', tokens, { warm });
-      if (i % 2 === 0) pairs.push([await mine(), await theirs()]);
-      else {
-        const second = await theirs();
-        pairs.push([await mine(), second]);
-      }
+      const order = i % 2 === 0 ? [harness, other] : [other, harness];
+      const byHarness = new Map();
+      for (const h of order) byHarness.set(h, await run(browser, h, 'ours', tokens, { warm }));
+      pairs.push([byHarness.get(harness), byHarness.get(other)]);
     }
   } finally {
     await other.close();

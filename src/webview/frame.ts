@@ -38,3 +38,12 @@ function schedule(): void {
     if (scheduled) flushNow();
   });
 }
+
+/**
+ * Runs `fn` in an idle task (at the latest `timeoutMs` on), for work that must not lengthen a frame; `fn` gets the
+ * idle time left in ms (0 when the timeout forced it, or without requestIdleCallback: then it is a plain task).
+ */
+export function whenIdle(fn: (timeLeft: () => number) => void, timeoutMs: number): void {
+  if (typeof requestIdleCallback === 'function') requestIdleCallback((d) => fn(() => d.timeRemaining()), { timeout: timeoutMs });
+  else setTimeout(() => fn(() => 0), 0);
+}

@@ -6,6 +6,7 @@ import hljs from 'highlight.js/lib/core';
 import type { Emitter } from 'highlight.js';
 import { languages } from './languages';
 import { h } from './dom';
+import { whenIdle } from './frame';
 
 for (const [name, lang] of Object.entries(languages)) hljs.registerLanguage(name, lang);
 
@@ -152,31 +153,29 @@ export function codeNodes(code: string, lang: string): Node {
 function highlightSoon(): void {
   if (soon) return;
   soon = true;
-  const run = (deadline?: IdleDeadline) => {
+  whenIdle((timeLeft) => {
     soon = false;
+    const compiled = (w: { lang: string }) => compiledLanguages.has(hljs.getLanguage(w.lang)!);
     // Code no longer on the page still asks for its language to be compiled: it is about to be used.
     let kept = 0;
-    for (const w of waiting) if (w.text.isConnected || !compiledLanguages.has(hljs.getLanguage(w.lang)!)) waiting[kept++] = w;
+    for (const w of waiting) if (w.text.isConnected || !compiled(w)) waiting[kept++] = w;
     waiting.length = kept;
-    for (let first = true; waiting.length && (first || (deadline?.timeRemaining() ?? 0) > IDLE_SPARE_MS); first = false) {
-      const next = waiting[0];
-      const language = hljs.getLanguage(next.lang)!;
-      if (!compiledLanguages.has(language)) {
-        if (!first) break;
-        // An empty highlight compiles the grammar and nothing else.
-        highlight('', next.lang);
-        compiledLanguages.add(language);
-        break;
+    if (waiting.length && !compiled(waiting[0])) {
+      // An empty highlight compiles the grammar and nothing else.
+      highlight('', waiting[0].lang);
+      compiledLanguages.add(hljs.getLanguage(waiting[0].lang)!);
+    } else {
+      while (waiting.length) {
+        const next = waiting.shift()!;
+        if (next.text.isConnected) {
+          usedLanguages.add(hljs.getLanguage(next.lang)!);
+          next.text.replaceWith(codeNodes(next.text.data, next.lang));
+        }
+        if (!waiting.length || !compiled(waiting[0]) || timeLeft() <= IDLE_SPARE_MS) break;
       }
-      waiting.shift();
-      if (!next.text.isConnected) continue;
-      usedLanguages.add(language);
-      next.text.replaceWith(codeNodes(next.text.data, next.lang));
     }
     if (waiting.length) highlightSoon();
-  };
-  if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 100 });
-  else setTimeout(run, 0);
+  }, 100);
 }
 
 function highlight(code: string, lang: string): Node {

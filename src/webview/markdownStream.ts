@@ -1,7 +1,8 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
 import { codeNodes, md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
-import { requestFlush } from './frame';
+import { h } from './dom';
+import { requestFlush, whenIdle } from './frame';
 
 /**
  * When the reply is updated on screen (a render of the open block, the blocks that completed meanwhile, or the new
@@ -520,25 +521,26 @@ export class MarkdownStream {
  * element. Measured: three idle tasks of 5-20 ms at load, and the first reply's worst frame 0.67x (A/B).
  */
 export function warmUp(): void {
-  if (typeof requestIdleCallback !== 'function') return;
-  const idle = (step: () => void) => requestIdleCallback(step, { timeout: 2000 });
   const sample = '## Ready\n\nSome *text* with **bold**, `code` and a [link](https://example.com).\n\n' +
     '- one\n- two\n\n1. three\n\n> quote\n\n| a | b |\n|:--|--:|\n| c | d |\n\n```\ncode\n```\n\nEnd';
-  idle(() => {
-    renderMarkdown(sample);
-    idle(() => {
+  let box: HTMLElement;
+  const steps = [
+    () => renderMarkdown(sample),
+    () => {
       const stream = new MarkdownStream(sample);
       stream.finish();
       stream.dispose();
-      idle(() => {
-        const box = document.createElement('div');
-        box.className = 'warm-up';
-        box.setAttribute('aria-hidden', 'true');
-        box.append(stream.el);
-        document.body.append(box);
-        void box.offsetHeight;
-        box.remove();
-      });
-    });
-  });
+      box = h('div', { class: 'warm-up', 'aria-hidden': 'true' }, stream.el);
+    },
+    () => {
+      document.body.append(box);
+      void box.offsetHeight;
+      box.remove();
+    },
+  ];
+  const next = () => whenIdle(() => {
+    steps.shift()!();
+    if (steps.length) next();
+  }, 2000);
+  next();
 }
