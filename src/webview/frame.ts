@@ -5,19 +5,16 @@ interface Flushable {
 }
 
 const dirty = new Set<Flushable>();
-const after = new Set<() => void>();
 let scheduled = false;
 
 /** Asks for `target.flush()` on the next animation frame; many requests in one frame cost one flush. */
 export function requestFlush(target: Flushable): void {
   dirty.add(target);
-  schedule();
-}
-
-/** Runs `fn` once on the next animation frame, after every pending flush. */
-export function afterFlush(fn: () => void): void {
-  after.add(fn);
-  schedule();
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    if (scheduled) flushNow();
+  });
 }
 
 /** Runs all pending work now (used when a stream ends, so the final state never waits for a frame). */
@@ -26,17 +23,6 @@ export function flushNow(): void {
   const targets = [...dirty];
   dirty.clear();
   for (const t of targets) t.flush();
-  const fns = [...after];
-  after.clear();
-  for (const fn of fns) fn();
-}
-
-function schedule(): void {
-  if (scheduled) return;
-  scheduled = true;
-  requestAnimationFrame(() => {
-    if (scheduled) flushNow();
-  });
 }
 
 /**

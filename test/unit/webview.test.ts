@@ -241,6 +241,32 @@ describe('chat webview (Chromium)', function () {
     }
   });
 
+  it('mid-stream, a reference definition reaches the blocks after it, as in a whole render', async () => {
+    // A definition renders no element of its own; the blocks committed with it and after it must still line up.
+    // Each piece, and the text that shows once it has rendered.
+    // The definition is committed before the text that uses it arrives.
+    const parts: [string, string][] = [['Intro para.\n\n', 'Intro para.'], ['[ref]: https://example.com/ref\n\n', 'Intro para.'],
+      ['Next para.\n\n', 'Next para.'], ['Then [use][ref] of it.\n\n- item\n\n', 'Then use of it.'], ['Open para', 'Open para']];
+    await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('live', '', 'streaming') });
+    let sent = '';
+    for (const [part, shows] of parts) {
+      await host({ type: 'delta', turnId: 'live', text: part });
+      sent += part;
+      await page.waitForFunction((t) => document.querySelector('.md')?.textContent?.includes(t), shows, WAIT);
+      await frames();
+    }
+    await frames();
+    const live = await page.evaluate(() => ({
+      blocks: Array.from(document.querySelectorAll('.md .blk > *')).map((e) => e.outerHTML).join(''),
+      open: document.querySelector('.md .blk.open')?.textContent,
+    }));
+    assert.match(live.open ?? '', /Open para$/, 'the reply is still streaming');
+    await host(snapshot([user('u1', 'q'), reply('ref', sent)]));
+    const whole = await page.evaluate(() => Array.from(document.querySelectorAll('.md .blk > *')).map((e) => e.outerHTML).join(''));
+    assert.equal(live.blocks, whole);
+    assert.match(whole, /<a href="https:\/\/example.com\/ref"[^>]*>use<\/a>/, 'the definition reaches the blocks after it');
+  });
+
   it('builds the same elements as markdown-it\'s own HTML renderer, and no others', async () => {
     // markdown-it as shipped, with the webview's options, rendering HTML here in Node. Links, images, code blocks
     // and table alignment are Parley's own rules and have tests of their own; the rest must match exactly.
@@ -363,6 +389,43 @@ describe('chat webview (Chromium)', function () {
     // Once a language has been used, its code is highlighted as it renders.
     const again = await inTask(snapshot([user('u1', 'q'), reply('a1', '```py\nreturn 2\n```\n\n```typescript\nlet b = 2;\n```\n')]));
     assert.deepEqual(again.map((c) => c.keyword), ['return', 'let']);
+  });
+
+  it('compiles a new language as its first fence opens, so that closing it costs one idle task', async () => {
+    // Counts idle callbacks, from before the page's own script runs.
+    await page.addInitScript(() => {
+      const idle = { pending: 0, ran: 0 };
+      (window as unknown as { __idle: typeof idle }).__idle = idle;
+      const request = window.requestIdleCallback.bind(window);
+      window.requestIdleCallback = (fn, options) => {
+        idle.pending++;
+        return request((deadline) => {
+          idle.pending--;
+          idle.ran++;
+          fn(deadline);
+        }, options);
+      };
+    });
+    await page.reload();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+    type Idle = { pending: number; ran: number };
+    const settled = () => page.waitForFunction(() => (window as unknown as { __idle: Idle }).__idle.pending === 0, undefined, WAIT);
+    const ran = () => page.evaluate(() => (window as unknown as { __idle: Idle }).__idle.ran);
+    await settled();
+    await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    await host({ type: 'delta', turnId: 'a1', text: 'Intro.\n\n' });
+    await page.waitForFunction(() => document.querySelector('.md p')?.textContent === 'Intro.', undefined, WAIT);
+    // The fence's opening line arrives on its own, as it does in a stream of small tokens.
+    await host({ type: 'delta', turnId: 'a1', text: '```rust\n' });
+    await page.waitForSelector('.blk.open .code-block[data-lang="rust"]', WAIT);
+    await host({ type: 'delta', turnId: 'a1', text: 'fn main() {\n' });
+    await page.waitForFunction(() => document.querySelector('.blk.open .code-block code')?.textContent === 'fn main() {\n', undefined, WAIT);
+    await settled();
+    const before = await ran();
+    await host({ type: 'delta', turnId: 'a1', text: '    let x = 1;\n}\n```\n\nDone.\n' });
+    await page.waitForFunction(() => document.querySelector('.code-block code .hljs-keyword')?.textContent === 'fn', undefined, WAIT);
+    await settled();
+    assert.equal(await ran() - before, 1, 'the grammar was ready: one idle task highlights the block');
   });
 
   it('warms the renderer up once it has loaded: a sample laid out off-screen, then gone', async () => {
