@@ -389,6 +389,8 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
 
 /** The <code> of every code block in a known language: highlighted once it has an element (a span) in it. */
 const HIGHLIGHTED_CODE = '.code-block:not([data-lang=""]) > pre > code';
+/** A render that has not shown, highlighted, after this long is an error, not a figure to wait for. */
+const SETTLE_LIMIT_MS = 20_000;
 
 /**
  * The floor: the same reply rendered in one go by the real bundle, from a finished snapshot (one parse, one
@@ -399,14 +401,19 @@ async function renderOnce(browser, harness, text) {
   try {
     const { read: metrics } = await perfMetrics(page);
     const before = await metrics();
-    await page.evaluate(([snapshot, code]) => new Promise((done) => {
+    await page.evaluate(([snapshot, code, limitMs]) => new Promise((done, fail) => {
+      const t0 = performance.now();
       window.__host(snapshot);
       // Until the reply shows, with all its code highlighted (a language's first block is, in idle tasks just after).
       const shown = () => document.querySelector('article[aria-label="Parley"] .md') &&
         Array.from(document.querySelectorAll(code)).every((c) => c.firstElementChild);
-      const wait = () => (shown() ? requestAnimationFrame(() => requestAnimationFrame(done)) : requestAnimationFrame(wait));
+      const wait = () => {
+        if (shown()) requestAnimationFrame(() => requestAnimationFrame(done));
+        else if (performance.now() - t0 > limitMs) fail(new Error(`the reply or its highlighting did not show within ${limitMs} ms`));
+        else requestAnimationFrame(wait);
+      };
       wait();
-    }), [benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false), HIGHLIGHTED_CODE]);
+    }), [benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false), HIGHLIGHTED_CODE, SETTLE_LIMIT_MS]);
     const after = await metrics();
     const ms = (k) => (after[k] - before[k]) * 1000;
     if (process.env.BENCH_DEBUG) console.error(`  floor run: script ${ms('ScriptDuration').toFixed(0)} ms, layout ${ms('LayoutDuration').toFixed(0)} ms, style ${ms('RecalcStyleDuration').toFixed(0)} ms`);
@@ -443,7 +450,7 @@ async function openLong(browser, harness, turns, mode) {
     const msg = mode === 'ours'
       ? { type: 'snapshot', conversation: { id: 'c', title: 'Long', turns }, generating: false, header, pendingContext: [] }
       : { type: 'update', text: turns.map((t) => (t.role === 'user' ? `**You:** ${t.text}` : t.text)).join('\n\n') };
-    return await page.evaluate(([msg, code]) => new Promise((done) => {
+    return await page.evaluate(([msg, code, limitMs]) => new Promise((done, fail) => {
       const t0 = performance.now();
       let last = -1;
       let still = 0;
@@ -454,7 +461,10 @@ async function openLong(browser, harness, turns, mode) {
         last = n;
         // Settled: the same elements for 5 frames, and every code block highlighted (see renderOnce).
         const highlighted = Array.from(document.querySelectorAll(code)).every((c) => c.firstElementChild);
-        if (still < 5 || !highlighted) return requestAnimationFrame(check);
+        if (still < 5 || !highlighted) {
+          if (performance.now() - t0 > limitMs) return fail(new Error(`the panel did not settle, its code highlighted, within ${limitMs} ms`));
+          return requestAnimationFrame(check);
+        }
         done({
           ms: performance.now() - t0,
           rendered: document.querySelectorAll('article .turn-body:not(.placeholder)').length,
@@ -463,7 +473,7 @@ async function openLong(browser, harness, turns, mode) {
       };
       window.__host(msg);
       requestAnimationFrame(check);
-    }), [msg, HIGHLIGHTED_CODE]);
+    }), [msg, HIGHLIGHTED_CODE, SETTLE_LIMIT_MS]);
   } finally {
     await page.close();
   }
