@@ -258,7 +258,8 @@ export class MarkdownStream {
       return block;
     });
     if (!r || !blocks.every((b, i) => b.length === 1 && b[0] === r.els[i])) {
-      // Rendered anew (rare): the final element gets exactly the blocks, in order.
+      // A render that does not line up with the blocks (not seen with markdown-it's rules, in fuzzed streams; a
+      // safety net): the final element gets exactly the blocks, each rendered on its own, in order.
       done.replaceChildren(...blocks.flat());
     } else if (!rest.length) {
       // All as rendered, and the rest of that render is out of date.
