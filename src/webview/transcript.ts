@@ -32,7 +32,7 @@ export class Transcript implements TurnHost {
   constructor() {
     // Focusable so that keyboard users can scroll the conversation with the arrow and page keys.
     this.log = h('div', { class: 'log', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off', tabindex: '0' });
-    this.el = h('div', { class: 'scroller' }, this.log);
+    this.el = h('div', { class: 'scroller stuck' }, this.log);
     this.jump = h('button', {
       type: 'button', class: 'jump hidden', 'aria-label': 'Jump to latest',
       onclick: () => this.jumpToLatest(),
@@ -202,6 +202,8 @@ export class Transcript implements TurnHost {
 
   private setStick(value: boolean): void {
     this.stick = value;
+    // Scroll anchoring only matters to a reader who scrolled up (see .scroller.stuck in the CSS).
+    this.el.classList.toggle('stuck', value);
     const overflowing = this.el.scrollHeight > this.el.clientHeight + BOTTOM_SLACK;
     this.jump.classList.toggle('hidden', value || !overflowing);
   }

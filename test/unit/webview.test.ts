@@ -896,17 +896,25 @@ describe('chat webview (Chromium)', function () {
     const atBottom = () => page.evaluate(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8; });
     await host({ type: 'delta', turnId: 's', text: 'Streaming paragraph.\n\n'.repeat(5) });
     await page.waitForFunction(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8 && document.querySelectorAll('article:last-child .md p').length >= 5; }, undefined, WAIT);
+    // Following the end, the panel scrolls itself: the browser's scroll anchoring (work on every layout) is off.
+    const anchoring = () => page.evaluate(() => getComputedStyle(document.querySelector('.scroller')!).overflowAnchor);
+    const top = () => page.evaluate(() => document.querySelector('.scroller')!.scrollTop);
+    assert.equal(await anchoring(), 'none');
     await page.mouse.move(200, 300);
     await page.mouse.wheel(0, -600);
     const jump = page.getByRole('button', { name: 'Jump to latest' });
     await jump.waitFor({ state: 'visible', ...WAIT });
+    assert.equal(await anchoring(), 'auto', 'scrolled up, the browser keeps the view steady');
+    const readingAt = await top();
     await host({ type: 'delta', turnId: 's', text: 'More text.\n\n'.repeat(10) });
     await page.waitForFunction(() => document.querySelectorAll('article:last-child .md p').length >= 15, undefined, WAIT);
     await frames();
     assert.equal(await atBottom(), false, 'no auto-scroll after scrolling up');
+    assert.equal(await top(), readingAt, 'the text being read stays where it was');
     await jump.click();
     await page.waitForFunction(() => { const s = document.querySelector('.scroller')!; return s.scrollHeight - s.scrollTop - s.clientHeight <= 8; }, undefined, WAIT);
     await jump.waitFor({ state: 'hidden', ...WAIT });
+    assert.equal(await anchoring(), 'none');
     await host({ type: 'delta', turnId: 's', text: 'Even more.\n\n'.repeat(10) });
     await page.waitForFunction(() => document.querySelectorAll('article:last-child .md p').length >= 25, undefined, WAIT);
     await frames();
