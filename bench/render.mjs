@@ -500,7 +500,7 @@ async function compare(browser, harness, tokens, dir, outdir, warm) {
   } finally {
     await other.close();
   }
-  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
+  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['main-thread busy (ms)', (r) => r.taskMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
   console.log(`A/B over ${RUNS} pairs${warm ? ' of later replies' : ''}: this checkout against ${dir}`);
   for (const [name, get] of figures) {
     const a = median(pairs.map(([x]) => get(x)));
