@@ -556,7 +556,7 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(mutations, { count: 0, replaced: true });
   });
 
-  it('a steady stream asks for an animation frame only for an update it then makes', async () => {
+  it('a steady stream asks for an animation frame, and wakes a timer, only for an update it then makes', async () => {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     await host({ type: 'delta', turnId: 'a1', text: 'Start. ' });
     await frames();
@@ -567,8 +567,12 @@ describe('chat webview (Chromium)', function () {
       let frames = 0;
       const raf = window.requestAnimationFrame.bind(window);
       window.requestAnimationFrame = (cb) => { frames++; return raf(cb); };
+      // Timers the page sets from now on, counted when they fire (this test's own delta pacing uses setInterval).
+      let wakes = 0;
+      const setTimer = window.setTimeout;
+      window.setTimeout = ((fn: () => void, ms?: number) => setTimer(() => { wakes++; fn(); }, ms)) as typeof window.setTimeout;
       // A delta every 8 ms for 800 ms: each one moves the quiet-time deadline on, so updates come every
-      // MAX_INTERVAL_MS, and a timer that woke too early must not ask for a frame.
+      // MAX_INTERVAL_MS; a timer that woke too early must not ask for a frame, and need not wake at all.
       await new Promise<void>((done) => {
         let n = 0;
         const timer = setInterval(() => {
@@ -580,10 +584,12 @@ describe('chat webview (Chromium)', function () {
         }, 8);
       });
       window.requestAnimationFrame = raf;
-      return { frames, updates };
+      window.setTimeout = setTimer;
+      return { frames, updates, wakes };
     });
     assert.ok(counts.updates >= 2, `updates while streaming: ${counts.updates}`);
     assert.ok(counts.frames <= counts.updates + 1, `${counts.frames} frames asked for, ${counts.updates} updates made`);
+    assert.ok(counts.wakes <= counts.updates + 1, `${counts.wakes} timers woke, ${counts.updates} updates made`);
   });
 
   it('announces streamed text in sentences, not tokens', async () => {
