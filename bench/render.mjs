@@ -3,7 +3,7 @@
 // panel on a 200-message conversation, against a baseline that renders all of it.
 // Prints ratios measured in one run; no limits are asserted. Usage: node bench/render.mjs [--tokens N] [--rate N] [--runs N]
 // (--runs: streams per mode, each figure the median of them.)
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -124,17 +124,31 @@ function makeTokens(count) {
 // ---------- measuring ----------
 
 /**
- * Runs in the page: posts the tokens (put in window.__benchTokens beforehand, outside the measurement) at `rate`
- * per second the way the host would, then waits until the last token is on screen. Ours: like chatController,
- * the new text is coalesced into one delta per 16 ms. Naive: the whole reply so far, with every token.
+ * Runs in the page: the tokens (put in window.__benchTokens beforehand, outside the measurement) arrive at `rate`
+ * per second, in batches every 16 ms as from a network, and are posted the way the host would. Ours: like
+ * chatController, the new text waits for the host's DeltaPacer (window.__DeltaPacer, the checkout's own
+ * src/core/deltaPacer.ts; a checkout without one posted a delta every 16 ms, and so does this then). Naive: the
+ * whole reply so far, with every token. Then it waits until the last token is on screen: the lag is counted from
+ * its arrival, pacing included (the last text of a burst; at the end of a real reply the host posts at once).
  * With `alone`, there is no webview in the page: the run measures this stand-in host by itself.
  */
-function drive({ rate, mode, marker, coalesceMs, alone, turnId = 'a1' }) {
+function drive({ rate, mode, marker, alone, turnId = 'a1' }) {
   const tokens = window.__benchTokens;
+  const BATCH_MS = 16;
   return new Promise((resolveRun) => {
     const start = performance.now();
     let i = 0;
     let full = '';
+    let pending = '';
+    const post = () => {
+      const msg = { type: 'delta', turnId, text: pending };
+      window.postMessage(msg, '*');
+      window.__bytesPosted = (window.__bytesPosted ?? 0) + JSON.stringify(msg).length;
+      window.__deltasPosted = (window.__deltasPosted ?? 0) + 1;
+      pending = '';
+    };
+    const Pacer = mode === 'ours' ? window.__DeltaPacer : undefined;
+    const pacer = Pacer ? new Pacer(post) : undefined;
     const shows = () => {
       const mds = document.getElementsByClassName('md');
       const md = mds[mds.length - 1];
@@ -143,26 +157,29 @@ function drive({ rate, mode, marker, coalesceMs, alone, turnId = 'a1' }) {
     const finish = () => {
       const tLast = performance.now();
       if (alone) {
-        resolveRun({ streamMs: tLast - start, lagMs: 0 });
+        // The pacer may still hold the last text: the host's work ends when it is posted.
+        const done = () => (pending ? setTimeout(done, 4) : resolveRun({ streamMs: tLast - start, lagMs: 0 }));
+        done();
         return;
       }
-      let done = false;
+      let seen = false;
       const observer = new MutationObserver(() => {
-        if (done || !shows()) return;
-        done = true;
+        if (seen || !shows()) return;
+        seen = true;
         observer.disconnect();
         // A task queued now runs after this rendering update, i.e. once the frame with the text is painted.
         setTimeout(() => resolveRun({ streamMs: tLast - start, lagMs: performance.now() - tLast }), 0);
       });
       observer.observe(document.body, { subtree: true, childList: true, characterData: true });
     };
-    let pending = '';
     let lastPost = start;
     const tick = () => {
       const now = performance.now();
       const due = Math.min(tokens.length, Math.floor(((now - start) * rate) / 1000) + 1);
+      let arrived = false;
       while (i < due) {
         const text = tokens[i++];
+        arrived = true;
         if (mode === 'ours') {
           pending += text;
         } else {
@@ -170,13 +187,13 @@ function drive({ rate, mode, marker, coalesceMs, alone, turnId = 'a1' }) {
           window.postMessage({ type: 'update', text: full }, '*');
         }
       }
-      if (pending && (now - lastPost >= coalesceMs || i === tokens.length)) {
-        window.postMessage({ type: 'delta', turnId, text: pending }, '*');
-        window.__bytesPosted = (window.__bytesPosted ?? 0) + JSON.stringify({ type: 'delta', turnId, text: pending }).length;
-        pending = '';
+      if (pacer) {
+        if (arrived) pacer.add();
+      } else if (pending && (now - lastPost >= BATCH_MS || i === tokens.length)) {
+        post();
         lastPost = now;
       }
-      if (i < tokens.length || pending) setTimeout(tick, mode === 'ours' ? coalesceMs : 4);
+      if (i < tokens.length) setTimeout(tick, mode === 'ours' ? BATCH_MS : 4);
       else finish();
     };
     tick();
@@ -307,6 +324,8 @@ function benchSnapshot(turns, generating) {
  */
 async function run(browser, harness, mode, tokens, { alone = false, warm = false } = {}) {
   const page = await openPage(browser, harness, alone ? 'empty.js' : mode === 'ours' ? 'ours' : 'naive.js');
+  // The stand-in host paces its deltas with the checkout's own DeltaPacer (evaluated: the page's CSP allows no script).
+  if (mode === 'ours' && pacers.has(harness)) await page.evaluate(pacers.get(harness));
   // A person reads the panel and types a question before a reply streams: what the page does once it has loaded
   // (ours warms its renderer up while idle) is not part of the stream.
   await page.waitForTimeout(1000);
@@ -321,11 +340,12 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   }
   let turnId = 'a1';
   if (warm && mode === 'ours' && !alone) {
-    await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, coalesceMs: 16, alone });
+    await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, alone });
     await page.evaluate((text) => {
       window.__host({ type: 'turnEnd', turn: { id: 'a1', role: 'assistant', text, status: 'done' } });
       window.__host({ type: 'turnStart', turn: { id: 'a2', role: 'assistant', text: '', status: 'streaming' } });
       window.__bytesPosted = 0;
+      window.__deltasPosted = 0;
     }, tokens.join(''));
     turnId = 'a2';
   }
@@ -342,7 +362,7 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   }
   const before = await metrics();
   if (process.env.BENCH_DEBUG) console.error(mode, "started");
-  const result = await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, coalesceMs: 16, alone, turnId });
+  const result = await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, alone, turnId });
   if (process.env.BENCH_DEBUG) console.error(mode, "driven", result);
   const after = await metrics();
   if (profiling) printProfile((await cdp.send('Profiler.stop')).profile);
@@ -358,6 +378,7 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
     return { nodes, elements: document.getElementsByTagName('*').length };
   });
 
+  const messages = mode === 'ours' ? await page.evaluate(() => window.__deltasPosted) : tokens.length;
   const bytes = mode === 'ours'
     ? await page.evaluate(() => window.__bytesPosted)
     : (() => {
@@ -384,7 +405,25 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
     nodes: dom.nodes,
     elements: dom.elements,
     bytesPerToken: bytes / tokens.length,
+    messages,
   };
+}
+
+/** A run's figures with the stand-in host's own work (`host`, the same host measured alone) taken off. */
+const net = (r, host) => ({ ...r, hostMs: host.scriptMs, scriptMs: r.scriptMs - host.scriptMs, renderWorkMs: r.renderWorkMs - host.scriptMs, taskMs: r.taskMs - host.taskMs });
+
+/** Each harness's checkout's DeltaPacer, bundled to set window.__DeltaPacer (none in a checkout from before it). */
+const pacers = new Map();
+
+/** Bundles `dir`'s src/core/deltaPacer.ts for the page, or returns undefined when the checkout has none. */
+async function bundlePacer(dir) {
+  const entry = join(dir, 'src/core/deltaPacer.ts');
+  if (!existsSync(entry)) return undefined;
+  const out = await esbuild.build({
+    stdin: { contents: `import { DeltaPacer } from ${JSON.stringify(entry)}; window.__DeltaPacer = DeltaPacer;`, resolveDir: dir, loader: 'ts' },
+    bundle: true, write: false, minify: true, platform: 'browser', format: 'iife', target: 'es2022', logLevel: 'warning',
+  });
+  return out.outputFiles[0].text;
 }
 
 /** The <code> of every code block in a known language: highlighted once it has an element (a span) in it. */
@@ -485,22 +524,25 @@ async function openLong(browser, harness, turns, mode) {
  * Another checkout's webview (in `dir`) against this one's, stream by stream in turn, so that the machine's drift
  * hits both alike. Prints the medians and the median of the per-pair ratios.
  */
-async function compare(browser, harness, tokens, dir, outdir, warm) {
+async function compare(browser, harness, tokens, dir, outdir, warm, extraFiles) {
   const { buildWebview: buildOther } = await import(pathToFileURL(resolve(dir, 'test/webview-harness/build.mjs')).href);
-  const other = await startHarness({ distDir: await buildOther({ outdir, production: true }) });
+  const other = await startHarness({ distDir: await buildOther({ outdir, production: true }), extraFiles });
+  const otherPacer = await bundlePacer(resolve(dir));
+  if (otherPacer) pacers.set(other, otherPacer);
   const pairs = [];
   try {
     for (let i = 0; i < RUNS; i++) {
       // Which checkout streams first alternates, so that neither gains from its place in the pair.
       const order = i % 2 === 0 ? [harness, other] : [other, harness];
       const byHarness = new Map();
-      for (const h of order) byHarness.set(h, await run(browser, h, 'ours', tokens, { warm }));
+      // Each checkout's stand-in host (its own pacing) is measured alone too, and taken off, as in a full run.
+      for (const h of order) byHarness.set(h, net(await run(browser, h, 'ours', tokens, { warm }), await run(browser, h, 'ours', tokens, { alone: true })));
       pairs.push([byHarness.get(harness), byHarness.get(other)]);
     }
   } finally {
     await other.close();
   }
-  const figures = [['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['main-thread busy (ms)', (r) => r.taskMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
+  const figures = [['host, taken off (ms)', (r) => r.hostMs], ['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['main-thread busy (ms)', (r) => r.taskMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
   console.log(`A/B over ${RUNS} pairs${warm ? ' of later replies' : ''}: this checkout against ${dir}`);
   for (const [name, get] of figures) {
     const a = median(pairs.map(([x]) => get(x)));
@@ -521,19 +563,18 @@ try {
   });
   writeFileSync(join(work, 'empty.js'), '');
   const harness = await startHarness({ distDir: dist, extraFiles: { 'naive.js': join(work, 'naive.js'), 'empty.js': join(work, 'empty.js') } });
+  pacers.set(harness, await bundlePacer(root));
   const browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
   const tokens = makeTokens(TOKENS);
   const chars = tokens.join('').length;
   const nominalMs = (tokens.length / RATE) * 1000;
   console.log(`render benchmark: ${tokens.length.toLocaleString('en-US')} tokens (${(chars / 1024).toFixed(0)} KB of Markdown, ` +
     `${(tokens.join('').match(/```\w/g) ?? []).length} code blocks) at ${RATE.toLocaleString('en-US')} tokens/s, Chromium headless, 420x800 panel`);
-  console.log('  ours:  the real webview bundle; the host posts only new text, one delta per 16 ms (as chatController does)');
+  console.log('  ours:  the real webview bundle; the host posts only new text, paced by its DeltaPacer (~8 deltas a second here)');
   console.log('  naive: the host posts the whole reply with every token; the webview re-renders all of it, once per frame');
   try {
     /** Render work as a share of one core over the stream (the nominal 10 s, or longer if posting fell behind). */
     const coreShare = (r) => (r.renderWorkMs / Math.max(nominalMs, r.streamMs)) * 100;
-    // The stand-in host's own work, measured alone, is taken off each mode's figures.
-    const net = (r, host) => ({ ...r, hostMs: host.scriptMs, scriptMs: r.scriptMs - host.scriptMs, renderWorkMs: r.renderWorkMs - host.scriptMs, taskMs: r.taskMs - host.taskMs });
     const measure = async (mode, warm = false) => {
       const rs = [];
       for (let i = 0; i < RUNS; i++) rs.push(net(await run(browser, harness, mode, tokens, { warm }), await run(browser, harness, mode, tokens, { alone: true })));
@@ -541,7 +582,7 @@ try {
     };
     const compareDir = option('compare');
     if (compareDir) {
-      await compare(browser, harness, tokens, compareDir, join(work, 'other'), process.argv.includes('--warm'));
+      await compare(browser, harness, tokens, compareDir, join(work, 'other'), process.argv.includes('--warm'), { 'empty.js': join(work, 'empty.js') });
     } else {
       const ours = await measure('ours');
       const naive = process.argv.includes('--no-baseline') ? ours : await measure('naive');
@@ -553,10 +594,11 @@ try {
         ['main-thread busy, all tasks (ms)', (r) => r.taskMs],
         ['worst frame: longest main-thread task (ms)', (r) => r.longestTaskMs],
         ['main-thread tasks over 16 ms', (r) => r.tasksOver16],
-        ['lag, last delta -> on screen (ms)', (r) => r.lagMs],
+        ['lag, last token -> on screen (ms)', (r) => r.lagMs],
         ['time to post all tokens (ms)', (r) => r.streamMs],
         ['DOM nodes (all) after the stream', (r) => r.nodes],
         ['DOM elements after the stream', (r) => r.elements],
+        ['messages posted to the webview', (r) => r.messages],
         ['bytes posted per token', (r) => r.bytesPerToken],
       ];
       const fmt = (v) => (v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(1));

@@ -4,6 +4,7 @@ import {
   newConversation, titleFrom, toMarkdown, toMessages, toView, turnView,
   type ContextItem, type Conversation, type Turn,
 } from '../core/conversation';
+import { DeltaPacer } from '../core/deltaPacer';
 import { errorView } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
@@ -51,7 +52,7 @@ export class ChatController implements vscode.Disposable {
   private readonly models = new Map<string, string[]>();
   private readonly noticesShown = new Set<string>();
   private pendingDelta: { turnId: string; text: string; reasoning: string } | undefined;
-  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly pacer = new DeltaPacer(() => this.flushDelta());
   private readonly generatingChanged = new vscode.EventEmitter<boolean>();
   readonly onDidChangeGenerating = this.generatingChanged.event;
 
@@ -297,7 +298,7 @@ export class ChatController implements vscode.Disposable {
     }
   }
 
-  /** Deltas are coalesced for ~16 ms: one small message per frame, never the whole conversation. */
+  /** New text waits for the pacer (see deltaPacer.ts): one small message per update the reader sees. */
   private queueDelta(turnId: string, text: string, reasoning: string): void {
     if (this.pendingDelta && this.pendingDelta.turnId === turnId) {
       this.pendingDelta.text += text;
@@ -306,15 +307,15 @@ export class ChatController implements vscode.Disposable {
       this.flushDelta();
       this.pendingDelta = { turnId, text, reasoning };
     }
-    this.flushTimer ??= setTimeout(() => this.flushDelta(), 16);
+    this.pacer.add();
   }
 
   private dropPendingDelta(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
+    this.pacer.cancel();
     this.pendingDelta = undefined;
   }
 
+  /** Posts the waiting text now (the pacer calls this when it is due). */
   private flushDelta(): void {
     const d = this.pendingDelta;
     this.dropPendingDelta();
@@ -442,7 +443,7 @@ export class ChatController implements vscode.Disposable {
 
   dispose(): void {
     this.running?.abort.abort();
-    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.pacer.cancel();
     this.generatingChanged.dispose();
   }
 }

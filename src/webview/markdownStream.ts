@@ -6,15 +6,12 @@ import { requestFlush, whenIdle } from './frame';
 
 /**
  * When the reply is updated on screen (a render of the open block, the blocks that completed meanwhile, or the new
- * lines of a streaming code block). Each update costs a style and layout pass whatever changed, so updates are
- * spaced out: never closer than OPEN_INTERVAL_MS (~15 a second still reads as streaming). While text keeps
- * arriving, an update waits for a pause of QUIET_MS in it, for at most MAX_INTERVAL_MS: a fast stream is shown
- * ~8 times a second (measured in A/B runs: a sixth less render work than every 96 ms, 30 % less than every
- * 64 ms), and the last text of a reply, or of a burst, shows QUIET_MS after it arrived.
+ * lines of a streaming code block): on the next animation frame after new text arrives. The host already paces
+ * the text into one delta per update worth making (src/core/deltaPacer.ts: ~8 a second in a fast stream); here
+ * updates are only kept at least OPEN_INTERVAL_MS apart (below the host's 64 ms, so that its deltas are never held
+ * back), and further apart when rendering is slow (OPEN_BUDGET).
  */
-const OPEN_INTERVAL_MS = 64;
-const QUIET_MS = 24;
-const MAX_INTERVAL_MS = 128;
+const OPEN_INTERVAL_MS = 40;
 /** Rendering the open block may take at most 1/OPEN_BUDGET of the time (a long table re-renders less often). */
 const OPEN_BUDGET = 20;
 /**
@@ -122,9 +119,6 @@ export class MarkdownStream {
   /** performance.now() before which the reply is not updated again (see flush), and the timer waiting for then. */
   private openDueAt = 0;
   private wake: number | undefined;
-  /** When text last arrived, and when the reply was last updated on screen. */
-  private appendedAt = 0;
-  private updatedAt = 0;
 
   /** Called with each block element once it is final, in order; and with the open element after each render. */
   onBlock?: (el: HTMLElement) => void;
@@ -157,34 +151,30 @@ export class MarkdownStream {
     this.heldCR = t.endsWith('\r');
     if (this.heldCR) t = t.slice(0, -1);
     this.src += t.replace(/\r\n?/g, '\n');
-    this.appendedAt = performance.now();
-    if (!this.finished) this.schedule(this.appendedAt);
+    if (!this.finished) this.schedule();
   }
 
   /**
-   * Asks for a flush on the next animation frame once the next update is due: a frame asked for and then found
-   * too early still costs the browser a frame. The timer waiting for then is set again with each piece of text
-   * (~4 µs), since text moves the due time on: in a steady stream it fires once per update, not every few
-   * milliseconds only to find that more text came (each firing is a task of its own; measured ~6 per update).
+   * Asks for a flush on the next animation frame once the next update is due: at once, or from a timer that waits
+   * for openDueAt (a frame asked for and then found too early would still cost the browser a frame).
    */
-  private schedule(now = performance.now()): void {
-    window.clearTimeout(this.wake);
-    this.wake = undefined;
-    const wait = this.dueAt() - now;
+  private schedule(): void {
+    if (this.wake !== undefined) return;
+    // Whole milliseconds, rounded up: a timer for 0.3 ms fires at once and would find the update not yet due.
+    const wait = Math.ceil(this.openDueAt - performance.now());
     if (wait <= 0) {
       requestFlush(this);
       return;
     }
-    // Whole milliseconds, rounded up: a timer for 0.3 ms fires at once and would only find the update not yet due.
     this.wake = window.setTimeout(() => {
       this.wake = undefined;
       if (!this.finished) this.schedule();
-    }, Math.ceil(wait));
+    }, wait);
   }
 
   /**
    * Shows whatever arrived since the last update. Called by the frame scheduler (or directly); does nothing
-   * before the update is due (dueAt) unless forced. While the open block is an unclosed code fence, its new text is appended
+   * before the update is due (openDueAt) unless forced. While the open block is an unclosed code fence, its new text is appended
    * (cheap: no parsing, no highlighting of a Text node). Otherwise the open block re-renders, and
    * when rendering it is slow the next update waits longer, so that it never takes more than ~1/OPEN_BUDGET of
    * the time; blocks that completed meanwhile are committed then, from that same render.
@@ -192,11 +182,10 @@ export class MarkdownStream {
   flush(force = false): void {
     if (this.finished) return;
     const now = performance.now();
-    if (!force && now < this.dueAt()) {
+    if (!force && now < this.openDueAt) {
       this.schedule();
       return;
     }
-    this.updatedAt = now;
     this.openDueAt = now + OPEN_INTERVAL_MS;
     const tail = this.src.slice(this.committed);
     if (this.fence) {
@@ -209,14 +198,6 @@ export class MarkdownStream {
       return;
     }
     this.streamed(tail, now);
-  }
-
-  /**
-   * When the next update is due: not before openDueAt; after that as soon as the text pauses, and at the latest
-   * MAX_INTERVAL_MS after the last update.
-   */
-  private dueAt(): number {
-    return Math.max(this.openDueAt, Math.min(this.appendedAt + QUIET_MS, this.updatedAt + MAX_INTERVAL_MS));
   }
 
   /** The part of flush after fence mode: commits complete blocks and renders the open block. */

@@ -5,6 +5,7 @@ import { cutToLimit, enclosingBlock, firstJsonObject, generateMessages, parseGen
 import { addToLedger, costOf, formatCost, recordFrom, reportMarkdown, statusLabel, statusText, tooltipMarkdown, emptyTotals, addTo } from '../../src/core/usageLedger';
 import { dataUrlHead, sniffImage } from '../../src/core/images';
 import { versionHint } from '../../src/core/errorView';
+import { DeltaPacer, MAX_INTERVAL_MS, MIN_INTERVAL_MS, QUIET_MS, type PacerClock } from '../../src/core/deltaPacer';
 import { parseWebviewMessage, LIMITS } from '../../src/shared/protocol';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -216,5 +217,94 @@ describe('webview message validation', () => {
     const r = parseWebviewMessage({ type: 'send', text: 'y'.repeat(10 * 1024 * 1024), images: [] });
     assert.equal(r.ok, false);
     if (!r.ok) assert.ok(r.reason.length < 200);
+  });
+});
+
+describe('delta pacer', () => {
+  /** A clock that only moves when told, running due timers in order; and a pacer on it that records its posts. */
+  function paced() {
+    let now = 0;
+    let wakes = 0;
+    const timers = new Map<number, { at: number; fn: () => void }>();
+    let nextId = 1;
+    const clock: PacerClock = {
+      now: () => now,
+      setTimer: (fn, ms) => {
+        timers.set(nextId, { at: now + ms, fn });
+        return nextId++;
+      },
+      clearTimer: (id) => timers.delete(id as number),
+    };
+    const posts: number[] = [];
+    /** Arrival time of each piece of text not yet posted, and how long each posted piece waited. */
+    let waiting: number[] = [];
+    const waited: number[] = [];
+    const pacer = new DeltaPacer(() => {
+      posts.push(now);
+      for (const at of waiting) waited.push(now - at);
+      waiting = [];
+    }, clock);
+    const advance = (to: number) => {
+      for (;;) {
+        const next = [...timers].sort((a, b) => a[1].at - b[1].at)[0];
+        if (!next || next[1].at > to) break;
+        timers.delete(next[0]);
+        now = next[1].at;
+        wakes++;
+        next[1].fn();
+      }
+      now = to;
+    };
+    const text = (at: number) => {
+      advance(at);
+      waiting.push(at);
+      pacer.add();
+    };
+    return { pacer, text, advance, posts, waited, wakes: () => wakes, pending: () => timers.size };
+  }
+
+  const gaps = (posts: number[]) => posts.slice(1).map((t, i) => t - posts[i]);
+
+  it('posts the first text at once, then a fast stream every MAX_INTERVAL_MS, waking at most once per QUIET_MS', () => {
+    const p = paced();
+    for (let t = 0; t < 1000; t++) p.text(t);
+    assert.equal(p.posts[0], 0, 'the first text goes out at once');
+    for (const gap of gaps(p.posts)) assert.ok(gap >= MAX_INTERVAL_MS && gap <= MAX_INTERVAL_MS + 1, `posts ${gap} ms apart`);
+    assert.equal(p.posts.length, Math.ceil(1000 / MAX_INTERVAL_MS));
+    assert.ok(p.wakes() <= 1000 / QUIET_MS + p.posts.length, `${p.wakes()} timer wake-ups for 1,000 pieces of text`);
+  });
+
+  it('posts the last text of a burst QUIET_MS after it came, and nothing more', () => {
+    const p = paced();
+    for (let t = 0; t <= 300; t += 5) p.text(t);
+    p.advance(2000);
+    assert.equal(p.posts.at(-1), 300 + QUIET_MS);
+    assert.equal(p.waited.length, 61, 'every piece of text was posted once');
+    assert.equal(p.pending(), 0, 'no timer left');
+  });
+
+  it('posts a slow stream as it comes: never closer than MIN_INTERVAL_MS, no text waiting longer than MIN_INTERVAL_MS + QUIET_MS', () => {
+    const p = paced();
+    for (let t = 0; t <= 2000; t += 50) p.text(t);
+    p.advance(3000);
+    for (const gap of gaps(p.posts)) assert.ok(gap >= MIN_INTERVAL_MS, `posts ${gap} ms apart`);
+    assert.ok(Math.max(...p.waited) <= MIN_INTERVAL_MS + QUIET_MS, `text waited up to ${Math.max(...p.waited)} ms`);
+    assert.ok(p.posts.length >= 2000 / (MIN_INTERVAL_MS + QUIET_MS), `${p.posts.length} posts in 2 s`);
+  });
+
+  it('postNow posts what waits at once and nothing after it; cancel drops it', () => {
+    const p = paced();
+    p.text(0);
+    p.text(10);
+    p.pacer.postNow();
+    assert.deepEqual(p.posts, [0, 10]);
+    p.advance(1000);
+    p.pacer.postNow();
+    assert.deepEqual(p.posts, [0, 10], 'nothing waited, nothing posted');
+    p.text(1010);
+    p.text(1020);
+    p.pacer.cancel();
+    p.advance(2000);
+    assert.deepEqual(p.posts, [0, 10, 1010], 'the text after the cancel was never posted');
   });
 });

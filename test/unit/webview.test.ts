@@ -571,8 +571,8 @@ describe('chat webview (Chromium)', function () {
       let wakes = 0;
       const setTimer = window.setTimeout;
       window.setTimeout = ((fn: () => void, ms?: number) => setTimer(() => { wakes++; fn(); }, ms)) as typeof window.setTimeout;
-      // A delta every 8 ms for 800 ms: each one moves the quiet-time deadline on, so updates come every
-      // MAX_INTERVAL_MS; a timer that woke too early must not ask for a frame, and need not wake at all.
+      // A delta every 8 ms for 800 ms, faster than updates are made: the timer that waits for the next one must
+      // not ask for a frame before it is due, nor wake more than once for it.
       await new Promise<void>((done) => {
         let n = 0;
         const timer = setInterval(() => {
