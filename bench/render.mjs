@@ -176,10 +176,9 @@ function drive({ rate, mode, marker, alone, turnId = 'a1' }) {
     const tick = () => {
       const now = performance.now();
       const due = Math.min(tokens.length, Math.floor(((now - start) * rate) / 1000) + 1);
-      let arrived = false;
+      const from = i;
       while (i < due) {
         const text = tokens[i++];
-        arrived = true;
         if (mode === 'ours') {
           pending += text;
         } else {
@@ -188,7 +187,7 @@ function drive({ rate, mode, marker, alone, turnId = 'a1' }) {
         }
       }
       if (pacer) {
-        if (arrived) pacer.add();
+        if (i > from) pacer.add();
       } else if (pending && (now - lastPost >= BATCH_MS || i === tokens.length)) {
         post();
         lastPost = now;

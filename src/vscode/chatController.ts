@@ -52,7 +52,7 @@ export class ChatController implements vscode.Disposable {
   private readonly models = new Map<string, string[]>();
   private readonly noticesShown = new Set<string>();
   private pendingDelta: { turnId: string; text: string; reasoning: string } | undefined;
-  private readonly pacer = new DeltaPacer(() => this.flushDelta());
+  private readonly pacer = new DeltaPacer(() => this.postDelta());
   private readonly generatingChanged = new vscode.EventEmitter<boolean>();
   readonly onDidChangeGenerating = this.generatingChanged.event;
 
@@ -238,7 +238,7 @@ export class ChatController implements vscode.Disposable {
         onAdapted: (p) => this.adapted(p),
       });
       const r = outcome.result;
-      this.flushDelta();
+      this.pacer.postNow();
       // The result is the truth; deltas were a preview of it.
       turn.text = r.text || (r.refusal ? `_Refusal:_ ${r.refusal}` : '');
       if (r.reasoning) turn.reasoning = r.reasoning;
@@ -304,7 +304,7 @@ export class ChatController implements vscode.Disposable {
       this.pendingDelta.text += text;
       this.pendingDelta.reasoning += reasoning;
     } else {
-      this.flushDelta();
+      this.pacer.postNow();
       this.pendingDelta = { turnId, text, reasoning };
     }
     this.pacer.add();
@@ -315,10 +315,10 @@ export class ChatController implements vscode.Disposable {
     this.pendingDelta = undefined;
   }
 
-  /** Posts the waiting text now (the pacer calls this when it is due). */
-  private flushDelta(): void {
+  /** Posts the waiting text: only ever called by the pacer, when it is due or asked to post now. */
+  private postDelta(): void {
     const d = this.pendingDelta;
-    this.dropPendingDelta();
+    this.pendingDelta = undefined;
     if (!d) return;
     this.post({ type: 'delta', turnId: d.turnId, text: d.text || undefined, reasoning: d.reasoning || undefined });
   }
