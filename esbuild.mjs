@@ -2,6 +2,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, copyFileSync, mkdirSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
+import { commonBuildOptions, webviewBuildOptions } from './scripts/webview-build.mjs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -18,14 +19,7 @@ function findFiles(dir, re) {
   return out;
 }
 
-const common = {
-  bundle: true,
-  minify: production,
-  sourcemap: production ? false : 'linked',
-  sourcesContent: false,
-  logLevel: 'warning',
-  legalComments: 'none',
-};
+const common = commonBuildOptions(production);
 
 const builds = [
   {
@@ -37,16 +31,7 @@ const builds = [
     target: 'node20',
     external: ['vscode'],
   },
-  {
-    ...common,
-    entryPoints: ['src/webview/main.ts'],
-    outfile: 'dist/webview.js',
-    platform: 'browser',
-    format: 'iife',
-    target: 'es2022',
-    // markdown-it only decodes entities; the package root also drags in an unused encoding table (~24 KB).
-    alias: { entities: 'entities/lib/decode.js' },
-  },
+  webviewBuildOptions({ outfile: 'dist/webview.js', production }),
 ];
 
 if (tests) {

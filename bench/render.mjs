@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
+import { webviewBuildOptions } from '../scripts/webview-build.mjs';
 import { buildWebview } from '../test/webview-harness/build.mjs';
 import { CHROMIUM, startHarness } from '../test/webview-harness/harness.mjs';
 
@@ -25,7 +26,7 @@ const RUNS = arg('runs', 1);
 /** The middle value (the lower of the two middle ones for an even count). */
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor((xs.length - 1) / 2)];
 /** A trace task's duration and start within the measured window (trace times in µs). */
-const taskAt = (e, t0us) => `${(e.dur / 1000).toFixed(1)} ms at +${((e.ts - t0us) / 1000).toFixed(0)} ms`;
+const taskAt = (e, t0us) => `${(e.dur / 1000).toFixed(1)} ms (cpu ${((e.tdur ?? NaN) / 1000).toFixed(1)}) at +${((e.ts - t0us) / 1000).toFixed(0)} ms`;
 const RATE = arg('rate', 2000);
 const MARKER = 'END-OF-REPLY-7f3a';
 
@@ -199,30 +200,65 @@ function drive({ rate, mode, marker, alone, turnId = 'a1' }) {
   });
 }
 
+/**
+ * From a trace: the page's main-thread tasks in [t0us, t1us] (the longest, and how many took over 16 ms), and the
+ * time its workers' threads ran tasks then (the highlighting worker: render work too, on another thread).
+ */
 function busyFromTrace(buffer, t0us, t1us) {
   const events = JSON.parse(buffer.toString('utf8'));
   const list = Array.isArray(events) ? events : events.traceEvents;
   const mains = new Map();
+  const workers = new Map();
   for (const e of list) {
-    if (e.ph === 'M' && e.name === 'thread_name' && e.args?.name === 'CrRendererMain') mains.set(`${e.pid}:${e.tid}`, []);
+    if (e.ph !== 'M' || e.name !== 'thread_name') continue;
+    if (e.args?.name === 'CrRendererMain') mains.set(`${e.pid}:${e.tid}`, []);
+    if (e.args?.name === 'DedicatedWorker thread') workers.set(`${e.pid}:${e.tid}`, []);
   }
   for (const e of list) {
     if (e.ph !== 'X' || !e.dur) continue;
     if (e.name !== 'ThreadControllerImpl::RunTask' && e.name !== 'RunTask') continue;
-    mains.get(`${e.pid}:${e.tid}`)?.push(e);
+    const key = `${e.pid}:${e.tid}`;
+    (mains.get(key) ?? workers.get(key))?.push(e);
   }
   // The page's renderer main thread is the busiest one.
   let tasks = [];
-  for (const t of mains.values()) if (t.reduce((s, e) => s + e.dur, 0) > tasks.reduce((s, e) => s + e.dur, 0)) tasks = t;
-  tasks = tasks.filter((e) => e.ts >= t0us && e.ts <= t1us);
+  let mainKey;
+  for (const [key, t] of mains) {
+    if (t.reduce((s, e) => s + e.dur, 0) > tasks.reduce((s, e) => s + e.dur, 0)) [tasks, mainKey] = [t, key];
+  }
+  const pagePid = mainKey?.split(':')[0];
+  const inWindow = (e) => e.ts >= t0us && e.ts <= t1us;
+  tasks = tasks.filter(inWindow);
   let longest = 0;
+  let longestCpu = 0;
   let over = 0;
   for (const e of tasks) {
     longest = Math.max(longest, e.dur);
+    longestCpu = Math.max(longestCpu, e.tdur ?? e.dur);
     if (e.dur > 16000) over++;
   }
+  let workerUs = 0;
+  // A task's thread time where the trace has it (tdur), else its wall time.
+  for (const [key, t] of workers) if (key.split(':')[0] === pagePid) for (const e of t.filter(inWindow)) workerUs += e.tdur ?? e.dur;
+  // Painting on the main thread (recording what to draw; drawing it is other threads' work), and the CPU time of
+  // every other thread in the trace: compositing, rasterising and the GPU process's share of showing the page.
+  let paintUs = 0;
+  let othersUs = 0;
+  const covered = new Map();
+  for (const e of list.filter((x) => x.ph === 'X' && x.dur && inWindow(x)).sort((x, y) => x.ts - y.ts)) {
+    const key = `${e.pid}:${e.tid}`;
+    if (key === mainKey) {
+      if (e.name === 'Paint' || e.name === 'PrePaint' || e.name === 'Layerize') paintUs += e.dur;
+    } else if (!workers.has(key) && (covered.get(key) ?? 0) <= e.ts) {
+      // Top-level events only: one that starts inside the last one counted on its thread is part of it.
+      covered.set(key, e.ts + e.dur);
+      othersUs += e.tdur ?? 0;
+    }
+  }
   if (process.env.BENCH_TASKS) console.error('  longest tasks:', tasks.sort((a, b) => b.dur - a.dur).slice(0, 6).map((e) => taskAt(e, t0us)).join(', '));
-  return { longestTaskMs: longest / 1000, tasksOver16: over };
+  // Paint events are in the trace only with BENCH_DEBUG's categories.
+  const paintMs = process.env.BENCH_DEBUG ? paintUs / 1000 : undefined;
+  return { longestTaskMs: longest / 1000, longestTaskCpuMs: longestCpu / 1000, tasksOver16: over, workerMs: workerUs / 1000, paintMs, otherThreadsMs: othersUs / 1000 };
 }
 
 /** BENCH_DEBUG=1: where the renderer main thread's time went, by trace event name. */
@@ -352,8 +388,10 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
 
   const { cdp, read: metrics } = await perfMetrics(page);
   const debug = !!process.env.BENCH_DEBUG;
-  await browser.startTracing(page, { categories: debug ? ['toplevel', 'devtools.timeline'] : ['toplevel'] });
+  await browser.startTracing(page, { categories: debug ? ['toplevel', 'devtools.timeline', ...(process.env.BENCH_CATEGORIES ?? '').split(',').filter(Boolean)] : ['toplevel'] });
   const profiling = !!process.env.BENCH_PROFILE;
+  /** The file name (without extension) under BENCH_TRACE for this stream's trace and profile. */
+  const traceName = `${mode}${alone ? '-alone' : ''}${warm ? '-later' : ''}`;
   if (profiling) {
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
@@ -364,8 +402,13 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   const result = await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, alone, turnId });
   if (process.env.BENCH_DEBUG) console.error(mode, "driven", result);
   const after = await metrics();
-  if (profiling) printProfile((await cdp.send('Profiler.stop')).profile);
+  if (profiling) {
+    const { profile } = await cdp.send('Profiler.stop');
+    printProfile(profile);
+    if (process.env.BENCH_TRACE) writeFileSync(join(process.env.BENCH_TRACE, `${traceName}.cpuprofile`), JSON.stringify(profile));
+  }
   const trace = await browser.stopTracing();
+  if (process.env.BENCH_TRACE) writeFileSync(join(process.env.BENCH_TRACE, `${traceName}.json`), trace);
   const t1 = after.Timestamp * 1e6;
   const t0 = before.Timestamp * 1e6;
   const busy = busyFromTrace(trace, t0, t1);
@@ -397,7 +440,7 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   const taskMs = (after.TaskDuration - before.TaskDuration) * 1000;
   return {
     scriptMs, layoutMs, styleMs, taskMs,
-    renderWorkMs: scriptMs + layoutMs + styleMs,
+    renderWorkMs: scriptMs + layoutMs + styleMs + busy.workerMs,
     ...busy,
     lagMs: result.lagMs,
     streamMs: result.streamMs,
@@ -438,6 +481,7 @@ async function renderOnce(browser, harness, text) {
   const page = await openPage(browser, harness);
   try {
     const { read: metrics } = await perfMetrics(page);
+    await browser.startTracing(page, { categories: ['toplevel'] });
     const before = await metrics();
     await page.evaluate(([snapshot, code, limitMs]) => new Promise((done, fail) => {
       const t0 = performance.now();
@@ -453,9 +497,10 @@ async function renderOnce(browser, harness, text) {
       wait();
     }), [benchSnapshot([{ id: 'a1', role: 'assistant', text, status: 'done' }], false), HIGHLIGHTED_CODE, SETTLE_LIMIT_MS]);
     const after = await metrics();
+    const { workerMs } = busyFromTrace(await browser.stopTracing(), before.Timestamp * 1e6, after.Timestamp * 1e6);
     const ms = (k) => (after[k] - before[k]) * 1000;
-    if (process.env.BENCH_DEBUG) console.error(`  floor run: script ${ms('ScriptDuration').toFixed(0)} ms, layout ${ms('LayoutDuration').toFixed(0)} ms, style ${ms('RecalcStyleDuration').toFixed(0)} ms`);
-    return ms('ScriptDuration') + ms('LayoutDuration') + ms('RecalcStyleDuration');
+    if (process.env.BENCH_DEBUG) console.error(`  floor run: script ${ms('ScriptDuration').toFixed(0)} ms, layout ${ms('LayoutDuration').toFixed(0)} ms, style ${ms('RecalcStyleDuration').toFixed(0)} ms, worker ${workerMs.toFixed(0)} ms`);
+    return ms('ScriptDuration') + ms('LayoutDuration') + ms('RecalcStyleDuration') + workerMs;
   } finally {
     await page.close();
   }
@@ -541,9 +586,10 @@ async function compare(browser, harness, tokens, dir, outdir, warm, extraFiles) 
   } finally {
     await other.close();
   }
-  const figures = [['host, taken off (ms)', (r) => r.hostMs], ['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['main-thread busy (ms)', (r) => r.taskMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
+  const figures = [['host, taken off (ms)', (r) => r.hostMs], ['render work (ms)', (r) => r.renderWorkMs], ['script (ms)', (r) => r.scriptMs], ['worker (ms)', (r) => r.workerMs], ['layout + style (ms)', (r) => r.layoutMs + r.styleMs], ['paint (ms)', (r) => r.paintMs], ['other threads, CPU (ms)', (r) => r.otherThreadsMs], ['main-thread busy (ms)', (r) => r.taskMs], ['worst frame (ms)', (r) => r.longestTaskMs], ['worst task, CPU (ms)', (r) => r.longestTaskCpuMs], ['tasks over 16 ms', (r) => r.tasksOver16], ['lag (ms)', (r) => r.lagMs]];
   console.log(`A/B over ${RUNS} pairs${warm ? ' of later replies' : ''}: this checkout against ${dir}`);
   for (const [name, get] of figures) {
+    if (pairs.some((pair) => pair.some((r) => get(r) === undefined))) continue;
     const a = median(pairs.map(([x]) => get(x)));
     const b = median(pairs.map(([, y]) => get(y)));
     const ratio = median(pairs.map(([x, y]) => get(x) / Math.max(get(y), 1e-9)));
@@ -556,10 +602,8 @@ async function compare(browser, harness, tokens, dir, outdir, warm, extraFiles) 
 const work = mkdtempSync(join(tmpdir(), 'parley-bench-'));
 try {
   const dist = await buildWebview({ outdir: join(work, 'dist'), production: !process.env.BENCH_PROFILE });
-  await esbuild.build({
-    entryPoints: [join(root, 'bench/naiveWebview.ts')], outfile: join(work, 'naive.js'),
-    bundle: true, minify: true, platform: 'browser', format: 'iife', target: 'es2022', logLevel: 'warning',
-  });
+  // Built as the real bundle is (its highlighting worker included), from the baseline's own entry.
+  await esbuild.build({ ...webviewBuildOptions({ outfile: join(work, 'naive.js'), production: true }), entryPoints: [join(root, 'bench/naiveWebview.ts')] });
   writeFileSync(join(work, 'empty.js'), '');
   const harness = await startHarness({ distDir: dist, extraFiles: { 'naive.js': join(work, 'naive.js'), 'empty.js': join(work, 'empty.js') } });
   pacers.set(harness, await bundlePacer(root));
@@ -588,10 +632,12 @@ try {
       const rows = [
         ['stand-in host alone, scripting (ms, taken off)', (r) => r.hostMs],
         ['webview scripting time (ms)', (r) => r.scriptMs],
-        ['render work: script+style+layout (ms)', (r) => r.renderWorkMs],
+        ['highlighting worker, its own thread (ms)', (r) => r.workerMs],
+        ['render work: script+style+layout+worker (ms)', (r) => r.renderWorkMs],
         ['  as % of one core over the stream', coreShare],
         ['main-thread busy, all tasks (ms)', (r) => r.taskMs],
         ['worst frame: longest main-thread task (ms)', (r) => r.longestTaskMs],
+        ['  longest task by its thread CPU time (ms)', (r) => r.longestTaskCpuMs],
         ['main-thread tasks over 16 ms', (r) => r.tasksOver16],
         ['lag, last token -> on screen (ms)', (r) => r.lagMs],
         ['time to post all tokens (ms)', (r) => r.streamMs],

@@ -3,6 +3,7 @@
 /**
  * Nothing loads but the bundle's own script (by nonce), styles, fonts and images from the webview's resource origin,
  * and `data:` images (pasted attachments). No remote origin anywhere, so model output cannot make the page fetch.
+ * Workers only from blob: URLs, the one way a webview can start one: the bundle starts its highlighter so.
  */
 export function webviewCsp(cspSource: string, nonce: string): string {
   return [
@@ -11,5 +12,6 @@ export function webviewCsp(cspSource: string, nonce: string): string {
     `style-src ${cspSource}`,
     `font-src ${cspSource}`,
     `script-src 'nonce-${nonce}'`,
+    'worker-src blob:',
   ].join('; ');
 }

@@ -17,12 +17,32 @@ export function requestFlush(target: Flushable): void {
   });
 }
 
+/** Targets that asked to be flushed within some time, and the timer that asks for a frame for them then. */
+const deadlines = new Map<Flushable, number>();
+
+/**
+ * Asks for `target.flush()` with the next frame that flushes anything else, or at the latest `withinMs` from now:
+ * work that can wait a little shares that frame's layout instead of costing one of its own.
+ */
+export function requestFlushWithin(target: Flushable, withinMs: number): void {
+  if (dirty.has(target)) return;
+  dirty.add(target);
+  deadlines.set(target, window.setTimeout(() => {
+    deadlines.delete(target);
+    requestFlush(target);
+  }, withinMs));
+}
+
 /** Runs all pending work now (used when a stream ends, so the final state never waits for a frame). */
 export function flushNow(): void {
   scheduled = false;
   const targets = [...dirty];
   dirty.clear();
-  for (const t of targets) t.flush();
+  for (const t of targets) {
+    window.clearTimeout(deadlines.get(t));
+    deadlines.delete(t);
+    t.flush();
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // Incremental Markdown rendering for a streaming reply: complete blocks are rendered once, only the open tail again.
 import { completeBlockEnds } from './blocks';
-import { codeNodes, md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
+import { codeNodes, startHighlighter } from './highlight';
+import { md, renderFenceFrame, renderMarkdown, renderMarkdownBlocks } from './markdown';
 import { h } from './dom';
 import { requestFlush, whenIdle } from './frame';
 
@@ -28,6 +29,18 @@ const GROUP_SIZE = 16;
  */
 const FENCE_OPEN = /^\n*(`{3,}|~{3,})[\w+#.-]*[ \t]*\n/;
 const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/gm;
+
+/**
+ * If `open` (an open block) is a fence that streams as code (see FENCE_OPEN), its opening line and marker, and
+ * where its complete lines end; undefined if it is not one, or if one of those lines already closes it.
+ */
+function unclosedFence(open: string): { opening: string; marker: string; lineEnd: number } | undefined {
+  const m = FENCE_OPEN.exec(open);
+  if (!m) return undefined;
+  const lineEnd = open.lastIndexOf('\n') + 1;
+  if (fenceCloseEnd(open.slice(m[0].length, lineEnd), m[1]) >= 0) return undefined;
+  return { opening: m[0], marker: m[1], lineEnd };
+}
 
 /** Where (just past its newline) the first line in `lines` that closes a fence opened with `marker` ends, or -1. */
 function fenceCloseEnd(lines: string, marker: string): number {
@@ -89,11 +102,17 @@ interface LiveFence {
  */
 export class MarkdownStream {
   readonly el: HTMLElement;
-  /** The reply so far, line endings normalised to \n (markdown-it's block maps count \n lines). */
-  private src = '';
+  /**
+   * The reply so far, line endings normalised to \n (markdown-it's block maps count \n lines), in two parts: the
+   * committed blocks' text, and the tail, from where the open block starts. Only the tail is ever read while the
+   * reply streams: a string built by appending is copied whole when first read, and the whole reply copied on
+   * every update was 3.3 MB of garbage in a 20,000-token reply.
+   */
+  private head = '';
+  private tail = '';
   /** A trailing \r held back until we know whether \n follows. */
   private heldCR = false;
-  /** Offset in src where the open (not yet complete) block starts. */
+  /** The length of head: the offset in the reply where the open (not yet complete) block starts. */
   private committed = 0;
   private renderedOpen: string | undefined;
   /** The open block's last render: its source, where its top-level blocks start, and their elements. */
@@ -104,7 +123,7 @@ export class MarkdownStream {
   private env: object = {};
   private hasReferences = false;
 
-  /** How far src was looked at for complete blocks, and the block ends (in the tail) found there. */
+  /** How far the tail was looked at for complete blocks, and the block ends (in the tail) found there. */
   private scannedTo = 0;
   private ends: number[] = [];
   /** Set while the open block is an unclosed code fence (see streamFence). */
@@ -134,15 +153,15 @@ export class MarkdownStream {
       this.flush(true);
     } else {
       // A finished reply (from a snapshot) renders in one go: one parse, references resolved everywhere.
-      this.src = initialText.replace(/\r\n?/g, '\n');
-      this.renderOpen(this.src);
+      this.tail = initialText.replace(/\r\n?/g, '\n');
+      this.renderOpen(this.tail);
       this.open.classList.remove('open');
       this.finished = true;
     }
   }
 
   get text(): string {
-    return this.src + (this.heldCR ? '\n' : '');
+    return this.head + this.tail + (this.heldCR ? '\n' : '');
   }
 
   append(text: string): void {
@@ -150,7 +169,7 @@ export class MarkdownStream {
     let t = (this.heldCR ? '\r' : '') + text;
     this.heldCR = t.endsWith('\r');
     if (this.heldCR) t = t.slice(0, -1);
-    this.src += t.replace(/\r\n?/g, '\n');
+    this.tail += t.replace(/\r\n?/g, '\n');
     if (!this.finished) this.schedule();
   }
 
@@ -187,14 +206,14 @@ export class MarkdownStream {
       return;
     }
     this.openDueAt = now + OPEN_INTERVAL_MS;
-    const tail = this.src.slice(this.committed);
+    const tail = this.tail;
     if (this.fence) {
       const closedAt = this.streamFence(tail);
       if (closedAt < 0) return;
       // The fence closed: nothing that follows can change it, so it is final now (highlighted, in the same
       // element). Committed here rather than when the next block starts, it is highlighted just once.
       this.commitFence(tail.slice(0, closedAt));
-      this.streamed(this.src.slice(this.committed), now);
+      this.streamed(this.tail, now);
       return;
     }
     this.streamed(tail, now);
@@ -203,8 +222,8 @@ export class MarkdownStream {
   /** The part of flush after fence mode: commits complete blocks and renders the open block. */
   private streamed(tail: string, now: number): void {
     // Blocks can only complete when a line does: without a new newline the last scan still holds.
-    if (this.src.indexOf('\n', this.scannedTo) !== -1) this.ends = completeBlockEnds(md, tail, this.env);
-    this.scannedTo = this.src.length;
+    if (tail.indexOf('\n', this.scannedTo) !== -1) this.ends = completeBlockEnds(md, tail, this.env);
+    this.scannedTo = tail.length;
     const ends = this.ends;
     const start = ends.length ? ends[ends.length - 1] : 0;
     if (ends.length) this.commitBlocks(tail, ends);
@@ -228,7 +247,9 @@ export class MarkdownStream {
     const start = ends[ends.length - 1];
     if (!this.covers(tail.slice(0, start), ends)) {
       this.renderedOpen = undefined;
-      this.renderOpen(tail);
+      // An open block that is about to stream as code (enterFence) gets its own frame: rendering it here as well
+      // would parse its code, and ask the worker to highlight it, only to throw that away.
+      this.renderOpen(unclosedFence(tail.slice(start)) ? tail.slice(0, start) : tail);
     }
     const r = this.openRender;
     const k = ends.length;
@@ -269,22 +290,22 @@ export class MarkdownStream {
    * comes from rendering the opening line, then the code goes in as Text nodes.
    */
   private enterFence(open: string): boolean {
-    const m = FENCE_OPEN.exec(open);
-    if (!m) return false;
-    const lineEnd = open.lastIndexOf('\n') + 1;
+    if (!FENCE_OPEN.test(open)) return false;
     this.plainFenceAt = this.committed;
-    if (fenceCloseEnd(open.slice(m[0].length, lineEnd), m[1]) >= 0) return false;
+    const fence = unclosedFence(open);
+    if (!fence) return false;
+    const { opening, marker, lineEnd } = fence;
     this.openRender = undefined;
     this.renderedOpen = undefined;
-    this.open.replaceChildren(renderFenceFrame(m[0].replace(/^\n+/, '')));
+    this.open.replaceChildren(renderFenceFrame(opening.replace(/^\n+/, '')));
     const block = this.open.firstElementChild;
     const code = block?.querySelector(':scope > pre > code');
     if (this.open.childElementCount !== 1 || !block?.classList.contains('code-block') || !code) return false;
     this.plainFenceAt = -1;
-    const done = document.createTextNode(open.slice(m[0].length, lineEnd));
+    const done = document.createTextNode(open.slice(opening.length, lineEnd));
     const partial = document.createTextNode(open.slice(lineEnd));
     code.replaceChildren(done, partial);
-    this.fence = { marker: m[1], shownTo: lineEnd, done, partial };
+    this.fence = { marker, shownTo: lineEnd, done, partial };
     this.liveBlock = block as HTMLElement;
     return true;
   }
@@ -325,7 +346,7 @@ export class MarkdownStream {
     }
     this.liveBlock = undefined;
     this.openNext(source.length);
-    this.scannedTo = this.committed;
+    this.scannedTo = 0;
   }
 
   /**
@@ -348,11 +369,12 @@ export class MarkdownStream {
     this.cancelWake();
     if (this.heldCR) {
       this.heldCR = false;
-      this.src += '\n';
+      this.tail += '\n';
     }
     const normalised = finalText?.replace(/\r\n?/g, '\n');
-    if ((normalised !== undefined && normalised !== this.src) || this.referencesDefined()) {
-      this.src = normalised ?? this.src;
+    if ((normalised !== undefined && normalised !== this.head + this.tail) || this.referencesDefined()) {
+      this.tail = normalised ?? this.head + this.tail;
+      this.head = '';
       this.committed = 0;
       this.scannedTo = 0;
       this.ends = [];
@@ -370,7 +392,7 @@ export class MarkdownStream {
     // The open block becomes a plain final block; its content is already current unless the text changed
     // or it is a code fence that streamed as text.
     this.fence = undefined;
-    this.renderOpen(this.src.slice(this.committed));
+    this.renderOpen(this.tail);
     this.liveBlock = undefined;
     this.open.classList.remove('open');
     this.finished = true;
@@ -478,7 +500,10 @@ export class MarkdownStream {
     const group = done.parentElement!;
     if (group.childElementCount >= GROUP_SIZE) group.after(this.newGroup(this.open));
     else group.append(this.open);
+    this.head += this.tail.slice(0, length);
+    this.tail = this.tail.slice(length);
     this.committed += length;
+    this.scannedTo = Math.max(0, this.scannedTo - length);
     this.ends = [];
     this.openRender = undefined;
     this.renderedOpen = undefined;
@@ -500,16 +525,25 @@ export class MarkdownStream {
 }
 
 /**
- * Warms the renderer up in idle tasks once the panel has loaded: a sample rendered, then streamed through a
- * MarkdownStream, then laid out off-screen and dropped. The first reply in a page otherwise pays, in its first
+ * Warms the renderer up in idle tasks once the panel has loaded: the highlighting worker started (it loads
+ * highlight.js on its own thread), a sample rendered, then streamed through a MarkdownStream, then laid out
+ * off-screen and dropped. The first reply in a page otherwise pays, in its first
  * updates, for V8 compiling markdown-it and this renderer, and for the browser's first layout of each kind of
  * element. Measured: three idle tasks of 5-20 ms at load, and the first reply's worst frame 0.67x (A/B).
+ *
+ * The sample uses every typeface a reply can: the text and code fonts, each upright and italic, regular and bold
+ * (headings, table headers, emphasis, and highlighted comments are italic code), and bolder (strong text in a
+ * heading or table header), at the heading sizes too. The browser looks a typeface up on its first layout, through
+ * the browser process: seen in a trace as layouts of 4-25 ms early in the first reply, mostly waiting for that.
  */
 export function warmUp(): void {
-  const sample = '## Ready\n\nSome *text* with **bold**, `code` and a [link](https://example.com).\n\n' +
-    '- one\n- two\n\n1. three\n\n> quote\n\n| a | b |\n|:--|--:|\n| c | d |\n\n```\ncode\n```\n\nEnd';
+  const sample = '# Ready `now` **set** *go*\n\n## Ready `now` **set** *go*\n\n### Ready `now` **set** *go*\n\n' +
+    'Some *text* with **bold**, ***both***, `code`, *`italic code`*, **`bold code`**, ***`both`*** and a ' +
+    '[link](https://example.com).\n\n- one\n- two\n\n1. three\n\n> quote\n\n' +
+    '| a **b** | `c` |\n|:--|--:|\n| d | `e` |\n\n```\ncode\n```\n\nEnd';
   let box: HTMLElement;
   const steps = [
+    startHighlighter,
     () => renderMarkdown(sample),
     () => {
       const stream = new MarkdownStream(sample);

@@ -134,7 +134,7 @@ export const tests = {
     const before = wb.endpoint.requests.length;
     await wb.selectAllInEditor();
     await wb.openEditorContextMenu();
-    await step('clicking "Explain Selection" in the context menu', () => wb.contextMenuItem('Explain Selection').first().click());
+    await wb.clickContextMenuItem('Explain Selection');
     await expectExplained(wb, before, { file: 'greet.ts', language: 'typescript' });
     await wb.screenshot('explain-selection');
   },

@@ -258,6 +258,30 @@ export class Workbench {
     return this.contextMenu().locator('.action-item a.action-menu-item', { has: this.page.locator('.action-label', { hasText: new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }) });
   }
 
+  /**
+   * Clicks an entry of the open context menu and waits for the menu to close, which is how VS Code shows it ran.
+   * VS Code's menu items listen for the mouse-up only 100 ms after they render (a timer, so that the mouse-up of the
+   * right-click that opened the menu cannot choose an entry). On a loaded machine that timer runs late, and a click
+   * that comes sooner is ignored: the menu stays open. No person clicks that fast, so a click the menu ignored is
+   * made again, every two seconds, until the menu closes. Returns how many clicks it took.
+   */
+  async clickContextMenuItem(title, timeoutMs = DEFAULT_TIMEOUT_MS) {
+    const item = this.contextMenuItem(title).first();
+    const menu = this.contextMenu().first();
+    const deadline = Date.now() + timeoutMs;
+    for (let clicks = 1; ; clicks++) {
+      try {
+        await item.click({ timeout: Math.max(1, deadline - Date.now()) });
+      } catch (e) {
+        // The menu may have closed after the wait below gave up on it: the click before this one ran the entry.
+        if (clicks > 1 && !(await menu.isVisible())) return clicks - 1;
+        throw new Error(`clicking "${title}" in the context menu: ${String(e?.message ?? e).split('\n')[0]}`, { cause: e });
+      }
+      if (await menu.waitFor({ state: 'hidden', timeout: 2_000 }).then(() => true, () => false)) return clicks;
+      if (Date.now() > deadline) throw new Error(`the context menu stayed open after ${clicks} clicks on "${title}"`);
+    }
+  }
+
   /** The outer iframes of the built-in Markdown extension's previews (one per open preview). */
   markdownPreviews() {
     return this.page.locator('iframe.webview[src*="extensionId=vscode.markdown-language-features"]');

@@ -51,6 +51,8 @@ describe('chat webview (Chromium)', function () {
   let page: Page;
   /** Every URL the page asked for. */
   let requests: string[];
+  /** Those that left the page: not its origin's, nor its own blob: URLs (the highlighting worker's script is one). */
+  const leftPage = () => requests.filter((u) => !u.startsWith(harness.origin) && !u.startsWith(`blob:${harness.origin}/`));
 
   before(async () => {
     const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
@@ -359,14 +361,14 @@ describe('chat webview (Chromium)', function () {
     assert.match(got[2].html, /<span class="language-javascript">/);
   });
 
-  it('shows the first block in a language as plain text, and highlights it in place in a later task', async () => {
+  it('shows code as plain text first, and highlights it in place once the worker has; code seen lately at once', async () => {
     const text = '```python\ndef f(x):\n    return x\n```\n\nThen:\n\n```python\nprint(f(1))\n```\n\n```ts\nconst a: number = 1;\n```\n';
     // The code blocks, read in the task that handles the message (a listener added after the webview's runs
     // right after it, before any other task).
     const inTask = (m: HostMessage) => page.evaluate((m) => new Promise<{ elements: number; text: string | null; keyword?: string }[]>((ok) => {
       window.addEventListener('message', () => {
         window.__codes = Array.from(document.querySelectorAll('.md .code-block code'));
-        ok(window.__codes.map((c) => ({ elements: c.children.length, text: c.textContent, keyword: c.querySelector('.hljs-keyword')?.textContent })));
+        ok(window.__codes.map((c) => ({ elements: c.children.length, text: c.textContent, keyword: c.querySelector('.hljs-keyword, .hljs-built_in')?.textContent })));
       }, { once: true });
       window.__host(m);
     }), m);
@@ -386,46 +388,81 @@ describe('chat webview (Chromium)', function () {
       { same: true, text: 'print(f(1))\n', keyword: 'print' },
       { same: true, text: 'const a: number = 1;\n', keyword: 'const' },
     ]);
-    // Once a language has been used, its code is highlighted as it renders.
-    const again = await inTask(snapshot([user('u1', 'q'), reply('a1', '```py\nreturn 2\n```\n\n```typescript\nlet b = 2;\n```\n')]));
-    assert.deepEqual(again.map((c) => c.keyword), ['return', 'let']);
+    // Code highlighted lately renders highlighted (a copy of its nodes); new code waits for the worker again.
+    const again = await inTask(snapshot([user('u1', 'q'), reply('a1', '```python\nprint(f(1))\n```\n\n```typescript\nlet b = 2;\n```\n')]));
+    assert.deepEqual(again.map((c) => c.keyword), ['print', undefined]);
+    await page.waitForFunction(() => document.querySelectorAll('.md .code-block code .hljs-keyword').length === 1, undefined, WAIT);
   });
 
-  it('compiles a new language as its first fence opens, so that closing it costs one idle task', async () => {
-    // Counts idle callbacks, from before the page's own script runs.
+  it('asks the worker once per block, and as a fence opens, so that its grammar is ready when it closes', async () => {
+    // Records what the page asks the highlighting worker, from before the page's own script runs.
     await page.addInitScript(() => {
-      const idle = { pending: 0, ran: 0 };
-      (window as unknown as { __idle: typeof idle }).__idle = idle;
-      const request = window.requestIdleCallback.bind(window);
-      window.requestIdleCallback = (fn, options) => {
-        idle.pending++;
-        return request((deadline) => {
-          idle.pending--;
-          idle.ran++;
-          fn(deadline);
-        }, options);
+      const asked: unknown[] = [];
+      (window as unknown as { __asked: unknown[] }).__asked = asked;
+      const send = Worker.prototype.postMessage;
+      Worker.prototype.postMessage = function (this: Worker, message: { lang: string; code: string }) {
+        asked.push({ lang: message.lang, code: message.code });
+        send.call(this, message);
       };
     });
     await page.reload();
     await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
-    type Idle = { pending: number; ran: number };
-    const settled = () => page.waitForFunction(() => (window as unknown as { __idle: Idle }).__idle.pending === 0, undefined, WAIT);
-    const ran = () => page.evaluate(() => (window as unknown as { __idle: Idle }).__idle.ran);
-    await settled();
+    const asked = () => page.evaluate(() => (window as unknown as { __asked: { lang: string; code: string }[] }).__asked);
     await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     await host({ type: 'delta', turnId: 'a1', text: 'Intro.\n\n' });
     await page.waitForFunction(() => document.querySelector('.md p')?.textContent === 'Intro.', undefined, WAIT);
     // The fence's opening line arrives on its own, as it does in a stream of small tokens.
     await host({ type: 'delta', turnId: 'a1', text: '```rust\n' });
     await page.waitForSelector('.blk.open .code-block[data-lang="rust"]', WAIT);
-    await host({ type: 'delta', turnId: 'a1', text: 'fn main() {\n' });
-    await page.waitForFunction(() => document.querySelector('.blk.open .code-block code')?.textContent === 'fn main() {\n', undefined, WAIT);
-    await settled();
-    const before = await ran();
-    await host({ type: 'delta', turnId: 'a1', text: '    let x = 1;\n}\n```\n\nDone.\n' });
-    await page.waitForFunction(() => document.querySelector('.code-block code .hljs-keyword')?.textContent === 'fn', undefined, WAIT);
-    await settled();
-    assert.equal(await ran() - before, 1, 'the grammar was ready: one idle task highlights the block');
+    assert.deepEqual(await asked(), [{ lang: 'rust', code: '' }], 'the grammar is asked for (empty code) as the fence opens');
+    for (const piece of ['fn main() {\n', '    let x', ' = 1;\n', '}\n']) {
+      await host({ type: 'delta', turnId: 'a1', text: piece });
+      await frames();
+    }
+    await page.waitForFunction(() => document.querySelector('.blk.open .code-block code')?.textContent === 'fn main() {\n    let x = 1;\n}\n', undefined, WAIT);
+    assert.equal((await asked()).length, 1, 'code streaming in as text is not highlighted line by line');
+    await host({ type: 'delta', turnId: 'a1', text: '```\n\nDone.\n\n```rust\nfn b() {}\n```\n\nMore ' });
+    await frames();
+    await host({ type: 'delta', turnId: 'a1', text: 'text.\n' });
+    await page.waitForFunction(() => document.querySelectorAll('.code-block code .hljs-keyword').length === 3, undefined, WAIT);
+    // A paragraph that ends in the same update as a fence starts: the fence streams as text from there, unasked.
+    await host({ type: 'delta', turnId: 'a1', text: '\n```rust\nfn c(' });
+    await page.waitForFunction(() => document.querySelector('.blk.open .code-block code')?.textContent === 'fn c(', undefined, WAIT);
+    await host({ type: 'delta', turnId: 'a1', text: ') {}\n```\n' });
+    await frames();
+    await host({ type: 'turnEnd', turn: reply('a1', 'Intro.\n\n```rust\nfn main() {\n    let x = 1;\n}\n```\n\nDone.\n\n```rust\nfn b() {}\n```\n\nMore text.\n\n```rust\nfn c() {}\n```\n', 'done') });
+    await frames();
+    assert.deepEqual(await asked(), [
+      { lang: 'rust', code: '' },
+      { lang: 'rust', code: 'fn main() {\n    let x = 1;\n}\n' },
+      { lang: 'rust', code: 'fn b() {}\n' },
+      { lang: 'rust', code: 'fn c() {}\n' },
+    ], 'each block once, however often it rendered, and no partial code');
+    await page.waitForFunction(() => document.querySelectorAll('.code-block code .hljs-keyword').length === 4, undefined, WAIT);
+    assert.deepEqual(await page.locator('.code-block code .hljs-keyword').allTextContents(), ['fn', 'let', 'fn', 'fn']);
+  });
+
+  it('shows code as plain text when the highlighting worker cannot start, and says so in the console', async () => {
+    const warnings: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+    await page.addInitScript(() => {
+      window.Worker = class {
+        constructor() {
+          throw new DOMException('Refused by the Content Security Policy', 'SecurityError');
+        }
+      } as unknown as typeof Worker;
+    });
+    await page.reload();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+    await host(snapshot([user('u1', 'q'), reply('a1', 'Code:\n\n```ts\nconst a = 1;\n```\n\nEnd.')]));
+    await page.waitForSelector('.md .code-block code', WAIT);
+    await frames();
+    const code = await page.evaluate(() => {
+      const c = document.querySelector('.md .code-block code')!;
+      return { text: c.textContent, spans: c.querySelectorAll('span').length, end: document.querySelector('.md')!.textContent!.includes('End.') };
+    });
+    assert.deepEqual(code, { text: 'const a = 1;\n', spans: 0, end: true });
+    assert.ok(warnings.some((w) => /without highlighting.*could not start.*Refused/.test(w)), warnings.join('\n'));
   });
 
   it('warms the renderer up once it has loaded: a sample laid out off-screen, then gone', async () => {
@@ -449,10 +486,10 @@ describe('chat webview (Chromium)', function () {
     }));
     assert.equal(after.warm.added, 1);
     assert.equal(after.warm.removed, 1);
-    assert.match(after.warm.text, /^Ready\s*Some text with bold, code and a link\..*one.*quote.*End$/s, 'the sample was rendered as Markdown');
+    assert.match(after.warm.text, /^Ready now set go\s*Ready now set go\s*Ready now set go\s*Some text with bold, both, code, italic code, bold code, both and a link\..*one.*quote.*End$/s, 'the sample was rendered as Markdown');
     assert.equal(after.left, 0, 'nothing of it stays');
     assert.deepEqual(after.posted, ['ready'], 'it posts nothing');
-    assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), [], 'its link fetches nothing');
+    assert.deepEqual(leftPage(), [], 'its link fetches nothing');
   });
 
   it('streams a long code fence as text into one <pre>, and highlights it once it closes', async () => {
@@ -543,13 +580,16 @@ describe('chat webview (Chromium)', function () {
     await host(snapshot([user('u1', 'hi')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
     await host({ type: 'delta', turnId: 'a1', text: 'First words of the reply. ' });
     await frames();
-    // In one task: more text (its update waits for the next due time), then the turn is replaced.
+    // In one task: more text (its update waits for a frame or a timer), then the turn is replaced. Dispatched
+    // rather than posted: two posted messages are two tasks, and on a busy machine the update's frame can come
+    // between them (then the old element rightly shows that text before it goes).
     const mutations = await page.evaluate(async (next) => {
       const old = document.querySelector('article[aria-label="Parley"] .md')!;
       let count = 0;
       new MutationObserver((records) => { count += records.length; }).observe(old, { subtree: true, childList: true, characterData: true });
-      window.postMessage({ type: 'delta', turnId: 'a1', text: 'More words that arrive just before it is replaced.' }, '*');
-      window.postMessage({ type: 'turnStart', turn: next }, '*');
+      const send = (data: unknown) => window.dispatchEvent(new MessageEvent('message', { data }));
+      send({ type: 'delta', turnId: 'a1', text: 'More words that arrive just before it is replaced.' });
+      send({ type: 'turnStart', turn: next });
       await new Promise((ok) => setTimeout(ok, 300));
       return { count, replaced: !old.isConnected };
     }, reply('a1', '', 'streaming'));
@@ -722,7 +762,7 @@ describe('chat webview (Chromium)', function () {
     await waitPosted('openLink');
     await frames();
     assert.equal(page.url(), before);
-    assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), []);
+    assert.deepEqual(leftPage(), []);
   });
 
   it('per-turn actions: Copy, Regenerate, Edit, Continue, error actions', async () => {
@@ -927,6 +967,50 @@ describe('chat webview (Chromium)', function () {
     assert.equal(await atBottom(), true, 'auto-scroll resumed');
   });
 
+  it('skips finished groups of a long streaming reply out of view, each keeping its final size', async () => {
+    await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+    const paragraph = (i: number) => `Paragraph ${i}: ${'some words that wrap over a few lines of the panel '.repeat(3)}end.\n\n`;
+    let text = '';
+    // One update per paragraph, each ending halfway through the next one: every update completes a paragraph
+    // (a .blk each, a group per 16 of them) that was on screen in part, so the block grows as it completes.
+    for (let i = 0; i < 80; i++) {
+      const half = (n: number) => Math.floor(paragraph(n).length / 2);
+      const piece = (i ? paragraph(i - 1).slice(half(i - 1)) : '') + paragraph(i).slice(0, half(i));
+      text += piece;
+      await host({ type: 'delta', turnId: 'a1', text: piece });
+      await page.waitForFunction((n) => Array.from(document.querySelectorAll('.md p')).pop()?.textContent?.startsWith(`Paragraph ${n}:`), i, WAIT);
+      await page.waitForTimeout(45);
+      if (i === 50) {
+        // The reader scrolls up: the groups that complete from now on do so out of view.
+        await page.mouse.move(200, 300);
+        await page.mouse.wheel(0, -2500);
+        await page.getByRole('button', { name: 'Jump to latest' }).waitFor({ state: 'visible', ...WAIT });
+      }
+    }
+    const last = paragraph(79).slice(Math.floor(paragraph(79).length / 2));
+    text += last;
+    await host({ type: 'delta', turnId: 'a1', text: last }, { type: 'turnEnd', turn: reply('a1', text, 'done') });
+    await frames();
+    const groups = () => page.evaluate(() => Array.from(document.querySelectorAll('.md > .grp')).map((g) => ({
+      visibility: getComputedStyle(g).contentVisibility, height: Math.round(g.getBoundingClientRect().height),
+    })));
+    const skipping = await groups();
+    assert.ok(skipping.length >= 4, `${skipping.length} groups`);
+    assert.deepEqual(skipping.map((g) => g.visibility), [...skipping.slice(2).map(() => 'auto'), 'visible', 'visible']);
+    const scrollHeight = () => page.evaluate(() => document.querySelector('.scroller')!.scrollHeight);
+    const before = await scrollHeight();
+    // Every group rendered: the same sizes, the same scroll height.
+    await page.evaluate(() => {
+      const sheet = Array.from(document.styleSheets).find((x) => Array.from(x.cssRules).some((r) => r.cssText.includes('.grp')))!;
+      sheet.insertRule('.md > .grp { content-visibility: visible !important; }', sheet.cssRules.length);
+    });
+    const rendered = await groups();
+    assert.deepEqual(rendered.map((g) => g.visibility), rendered.map(() => 'visible'));
+    assert.deepEqual(skipping.map((g) => g.height), rendered.map((g) => g.height), 'each skipped group keeps its size');
+    assert.equal(before, await scrollHeight());
+    assert.equal(await page.evaluate(() => document.querySelectorAll('.md p').length), 80, 'all text stays in the page');
+  });
+
   describe('untrusted model output', () => {
     const FLAG = 'window.__pwned=1';
     const CORPUS = [
@@ -981,7 +1065,7 @@ describe('chat webview (Chromium)', function () {
       });
       assert.equal(state.pwned, undefined, 'no payload executed');
       assert.deepEqual(state.violations, [], 'no CSP violation: nothing even tried to load');
-      assert.deepEqual(requests.filter((u) => !u.startsWith(harness.origin)), [], 'no request left the page');
+      assert.deepEqual(leftPage(), [], 'no request left the page');
       assert.deepEqual({ imgs: state.imgs, iframes: state.iframes, svgs: state.svgs, styles: state.styles, forms: state.forms, styled: state.styled, handlers: state.handlers },
         { imgs: 0, iframes: 0, svgs: 0, styles: 0, forms: 0, styled: 0, handlers: 0 });
       assert.equal(state.scripts, 2, 'only the harness scripts');

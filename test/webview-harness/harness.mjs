@@ -46,7 +46,7 @@ window.__host = (msg) => window.postMessage(msg, '*');
 
 // The benchmark's default; the webview tests pass the host's own policy (src/shared/csp.ts) as `csp`.
 const defaultCsp = (cspSource, nonce) =>
-  `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; font-src ${cspSource}; script-src 'nonce-${nonce}'`;
+  `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; font-src ${cspSource}; script-src 'nonce-${nonce}'; worker-src blob:`;
 
 function page(nonce, cspSource, theme, script, cspFor) {
   const csp = cspFor(cspSource, nonce);

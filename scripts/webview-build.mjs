@@ -1,0 +1,64 @@
+// The esbuild options of every bundle, in one place: esbuild.mjs builds the extension and the tests with them, and
+// the webview tests and the render benchmark build the same webview bundle (test/webview-harness/build.mjs).
+import * as esbuild from 'esbuild';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** What every bundle shares (minified, without a source map, with `production`). */
+export function commonBuildOptions(production) {
+  return {
+    bundle: true,
+    minify: production,
+    sourcemap: production ? false : 'linked',
+    sourcesContent: false,
+    logLevel: 'warning',
+    legalComments: 'none',
+  };
+}
+
+/** A bundle for the webview's page (or a worker it starts). */
+function browserBuildOptions(production) {
+  return { ...commonBuildOptions(production), platform: 'browser', format: 'iife', target: 'es2022' };
+}
+
+/** Options that bundle src/webview/main.ts to `outfile` (minified with `production`). */
+export function webviewBuildOptions({ outfile, production = false }) {
+  return {
+    ...browserBuildOptions(production),
+    entryPoints: [join(root, 'src/webview/main.ts')],
+    outfile,
+    // markdown-it only decodes entities; the package root also drags in an unused encoding table (~24 KB).
+    alias: { entities: 'entities/lib/decode.js' },
+    plugins: [highlightWorkerPlugin(production)],
+  };
+}
+
+/**
+ * Resolves `parley:highlight-worker` to the source of the highlighting worker (src/webview/highlightWorker.ts,
+ * bundled on its own), as a string: a webview can start a worker only from a blob: or data: URL, not from a file.
+ */
+function highlightWorkerPlugin(production) {
+  return {
+    name: 'parley-highlight-worker',
+    setup(build) {
+      build.onResolve({ filter: /^parley:highlight-worker$/ }, () => ({ path: 'highlight-worker', namespace: 'parley-worker' }));
+      build.onLoad({ filter: /.*/, namespace: 'parley-worker' }, async () => {
+        const result = await esbuild.build({
+          ...browserBuildOptions(production),
+          // Inlined as a string: a source map file would not be found from the blob: URL.
+          sourcemap: false,
+          entryPoints: [join(root, 'src/webview/highlightWorker.ts')],
+          write: false,
+          metafile: true,
+        });
+        return {
+          contents: result.outputFiles[0].text,
+          loader: 'text',
+          watchFiles: Object.keys(result.metafile.inputs).map((f) => resolve(f)),
+        };
+      });
+    },
+  };
+}
