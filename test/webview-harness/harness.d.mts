@@ -10,6 +10,6 @@ export interface Harness {
 export declare function startHarness(options?: {
   distDir?: string;
   extraFiles?: Record<string, string>;
-  /** The page's Content Security Policy for a resource origin and a nonce. */
+  /** The page's Content Security Policy for a resource origin and a nonce (default: the host's own, src/shared/csp.ts). */
   csp?: (cspSource: string, nonce: string) => string;
 }): Promise<Harness>;

@@ -44,9 +44,12 @@ document.addEventListener('securitypolicyviolation', (e) => {
 window.__host = (msg) => window.postMessage(msg, '*');
 `;
 
-// The benchmark's default; the webview tests pass the host's own policy (src/shared/csp.ts) as `csp`.
-const defaultCsp = (cspSource, nonce) =>
-  `default-src 'none'; img-src ${cspSource} data:; style-src ${cspSource}; font-src ${cspSource}; script-src 'nonce-${nonce}'; worker-src blob:`;
+/** The host's own policy (src/shared/csp.ts), compiled for this process: every page here renders under it. */
+async function hostCsp() {
+  const { transform } = await import('esbuild');
+  const { code } = await transform(readFileSync(resolve(here, '../../src/shared/csp.ts'), 'utf8'), { loader: 'ts', format: 'esm' });
+  return (await import(`data:text/javascript,${encodeURIComponent(code)}`)).webviewCsp;
+}
 
 function page(nonce, cspSource, theme, script, cspFor) {
   const csp = cspFor(cspSource, nonce);
@@ -72,7 +75,8 @@ function page(nonce, cspSource, theme, script, cspFor) {
  * (e.g. a benchmark's baseline bundle) to paths. Open `${url}?theme=light&script=name.js` for variants.
  * Every path the server was asked for is kept in `served`.
  */
-export async function startHarness({ distDir = resolve(here, '../../dist'), extraFiles = {}, csp = defaultCsp } = {}) {
+export async function startHarness({ distDir = resolve(here, '../../dist'), extraFiles = {}, csp } = {}) {
+  csp ??= await hostCsp();
   const files = {
     'webview.js': join(distDir, 'webview.js'),
     'webview.css': join(distDir, 'webview.css'),
