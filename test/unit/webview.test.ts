@@ -243,6 +243,32 @@ describe('chat webview (Chromium)', function () {
     }
   });
 
+  it('lays a streamed reply out as the same reply from a snapshot: the same height, every block in the same place', async () => {
+    // Each streamed block is in its own contained element, where a snapshot's blocks share one: margins that
+    // collapse between neighbours in one element add up across two, so block spacing must not rely on collapsing.
+    const text = [
+      '# Title', '', 'Para one with *emphasis*.', '', '## Section', '', 'Para two.', '', '- a', '- b', '', '1. first', '2. second', '',
+      '> quote', '', '```js', 'const x = 1;', '```', '', 'After code.', '', '| h1 | h2 |', '|--|--|', '| 1 | 2 |', '', '***', '', '### Last', '', 'End.', '',
+    ].join('\n');
+    await host(snapshot([user('u1', 'q'), reply('ref', text)], { generating: true }), { type: 'turnStart', turn: reply('live', '', 'streaming') });
+    for (const piece of chunks(text, 7)) {
+      await host({ type: 'delta', turnId: 'live', text: piece });
+      await frames();
+    }
+    await host({ type: 'turnEnd', turn: reply('live', text, 'done') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open') &&
+      Array.from(document.querySelectorAll('.md .code-block code')).every((c) => c.querySelector('span')), undefined, WAIT);
+    const [ref, live] = await page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .md')).map((md) => {
+      const top = md.getBoundingClientRect().top;
+      return {
+        height: Math.round(md.getBoundingClientRect().height * 100) / 100,
+        tops: Array.from(md.querySelectorAll(':scope .blk > *')).map((e) => `${e.tagName.toLowerCase()}@${Math.round((e.getBoundingClientRect().top - top) * 100) / 100}`),
+      };
+    }));
+    assert.equal(ref.tops.length, 13, `blocks in the snapshot's render: ${ref.tops.join(' ')}`);
+    assert.deepEqual(live, ref);
+  });
+
   it('mid-stream, a reference definition reaches the blocks after it, as in a whole render', async () => {
     // A definition renders no element of its own; the blocks committed with it and after it must still line up.
     // Each piece, and the text that shows once it has rendered.
