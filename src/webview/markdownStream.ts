@@ -104,16 +104,14 @@ export class MarkdownStream {
   readonly el: HTMLElement;
   /**
    * The reply so far, line endings normalised to \n (markdown-it's block maps count \n lines), in two parts: the
-   * committed blocks' text, and the tail, from where the open block starts. Only the tail is ever read while the
-   * reply streams: a string built by appending is copied whole when first read, and the whole reply copied on
-   * every update was 3.3 MB of garbage in a 20,000-token reply.
+   * committed blocks' text, and the tail, from where the open block starts (at head.length in the reply). Only the
+   * tail is ever read while the reply streams: a string built by appending is copied whole when first read, and the
+   * whole reply copied on every update was 3.3 MB of garbage in a 20,000-token reply.
    */
   private head = '';
   private tail = '';
   /** A trailing \r held back until we know whether \n follows. */
   private heldCR = false;
-  /** The length of head: the offset in the reply where the open (not yet complete) block starts. */
-  private committed = 0;
   private renderedOpen: string | undefined;
   /** The open block's last render: its source, where its top-level blocks start, and their elements. */
   private openRender?: { source: string; starts: number[]; els: Element[] };
@@ -133,7 +131,7 @@ export class MarkdownStream {
    * move their highlighted code into it, so that the reader's <pre> (and its scroll position) stays.
    */
   private liveBlock?: HTMLElement;
-  /** Offset in src of a block that starts with a fence but does not stream as text (it closed, or is odd). */
+  /** Offset in the reply of a block that starts with a fence but does not stream as text (it closed, or is odd). */
   private plainFenceAt = -1;
   /** performance.now() before which the reply is not updated again (see flush), and the timer waiting for then. */
   private openDueAt = 0;
@@ -227,9 +225,9 @@ export class MarkdownStream {
     const ends = this.ends;
     const start = ends.length ? ends[ends.length - 1] : 0;
     if (ends.length) this.commitBlocks(tail, ends);
-    // The open block now starts at this.committed: an unclosed fence there streams as text.
+    // The open block now starts at head.length: an unclosed fence there streams as text.
     const open = tail.slice(start);
-    if (this.committed !== this.plainFenceAt && this.enterFence(open)) return;
+    if (this.head.length !== this.plainFenceAt && this.enterFence(open)) return;
     // Only the open block's own render counts: it is what repeats while the block grows.
     const before = performance.now();
     this.renderOpen(open);
@@ -291,7 +289,7 @@ export class MarkdownStream {
    */
   private enterFence(open: string): boolean {
     if (!FENCE_OPEN.test(open)) return false;
-    this.plainFenceAt = this.committed;
+    this.plainFenceAt = this.head.length;
     const fence = unclosedFence(open);
     if (!fence) return false;
     const { opening, marker, lineEnd } = fence;
@@ -371,11 +369,11 @@ export class MarkdownStream {
       this.heldCR = false;
       this.tail += '\n';
     }
+    const streamedText = this.head + this.tail;
     const normalised = finalText?.replace(/\r\n?/g, '\n');
-    if ((normalised !== undefined && normalised !== this.head + this.tail) || this.referencesDefined()) {
-      this.tail = normalised ?? this.head + this.tail;
+    if ((normalised !== undefined && normalised !== streamedText) || this.referencesDefined()) {
+      this.tail = normalised ?? streamedText;
       this.head = '';
-      this.committed = 0;
       this.scannedTo = 0;
       this.ends = [];
       this.fence = undefined;
@@ -419,7 +417,7 @@ export class MarkdownStream {
   private referencesDefined(): boolean {
     const refs = (this.env as { references?: Record<string, unknown> }).references;
     this.hasReferences ||= !!refs && Object.keys(refs).length > 0;
-    return this.hasReferences && this.committed > 0;
+    return this.hasReferences && this.head.length > 0;
   }
 
   /**
@@ -502,7 +500,6 @@ export class MarkdownStream {
     else group.append(this.open);
     this.head += this.tail.slice(0, length);
     this.tail = this.tail.slice(length);
-    this.committed += length;
     this.scannedTo = Math.max(0, this.scannedTo - length);
     this.ends = [];
     this.openRender = undefined;

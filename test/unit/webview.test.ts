@@ -3,7 +3,6 @@ import * as assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { webviewCsp } from '../../src/shared/csp';
 import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
 import hljs from 'highlight.js/lib/core';
@@ -58,8 +57,8 @@ describe('chat webview (Chromium)', function () {
     const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
     const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
     await buildWebview();
-    // The host's own policy, so these tests render under exactly what users get.
-    harness = await startHarness({ csp: webviewCsp });
+    // Under the host's own policy (the harness's default), so these tests render under exactly what users get.
+    harness = await startHarness();
     browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
   });
 
