@@ -231,12 +231,10 @@ export class TurnItem {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'continue' }) }, 'Continue'));
     }
     if (v.usage) footer.append(h('span', { class: 'usage', title: `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` }, usageText(v.usage)));
-    footer.append(h('span', { class: 'spacer' }));
     if (!this.streaming) {
-      footer.append(
+      footer.append(h('span', { class: 'turn-actions' },
         h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
-        h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate'),
-      );
+        h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate')));
     }
     chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
   }
@@ -252,9 +250,9 @@ export class TurnItem {
     }
     if (v.images?.length) parts.push(h('div', { class: 'thumbs' }, ...v.images.map(thumbnail)));
     if (v.text) parts.push(h('div', { class: 'user-text' }, v.text));
-    parts.push(h('div', { class: 'turn-footer' }, h('span', { class: 'spacer' }),
+    parts.push(h('div', { class: 'turn-footer' }, h('span', { class: 'turn-actions' },
       h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy message', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
-      h('button', { type: 'button', class: 'link-btn edit', 'aria-label': 'Edit and resend', onclick: () => post({ type: 'editLast' }) }, 'Edit')));
+      h('button', { type: 'button', class: 'link-btn edit', 'aria-label': 'Edit and resend', onclick: () => post({ type: 'editLast' }) }, 'Edit'))));
     return parts;
   }
 }

@@ -268,6 +268,27 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(live, ref);
   });
 
+  it('keeps a reply\'s Copy and Regenerate together at the right end of its footer, even in a narrow panel', async () => {
+    const stopped: TurnView = { ...reply('a1', 'Part of an answer', 'stopped'), usage: { prompt: 1200, completion: 202, total: 1402, estimated: true } };
+    await host(snapshot([user('u1', 'q'), stopped]));
+    const layout = () => page.evaluate(() => {
+      const footer = document.querySelector('article[aria-label="Parley"] .turn-footer')!;
+      const box = (el: Element) => el.getBoundingClientRect();
+      const [copy, regen] = ['Copy reply', 'Regenerate reply'].map((l) => box(footer.querySelector(`[aria-label="${l}"]`)!));
+      const badge = box(footer.querySelector('.badge')!);
+      return { sameLine: copy.top === regen.top, inOrder: copy.right < regen.left, gapAtRight: Math.round(box(footer).right - regen.right), wrapped: regen.top > badge.top };
+    });
+    assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: false });
+    // Too narrow for one line: the buttons wrap, as a group, still at the right (before, Regenerate alone wrapped to the left).
+    await page.setViewportSize({ width: 260, height: 700 });
+    try {
+      await frames();
+      assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: true });
+    } finally {
+      await page.setViewportSize({ width: 420, height: 700 });
+    }
+  });
+
   it('mid-stream, a reference definition reaches the blocks after it, as in a whole render', async () => {
     // A definition renders no element of its own; the blocks committed with it and after it must still line up.
     // Each piece, and the text that shows once it has rendered.
