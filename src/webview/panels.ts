@@ -23,7 +23,7 @@ export class Header {
       model = h('button', {
         type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`,
         title: 'Change model', onclick: () => post({ type: 'pickModel' }),
-      }, header.model || 'Choose a model', h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
+      }, h('span', { class: 'model-name' }, header.model || 'Choose a model'), h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
     }
     this.el.replaceChildren(
       h('div', { class: 'header-main' },

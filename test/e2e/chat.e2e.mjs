@@ -72,7 +72,7 @@ export const tests = {
     if (!/^Parley usage: last request [\d,]+ tokens$/.test(label ?? '')) throw new Error(`status bar label is "${label}"`);
     await step('hovering the usage item', () => item.first().hover());
     await visible(wb.page.locator('.monaco-hover, .workbench-hover').getByText('Last request', { exact: false }), 'the usage tooltip');
-    await wb.screenshot('status-bar-tooltip');
+    await wb.screenshot('status-bar-tooltip', { keepHover: true });
     await wb.page.keyboard.press('Escape');
     await wb.page.mouse.move(800, 300);
   },

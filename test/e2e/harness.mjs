@@ -304,8 +304,17 @@ export class Workbench {
     await this.page.keyboard.press('Control+A');
   }
 
-  /** Saves a screenshot as test-results/<name>.png and returns its path. */
-  async screenshot(name) {
+  /**
+   * Saves a screenshot as test-results/<name>.png and returns its path. The mouse first moves to the empty editor
+   * area and any workbench hover is let go (one left over from a click on the activity bar covers the panel), unless
+   * `keepHover`: a screenshot of a hover.
+   */
+  async screenshot(name, { keepHover = false } = {}) {
+    if (!keepHover) {
+      const { width, height } = this.page.viewportSize() ?? { width: 1400, height: 900 };
+      await this.page.mouse.move(width * 0.75, height / 2);
+      await this.page.locator('.workbench-hover, .monaco-hover:not(.hidden)').first().waitFor({ state: 'hidden', timeout: 3000 }).catch(() => {});
+    }
     mkdirSync(RESULTS_DIR, { recursive: true });
     const file = join(RESULTS_DIR, `${name.replace(/[^\w.-]+/g, '-')}.png`);
     await this.page.screenshot({ path: file });

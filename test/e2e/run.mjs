@@ -116,7 +116,7 @@ async function main() {
             await withTimeout(Promise.resolve().then(() => fn(wb)), timeoutMs, `test "${name}"`);
           } catch (e) {
             error = e;
-            const shot = await wb.screenshot(`${fileName}--${name}--failure`).catch(() => undefined);
+            const shot = await wb.screenshot(`${fileName}--${name}--failure`, { keepHover: true }).catch(() => undefined);
             if (shot) error.screenshot = shot;
             if (wb.pageErrors.length) error.pageErrors = wb.pageErrors.slice(-5);
           }

@@ -870,6 +870,35 @@ describe('chat webview (Chromium)', function () {
     assert.equal(await page.locator('.reasoning').textContent(), 'Consider the options.');
   });
 
+  it('in a narrow panel, the header gives the endpoint up before the model name, and cuts a long name with an ellipsis', async () => {
+    const measure = () => page.evaluate(() => {
+      const box = (sel: string) => document.querySelector(`header ${sel}`)!.getBoundingClientRect();
+      const name = document.querySelector('header .model-name')!;
+      return {
+        nameCut: name.scrollWidth > name.clientWidth,
+        ellipsis: getComputedStyle(name).textOverflow,
+        caretShown: box('.caret').width > 0 && box('.caret').right <= box('.model-btn').right,
+        endpointWidth: Math.round(box('.endpoint').width),
+        fits: box('.header-main').right <= box('.header-buttons').left,
+      };
+    });
+    await page.setViewportSize({ width: 300, height: 700 });
+    try {
+      await host(snapshot([], { header: { model: 'parley-demo', endpoint: '127.0.0.1:36187', demo: true, models: [] } }));
+      await page.getByRole('button', { name: /^Model: parley-demo/ }).waitFor(WAIT);
+      const short = await measure();
+      // The name and the demo badge take what they need; the endpoint has what is left, if anything.
+      assert.deepEqual({ ...short, endpointWidth: short.endpointWidth < 60 }, { nameCut: false, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
+      await host({ type: 'header', header: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', endpoint: 'api.together.xyz', demo: false, models: [] } });
+      await page.getByRole('button', { name: /^Model: meta-llama/ }).waitFor(WAIT);
+      // A long name is cut at the model's share of the header (60 %), its caret still shown; the endpoint has the rest.
+      const long = await measure();
+      assert.deepEqual({ ...long, endpointWidth: long.endpointWidth > 40 }, { nameCut: true, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
+    } finally {
+      await page.setViewportSize({ width: 420, height: 700 });
+    }
+  });
+
   it('setup card, header and history post their messages', async () => {
     await host(snapshot([], {
       header: { model: 'llama3', endpoint: '127.0.0.1:11434', demo: true, models: ['llama3', 'qwen2.5'] },
