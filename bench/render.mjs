@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { chromium } from 'playwright-core';
-import { webviewBuildOptions } from '../scripts/webview-build.mjs';
+import { browserBuildOptions, webviewBuildOptions } from '../scripts/webview-build.mjs';
 import { buildWebview } from '../test/webview-harness/build.mjs';
 import { CHROMIUM, startHarness } from '../test/webview-harness/harness.mjs';
 
@@ -357,6 +357,11 @@ function benchSnapshot(turns, generating) {
   };
 }
 
+/** Puts the tokens that drive() streams into the page (outside any measurement). */
+const setTokens = (page, tokens) => page.evaluate((t) => {
+  window.__benchTokens = t;
+}, tokens);
+
 /**
  * One streamed reply into a page: `mode` is how the host posts it (ours or naive). The page runs that mode's
  * webview, or with `alone` none at all (an empty script), which measures the stand-in host by itself: in VS Code
@@ -372,9 +377,6 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   // A person reads the panel and types a question before a reply streams: what the page does once it has loaded
   // (ours warms its renderer up while idle) is not part of the stream.
   await page.waitForTimeout(1000);
-  await page.evaluate((t) => {
-    window.__benchTokens = t;
-  }, tokens);
   if (mode === 'ours' && !alone) {
     await page.evaluate((snapshot) => {
       window.__host(snapshot);
@@ -384,9 +386,7 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
   let turnId = 'a1';
   if (warm && mode === 'ours' && !alone) {
     const earlier = makeTokens(tokens.length, { seed: 7, firstSection: 1000 });
-    await page.evaluate((t) => {
-      window.__benchTokens = t;
-    }, earlier);
+    await setTokens(page, earlier);
     await page.evaluate(drive, { rate: RATE, mode, marker: MARKER, alone });
     await page.evaluate((text) => {
       window.__host({ type: 'turnEnd', turn: { id: 'a1', role: 'assistant', text, status: 'done' } });
@@ -394,11 +394,9 @@ async function run(browser, harness, mode, tokens, { alone = false, warm = false
       window.__bytesPosted = 0;
       window.__deltasPosted = 0;
     }, earlier.join(''));
-    await page.evaluate((t) => {
-      window.__benchTokens = t;
-    }, tokens);
     turnId = 'a2';
   }
+  await setTokens(page, tokens);
   await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
 
   const { cdp, read: metrics } = await perfMetrics(page);
@@ -478,8 +476,9 @@ async function bundlePacer(dir) {
   const entry = join(dir, 'src/core/deltaPacer.ts');
   if (!existsSync(entry)) return undefined;
   const out = await esbuild.build({
+    ...browserBuildOptions(true),
     stdin: { contents: `import { DeltaPacer } from ${JSON.stringify(entry)}; window.__DeltaPacer = DeltaPacer;`, resolveDir: dir, loader: 'ts' },
-    bundle: true, write: false, minify: true, platform: 'browser', format: 'iife', target: 'es2022', logLevel: 'warning',
+    write: false,
   });
   return out.outputFiles[0].text;
 }

@@ -18,8 +18,8 @@ export function commonBuildOptions(production) {
   };
 }
 
-/** A bundle for the webview's page (or a worker it starts). */
-function browserBuildOptions(production) {
+/** A bundle for a browser page: the webview's, a worker it starts, or the render benchmark's stand-in host. */
+export function browserBuildOptions(production) {
   return { ...commonBuildOptions(production), platform: 'browser', format: 'iife', target: 'es2022' };
 }
 

@@ -280,13 +280,10 @@ describe('chat webview (Chromium)', function () {
     });
     assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: false });
     // Too narrow for one line: the buttons wrap, as a group, still at the right (before, Regenerate alone wrapped to the left).
+    // (Each test has a page of its own: the size needs no restoring.)
     await page.setViewportSize({ width: 260, height: 700 });
-    try {
-      await frames();
-      assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: true });
-    } finally {
-      await page.setViewportSize({ width: 420, height: 700 });
-    }
+    await frames();
+    assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: true });
   });
 
   it('mid-stream, a reference definition reaches the blocks after it, as in a whole render', async () => {
@@ -883,20 +880,16 @@ describe('chat webview (Chromium)', function () {
       };
     });
     await page.setViewportSize({ width: 300, height: 700 });
-    try {
-      await host(snapshot([], { header: { model: 'parley-demo', endpoint: '127.0.0.1:36187', demo: true, models: [] } }));
-      await page.getByRole('button', { name: /^Model: parley-demo/ }).waitFor(WAIT);
-      const short = await measure();
-      // The name and the demo badge take what they need; the endpoint has what is left, if anything.
-      assert.deepEqual({ ...short, endpointWidth: short.endpointWidth < 60 }, { nameCut: false, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
-      await host({ type: 'header', header: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', endpoint: 'api.together.xyz', demo: false, models: [] } });
-      await page.getByRole('button', { name: /^Model: meta-llama/ }).waitFor(WAIT);
-      // A long name is cut at the model's share of the header (60 %), its caret still shown; the endpoint has the rest.
-      const long = await measure();
-      assert.deepEqual({ ...long, endpointWidth: long.endpointWidth > 40 }, { nameCut: true, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
-    } finally {
-      await page.setViewportSize({ width: 420, height: 700 });
-    }
+    await host(snapshot([], { header: { model: 'parley-demo', endpoint: '127.0.0.1:36187', demo: true, models: [] } }));
+    await page.getByRole('button', { name: /^Model: parley-demo/ }).waitFor(WAIT);
+    const short = await measure();
+    // The name and the demo badge take what they need; the endpoint has what is left, if anything.
+    assert.deepEqual({ ...short, endpointWidth: short.endpointWidth < 60 }, { nameCut: false, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
+    await host({ type: 'header', header: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', endpoint: 'api.together.xyz', demo: false, models: [] } });
+    await page.getByRole('button', { name: /^Model: meta-llama/ }).waitFor(WAIT);
+    // A long name is cut at the model's share of the header (60 %), its caret still shown; the endpoint has the rest.
+    const long = await measure();
+    assert.deepEqual({ ...long, endpointWidth: long.endpointWidth > 40 }, { nameCut: true, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
   });
 
   it('setup card, header and history post their messages', async () => {
