@@ -1,4 +1,4 @@
-// Expected results of replaying every provider transcript in ../shared/fixtures/providers/ through the client.
+// Expected results of replaying every provider transcript in test/fixtures/providers/ through the client.
 //
 // Every value here was derived by READING the transcript (by eye, or by throwaway one-off scripts over the transcript
 // that are not part of the project), never by running Parley's code. The rules applied while reading:
@@ -168,7 +168,7 @@ function nonStream(file: string, exercises: string, expect: Expected): FixtureEn
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// the table: one entry per file in ../shared/fixtures/providers/ (derived-sse/ files are used by their .chunks.jsonl)
+// the table: one entry per file in test/fixtures/providers/ (derived-sse/ files are used by their .chunks.jsonl)
 
 export const FIXTURES: FixtureEntry[] = [
   chunks(

@@ -1,9 +1,9 @@
-// Provider conformance (issue 2, section 4): every transcript in ../shared/fixtures/providers/ is replayed through the
+// Provider conformance (issue 2, section 4): every transcript in test/fixtures/providers/ is replayed through the
 // client from a real local HTTP server, whole, byte by byte and at random split points (three seeds: small, large and
 // mixed pieces), and the result is checked against values written by hand in conformance.expected.ts (derived by
-// reading the transcripts, never by running Parley). The transcripts are read from ../shared at test time and never
-// copied into the project.
-// CI always has the folder; when it is missing this suite FAILS, it does not skip.
+// reading the transcripts, never by running Parley). The transcripts are the repository's own copy of the team's
+// recordings (test/fixtures/providers/SOURCES.md says where each comes from), so a fresh clone passes alone.
+// When the folder is missing this suite FAILS, it does not skip.
 import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -26,7 +26,7 @@ function repoRoot(): string {
   }
 }
 
-const FIXTURES_DIR = path.resolve(repoRoot(), '../shared/fixtures/providers');
+const FIXTURES_DIR = path.resolve(repoRoot(), 'test/fixtures/providers');
 /** Not transcripts: the provenance table, and derived-sse/ (replayed through its .chunks.jsonl entry). */
 const NOT_TRANSCRIPTS = new Set(['SOURCES.md', 'derived-sse']);
 /** Hop-by-hop or length headers that Node manages itself; never replayed from a recording. */
@@ -287,12 +287,12 @@ function mergeDeltas(events: StreamEvent[]): StreamEvent[] {
   return out;
 }
 
-describe('provider conformance: ../shared/fixtures/providers', function () {
+describe('provider conformance: test/fixtures/providers', function () {
   this.timeout(120_000);
   const present = fs.existsSync(FIXTURES_DIR) && fs.statSync(FIXTURES_DIR).isDirectory();
 
   it('the fixtures folder exists (it does in CI; this suite never skips)', () => {
-    assert.ok(present, `provider fixtures not found at ${FIXTURES_DIR}: clone the shared folder beside the repository (../shared)`);
+    assert.ok(present, `provider fixtures not found at ${FIXTURES_DIR}: they are part of the repository (git checkout test/fixtures)`);
   });
   if (!present) return;
 
