@@ -1,7 +1,8 @@
 // fetch, redirects, retries, timeouts and cancellation; streamChat(), complete(), chatWithFallback() and listModels().
 import { createParser } from 'eventsource-parser';
 import type { Endpoint } from './endpoint';
-import { errorFromResponse, ParleyError } from './errors';
+import { errorFromResponse, errorFromWire, ParleyError, wireError, withoutSecrets } from './errors';
+import { redact } from './redact';
 import { validateHeaders } from './headers';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
 import { Accumulator } from './stream';
@@ -39,6 +40,11 @@ export interface ChatStream extends AsyncIterable<StreamEvent> {
 const DEFAULT_HEADER_TIMEOUT = 60_000;
 const DEFAULT_IDLE_TIMEOUT = 300_000;
 const MAX_ERROR_BODY = 64 * 1024;
+/**
+ * The most read of a body that is not an event stream (one JSON completion, or whatever a wrong base URL serves).
+ * A long completion with logprobs stays well under it; a download does not, and is not read whole.
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MAX_REDIRECTS = 5;
 /** Backoff between retries: from 0.5 s, never more than 8 s. */
 const MIN_BACKOFF = 500;
@@ -107,23 +113,40 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-function describeConnectionError(e: unknown, url: string): string {
-  let host = url;
+/** `scheme://host:port` of a URL, for messages (the URL itself when it does not parse). */
+function originOf(url: string): string {
   try {
     const u = new URL(url);
-    host = `${u.protocol}//${u.host}`;
+    return `${u.protocol}//${u.host}`;
   } catch {
-    // keep url
+    return url;
   }
-  const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+}
+
+/** What fetch's failure says about the connection: why, and whether the server was reached at all. */
+function connectionFailure(e: unknown): { why: string; reached: boolean } {
+  const cause = (e as { cause?: { code?: string; message?: string; name?: string } })?.cause;
   const code = cause?.code ?? '';
+  const message = cause?.message ?? (e instanceof Error ? e.message : String(e));
+  // The server answered, but not in HTTP/1.1: llhttp's parse errors (HPE_…), or undici's "bad response" for an
+  // informational (1xx) answer it cannot use. Retrying the same request gets the same answer.
+  if (cause?.name === 'HTTPParserError' || /^HPE_/.test(code)) return { why: `its response is not valid HTTP (${message})`, reached: true };
+  if (code === 'UND_ERR_SOCKET' && /bad response/i.test(message)) return { why: 'it sent an informational (1xx) response, such as 100 Continue, that was not asked for', reached: true };
   const why =
     code === 'ECONNREFUSED' ? 'connection refused (is the server running?)'
     : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host name not found'
     : code === 'ECONNRESET' ? 'connection reset'
-    : /certificate|CERT|SSL|TLS/i.test(`${code} ${cause?.message ?? ''}`) ? `TLS problem: ${cause?.message ?? code}`
-    : cause?.message ?? (e instanceof Error ? e.message : String(e));
-  return `Cannot reach ${host}: ${why}.`;
+    : /certificate|CERT|SSL|TLS/i.test(`${code} ${message}`) ? `TLS problem: ${message}`
+    : message;
+  return { why, reached: false };
+}
+
+/** The error for a request whose fetch failed before any response: `connection` (retried), or `protocol` when the server was reached. */
+function failedFetch(e: unknown, url: string): ParleyError {
+  const { why, reached } = connectionFailure(e);
+  return reached
+    ? new ParleyError('protocol', `${originOf(url)} was reached, but ${why}. Check that parley.baseUrl points at an OpenAI-compatible server, not a proxy or another service.`, { url })
+    : new ParleyError('connection', `Cannot reach ${originOf(url)}: ${why}.`, { url });
 }
 
 interface Attempt {
@@ -150,7 +173,14 @@ async function send(opts: ClientOptions, method: 'GET' | 'POST', url: string, bo
     if (response.status < 300 || response.status >= 400 || !response.headers.get('location')) {
       return { response, ttfbMs: Date.now() - started };
     }
-    const location = new URL(response.headers.get('location') as string, current).href;
+    const raw = response.headers.get('location') as string;
+    let location: string;
+    try {
+      location = new URL(raw, current).href;
+    } catch {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ParleyError('protocol', `${originOf(url)} was reached, but it answered ${response.status} with a redirect to an address that is not a URL (${JSON.stringify(raw.slice(0, 100))}). Check parley.baseUrl.`, { status: response.status, url });
+    }
     await response.body?.cancel().catch(() => undefined);
     const target = new URL(location);
     if (target.origin !== opts.endpoint.origin) {
@@ -295,6 +325,8 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
   };
 
   const finish = (ended: ChatResult['ended'], error?: ParleyError): ChatResult => {
+    // Every error leaves here: whichever message quoted the server's bytes, the request's key is not in it.
+    if (error) withoutSecrets(error, secrets);
     const events: StreamEvent[] = [];
     acc.flush(events);
     const usage: Usage = acc.usage ?? estimateUsage(messages, acc.allOutput());
@@ -320,7 +352,9 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
           return finish('error', new ParleyError('timeout', `No response from ${new URL(url).host} within ${Math.round(headerTimeout / 1000)} s (request timeout).`, { timeout: 'headers', url }));
         }
         if (e instanceof ParleyError) return finish('error', e);
-        failure = new ParleyError('connection', describeConnectionError(e, url), { url });
+        failure = failedFetch(e, url);
+        // A server that answered with something that is not HTTP answers the same way again: no retry.
+        if (failure.kind !== 'connection') return finish('error', failure);
       } finally {
         clearTimeout(headerTimer);
       }
@@ -374,6 +408,9 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
     let atEof = false;
     // Whether the text fed last ended in CR: a line end the parser still holds (a CRLF may follow).
     let heldCR = false;
+    // Bytes read while the body is not (yet) an event stream, and whether that passed MAX_BODY_BYTES.
+    let plainBytes = 0;
+    let tooLarge = false;
     const parser = createParser({
       onEvent(ev) {
         if (error || acc.sawDone) return;
@@ -389,13 +426,14 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
           // A stream cut short, not a malformed one: the broken event is dropped, and the end state (incomplete
           // unless every choice had finished) says what happened. An `event: error` is still an error.
           if (atEof && ev.event !== 'error') return;
-          if (ev.event === 'error') error = errorFromResponse(500, 'text/plain', data, { url, model, secrets });
-          else error = new ParleyError('protocol', `${new URL(url).host} sent a stream chunk that is not JSON: ${data.slice(0, 120)}`, { url });
+          // An `event: error` inside the stream is the server's own error, whatever the HTTP status said.
+          if (ev.event === 'error') error = errorFromWire(response.status, { message: redact(data.trim().slice(0, 300), secrets) || 'error event' }, { url, model, secrets });
+          else error = new ParleyError('protocol', `${new URL(url).host} sent a stream chunk that is not JSON: ${redact(data.slice(0, 120), secrets)}`, { url });
           return;
         }
         const e = acc.chunk(json, events);
         if (e) error = e;
-        else if (ev.event === 'error') error = errorFromResponse(500, 'application/json', data, { url, model, secrets });
+        else if (ev.event === 'error') error = errorFromWire(response.status, wireError(json) ?? { message: redact(data.slice(0, 300), secrets) }, { url, model, secrets });
       },
     });
     const feed = (t: string) => {
@@ -409,6 +447,10 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
         const { done, value } = await reader.read();
         if (done) break;
         armIdle();
+        if (!sseMode && (plainBytes += value.byteLength) > MAX_BODY_BYTES) {
+          tooLarge = true;
+          break;
+        }
         const text = decoder.decode(value, { stream: true });
         if (!decided) {
           whole += text;
@@ -450,14 +492,24 @@ async function run(opts: ClientOptions, body: Record<string, unknown>, emit: (ev
       if (reason() === 'idle') {
         return finish('error', new ParleyError('timeout', `The stream from ${new URL(url).host} went silent for ${Math.round(idleTimeout / 1000)} s (stream idle timeout); the text so far is kept.`, { timeout: 'idle', url }));
       }
-      return finish('error', new ParleyError('connection', `The connection to ${new URL(url).host} broke mid-reply: ${describeConnectionError(e, url).replace(/^Cannot reach [^:]+: /, '')}`, { url }));
+      const { why, reached } = connectionFailure(e);
+      return reached
+        ? finish('error', new ParleyError('protocol', `The response from ${new URL(url).host} broke mid-reply: ${why}; the text so far is kept.`, { url }))
+        : finish('error', new ParleyError('connection', `The connection to ${new URL(url).host} broke mid-reply: ${why}; the text so far is kept.`, { url }));
     } finally {
       clearTimeout(idleTimer);
-      if (acc.sawDone || error) await reader.cancel().catch(() => undefined);
+      if (acc.sawDone || error || tooLarge) await reader.cancel().catch(() => undefined);
       reader.releaseLock?.();
     }
     if (reason() === 'cancelled') return finish('cancelled');
     if (error) return finish('error', error);
+    if (tooLarge) {
+      return finish('error', new ParleyError(
+        'protocol',
+        `${new URL(url).host} sent a response larger than ${MAX_BODY_BYTES / 1024 / 1024} MB that is not an event stream (${contentType ?? 'no content type'}); Parley stopped reading it. Check that parley.baseUrl is the server's API address, not a download.`,
+        { status: response.status, url },
+      ));
+    }
     if (sseMode && acc.chunks === 0 && !acc.sawDone && whole.trim() !== '' && !/^(data|event|id|retry)\s*:|^:/m.test(whole.trimStart())) {
       // Labelled text/event-stream, but not one SSE line: read it as what it is (a JSON body, an HTML page).
       sseMode = false;
@@ -650,7 +702,7 @@ export async function listModels(opts: ClientOptions): Promise<string[]> {
       text = await readText(attempt.response, 4 * 1024 * 1024);
     } catch (e) {
       if (e instanceof ParleyError) throw e;
-      throw aborted() ?? new ParleyError('connection', describeConnectionError(e, url), { url });
+      throw aborted() ?? failedFetch(e, url);
     }
     const status = attempt.response.status;
     const contentType = attempt.response.headers.get('content-type');
@@ -671,6 +723,8 @@ export async function listModels(opts: ClientOptions): Promise<string[]> {
       if (typeof id === 'string' && id) ids.push(id);
     }
     return ids;
+  } catch (e) {
+    throw e instanceof ParleyError ? withoutSecrets(e, secrets) : e;
   } finally {
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);

@@ -1,5 +1,5 @@
 // Turns typed core errors into words for a person, with the action that fixes them.
-import type { ParleyError } from './errors';
+import { statusWords, type ParleyError } from './errors';
 import type { ActionId, ErrorView } from '../shared/protocol';
 
 /** A hint when a 404 looks like a base URL with a missing or doubled version segment. */
@@ -27,7 +27,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
     case 'auth':
       return {
         kind: 'auth',
-        title: `The server rejected the API key (HTTP ${err.status ?? 401}). Set the key for this endpoint.`,
+        title: `The server rejected the API key (${statusWords(err.status ?? 401, err.inResponse)}). Set the key for this endpoint.`,
         detail,
         actions: ['setApiKey', 'retry', 'testConnection'],
       };
@@ -35,8 +35,9 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
       return {
         kind: 'not_found',
         title: /model/i.test(err.message) || /model/i.test(detail ?? '')
-          ? `The model "${ctx.model}" was not found, or the URL is wrong (HTTP 404).`
-          : 'The server answered 404: the URL or the model is wrong.',
+          ? `The model "${ctx.model}" was not found, or the URL is wrong (${statusWords(err.status ?? 404, err.inResponse)}).`
+          : err.inResponse === undefined ? 'The server answered 404: the URL or the model is wrong.'
+          : `The server answered that the URL or the model is wrong (${statusWords(err.status ?? 404, err.inResponse)}).`,
         detail,
         hint: versionHint(ctx.url),
         actions: ['openSettings', 'testConnection', 'retry'],
@@ -44,7 +45,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
     case 'rate_limit':
       return {
         kind: 'rate_limit',
-        title: 'Rate limited by the provider (HTTP 429). Wait a moment and retry.',
+        title: `Rate limited by the provider (${statusWords(err.status ?? 429, err.inResponse)}). Wait a moment and retry.`,
         detail,
         actions: withRetry(),
       };
@@ -83,12 +84,12 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
     case 'bad_request':
       return {
         kind: 'bad_request',
-        title: `The server refused the request (HTTP ${err.status ?? 400})${err.param ? `: parameter ${err.param}` : ''}.`,
+        title: `The server refused the request (${statusWords(err.status ?? 400, err.inResponse)})${err.param ? `: parameter ${err.param}` : ''}.`,
         detail,
         actions: withRetry('openSettings', 'testConnection'),
       };
     case 'server':
-      return { kind: 'server', title: `The server failed (HTTP ${err.status ?? 500}). Retry in a moment.`, detail, actions: withRetry() };
+      return { kind: 'server', title: `The server failed (${statusWords(err.status ?? 500, err.inResponse)}). Retry in a moment.`, detail, actions: withRetry() };
     case 'config':
       return { kind: 'config', title: err.message, actions: ['openSettings', 'testConnection'] };
     default:

@@ -23,6 +23,8 @@ export interface ErrorDetails {
   retryAfterMs?: number;
   timeout?: 'headers' | 'idle';
   url?: string;
+  /** Set when the error came inside a successful (2xx) response: that response's HTTP status. */
+  inResponse?: number;
 }
 
 /** Every failure the core reports. `message` is words for a person; `providerMessage` the server's own (redacted). */
@@ -35,6 +37,7 @@ export class ParleyError extends Error {
   retryAfterMs?: number;
   timeout?: 'headers' | 'idle';
   url?: string;
+  inResponse?: number;
 
   constructor(kind: ErrorKind, message: string, details: ErrorDetails = {}) {
     // A safety net: whatever built the message, key-shaped tokens and keys in query strings do not survive.
@@ -49,6 +52,28 @@ export class ParleyError extends Error {
   override toString(): string {
     return `ParleyError [${this.kind}${this.status ? ` ${this.status}` : ''}]: ${this.message}`;
   }
+}
+
+/**
+ * How a message names an error's status: `HTTP 401`, or, for an error inside a successful response, where it came
+ * from (`status 401, inside an HTTP 200 response`), so that the words never name a status the error does not have.
+ */
+export function statusWords(status: number | undefined, inResponse?: number): string {
+  if (inResponse === undefined) return status === undefined ? 'no HTTP status' : `HTTP ${status}`;
+  return status !== undefined && status !== inResponse ? `status ${status}, inside an HTTP ${inResponse} response` : `inside an HTTP ${inResponse} response`;
+}
+
+/**
+ * Takes every exact secret out of the text an error carries (message, providerMessage, url), in place. The
+ * constructor's net catches key-shaped tokens only; a key of any other shape is caught here, where the request's
+ * keys are known. Returns the same error.
+ */
+export function withoutSecrets(e: ParleyError, secrets: readonly string[]): ParleyError {
+  if (secrets.length === 0) return e;
+  e.message = redact(e.message, secrets);
+  if (e.providerMessage !== undefined) e.providerMessage = redact(e.providerMessage, secrets);
+  if (e.url !== undefined) e.url = redact(e.url, secrets);
+  return e;
 }
 
 /** The server's error, as found in a body: `{error: {...}}`, `{error: "text"}`, or a bare `{message, ...}`. */
@@ -104,7 +129,11 @@ export function wireError(body: unknown): WireError | undefined {
   if (e === undefined && Array.isArray(b.detail)) e = { detail: b.detail };
   if (typeof e === 'string') {
     const v = validationDetail(e);
-    return v ? { message: v.message, param: v.param } : { message: e };
+    if (v) return { message: v.message, param: v.param };
+    // `{error: "TypeError", message: "Cannot read properties of null…", status: 500}`: the name alone says little.
+    const more = typeof b.message === 'string' && b.message.trim() && b.message !== e ? b.message : undefined;
+    const status = typeof b.status === 'number' ? b.status : typeof b.status_code === 'number' ? b.status_code : undefined;
+    return status === undefined ? { message: more ? `${e}: ${more}` : e } : { message: more ? `${e}: ${more}` : e, status };
   }
   if (!isRecord(e)) return undefined;
   const o = e;
@@ -150,13 +179,20 @@ function hostOf(url: string): string {
   }
 }
 
-/** A typed error from a server's error object, whatever HTTP status carried it (200 included). */
+/**
+ * A typed error from a server's error object, whatever HTTP status carried it (200 included). An error inside a
+ * 2xx response (a stream chunk, an `event: error`, a 200 body) is said to be one: its `status` is the one the
+ * body gives (401 for a rejected key), else the HTTP status, and its message never names another.
+ */
 export function errorFromWire(status: number, w: WireError, ctx: { url: string; model?: string; secrets?: readonly string[] }): ParleyError {
   const provider = redact(w.message, ctx.secrets ?? []);
   // A status inside the body counts only when it is one (Mistral puts 3001 in `code`).
   const inner = w.status !== undefined && w.status >= 100 && w.status <= 599 ? w.status : undefined;
-  const effective = status >= 400 ? status : inner ?? status;
+  const inBand = status < 400;
+  const effective = inBand ? inner ?? status : status;
   const details: ErrorDetails = { status: effective, code: w.code, param: w.param, providerMessage: provider, url: ctx.url };
+  if (inBand) details.inResponse = status;
+  const where = (st: number) => statusWords(st, details.inResponse);
   const host = hostOf(ctx.url);
   const code = `${w.code ?? ''} ${w.type ?? ''}`;
   if (/insufficient_quota|billing|quota/i.test(code) || (effective === 429 && /quota|credit|billing/i.test(provider))) {
@@ -166,22 +202,27 @@ export function errorFromWire(status: number, w: WireError, ctx: { url: string; 
     return new ParleyError('context_length', `The request is too long for the model's context: ${provider}`, details);
   }
   if (effective === 401 || effective === 403 || /invalid_api_key|authentication|unauthori[sz]ed/i.test(code)) {
-    return new ParleyError('auth', `${host} rejected the API key (HTTP ${effective}): ${provider}`, { ...details, status: effective === 200 ? 401 : effective });
+    const st = effective === 401 || effective === 403 ? effective : 401;
+    return new ParleyError('auth', `${host} rejected the API key (${where(st)}): ${provider}`, { ...details, status: st });
   }
   if (effective === 404 || /model_not_found|not_found/i.test(code) || /unexpected endpoint|unknown (?:url|endpoint|route)/i.test(provider)) {
     const what = ctx.model && (/model/i.test(provider) || /model/i.test(code)) ? `The model "${ctx.model}" was not found` : `Not found: ${ctx.url}`;
-    return new ParleyError('not_found', `${what} (HTTP ${effective}): ${provider}`, details);
+    return new ParleyError('not_found', `${what} (${where(effective)}): ${provider}`, details);
   }
   if (effective === 429 || /rate_limit/i.test(code)) {
     return new ParleyError('rate_limit', `Rate limited by ${host}: ${provider}`, details);
   }
   if (effective === 400 || effective === 422 || effective === 413) {
-    return new ParleyError('bad_request', `${host} refused the request (HTTP ${effective}${w.param ? `, parameter ${w.param}` : ''}): ${provider}`, details);
+    return new ParleyError('bad_request', `${host} refused the request (${where(effective)}${w.param ? `, parameter ${w.param}` : ''}): ${provider}`, details);
   }
   if (effective >= 500 || effective === 408 || effective === 409 || /server_error/i.test(code)) {
-    return new ParleyError('server', `${host} failed (HTTP ${effective}): ${provider}`, details);
+    return new ParleyError('server', `${host} failed (${where(effective)}): ${provider}`, details);
   }
-  return new ParleyError(effective >= 400 ? 'bad_request' : 'protocol', `${host} answered with an error (HTTP ${effective}): ${provider}`, details);
+  if (inBand) {
+    // An error the server put inside a response that had begun as a success: its own failure, said as such.
+    return new ParleyError('server', `${host} reported an error (${where(effective)}): ${provider}`, details);
+  }
+  return new ParleyError('bad_request', `${host} answered with an error (${where(effective)}): ${provider}`, details);
 }
 
 /** A typed error from a non-OK (or error-carrying) HTTP response. */

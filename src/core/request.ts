@@ -23,10 +23,15 @@ export interface Adaptations {
   maxCompletionTokens?: boolean;
 }
 
+/** A setting's value as a person would write it: JSON, except numbers JSON cannot hold (NaN, Infinity). */
+function shown(v: unknown): string {
+  return typeof v === 'number' ? String(v) : v === undefined ? 'unset' : JSON.stringify(v) ?? String(v);
+}
+
 function checkRange(name: string, setting: string, v: number | undefined, min: number, max: number): void {
   if (v === undefined) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw new ParleyError('config', `${setting} (${name}) must be a number from ${min} to ${max}; it is ${JSON.stringify(v)}.`);
+    throw new ParleyError('config', `${setting} (${name}) must be a number from ${min} to ${max}; it is ${shown(v)}.`);
   }
 }
 
@@ -43,7 +48,7 @@ export function validateSettings(s: RequestSettings): void {
   checkRange('presence_penalty', 'parley.presencePenalty', s.presencePenalty, -2, 2);
   checkRange('frequency_penalty', 'parley.frequencyPenalty', s.frequencyPenalty, -2, 2);
   if (s.maxTokens !== undefined && (!Number.isInteger(s.maxTokens) || s.maxTokens < 1)) {
-    throw new ParleyError('config', `parley.maxTokens (max_tokens) must be a positive whole number; it is ${JSON.stringify(s.maxTokens)}.`);
+    throw new ParleyError('config', `parley.maxTokens (max_tokens) must be a positive whole number; it is ${shown(s.maxTokens)}.`);
   }
   if (s.stop !== undefined && !(typeof s.stop === 'string' || (Array.isArray(s.stop) && s.stop.every((x) => typeof x === 'string')))) {
     throw new ParleyError('config', 'parley.stop must be a string or a list of strings.');

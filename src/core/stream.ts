@@ -88,6 +88,15 @@ function pushDelta(out: StreamEvent[], type: 'text' | 'reasoning', choice: numbe
   else out.push({ type, choice, text });
 }
 
+/**
+ * Splits off a trailing high surrogate: a server that cuts text by UTF-16 units sends 😀 as `\ud83d` in one chunk
+ * and `\ude00` in the next, and no event (nor a pacer step or a panel update after it) may carry half a character.
+ */
+function holdHalf(s: string): [whole: string, held: string] {
+  const last = s.charCodeAt(s.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? [s.slice(0, -1), s.slice(-1)] : [s, ''];
+}
+
 interface ToolState {
   call: ToolCall;
 }
@@ -97,6 +106,10 @@ class ChoiceState {
   reasoning = '';
   refusal = '';
   finishReason: string | null = null;
+  /** A high surrogate held back from each kind of text until its pair arrives (see holdHalf). */
+  heldText = '';
+  heldReasoning = '';
+  heldRefusal = '';
   readonly think = new ThinkSplitter();
   readonly tools: ToolState[] = [];
   readonly byIndex = new Map<number, ToolState>();
@@ -203,9 +216,12 @@ export class Accumulator {
     return undefined;
   }
 
-  private reasoningFrom(c: ChoiceState, field: ReasoningField, text: string, out: StreamEvent[]): void {
+  private reasoningFrom(c: ChoiceState, field: ReasoningField, part: string, out: StreamEvent[], final = false): void {
+    if (part) this.reasoningField ??= field;
+    let text = c.heldReasoning + part;
+    if (final) c.heldReasoning = '';
+    else [text, c.heldReasoning] = holdHalf(text);
     if (!text) return;
-    this.reasoningField ??= field;
     c.reasoning += text;
     pushDelta(out, 'reasoning', c.index, text);
   }
@@ -223,29 +239,42 @@ export class Accumulator {
         }
       }
     }
-    if (typeof d.content === 'string' && d.content.length > 0) {
-      if (c.think.answering) {
-        c.text += d.content;
-        pushDelta(out, 'text', index, d.content);
-      } else {
-        const { text, reasoning } = c.think.feed(d.content);
-        if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
-        if (text) {
-          c.text += text;
-          pushDelta(out, 'text', index, text);
-        }
-      }
-    }
-    if (typeof d.refusal === 'string' && d.refusal) {
-      c.refusal += d.refusal;
-      out.push({ type: 'refusal', choice: index, text: d.refusal });
-    }
+    if (typeof d.content === 'string' && d.content.length > 0) this.content(c, d.content, out);
+    if (typeof d.refusal === 'string' && d.refusal) this.refusal(c, d.refusal, out);
     if (Array.isArray(d.tool_calls)) {
       for (let pos = 0; pos < d.tool_calls.length; pos++) {
         const tc = d.tool_calls[pos];
         if (isObject(tc)) this.toolCall(c, tc, pos, d.tool_calls.length, out);
       }
     }
+  }
+
+  /** Answer text (or <think> reasoning in it); `final` lets out a held half character, at the end of input. */
+  private content(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
+    let content = c.heldText + part;
+    if (final) c.heldText = '';
+    else [content, c.heldText] = holdHalf(content);
+    if (!content) return;
+    if (c.think.answering) {
+      c.text += content;
+      pushDelta(out, 'text', c.index, content);
+      return;
+    }
+    const { text, reasoning } = c.think.feed(content);
+    if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
+    if (text) {
+      c.text += text;
+      pushDelta(out, 'text', c.index, text);
+    }
+  }
+
+  private refusal(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
+    let text = c.heldRefusal + part;
+    if (final) c.heldRefusal = '';
+    else [text, c.heldRefusal] = holdHalf(text);
+    if (!text) return;
+    c.refusal += text;
+    out.push({ type: 'refusal', choice: c.index, text });
   }
 
   /** Tool calls are assembled by index, else by id, else by position; only `arguments` is concatenated. */
@@ -294,6 +323,10 @@ export class Accumulator {
   /** At end of input: flushes text held back by the <think> splitter. */
   flush(out: StreamEvent[]): void {
     for (const c of this.choices.values()) {
+      // A half character whose pair never came is let out as it is: the text is what the server sent.
+      if (c.heldText) this.content(c, '', out, true);
+      if (c.heldReasoning) this.reasoningFrom(c, this.reasoningField ?? 'reasoning', '', out, true);
+      if (c.heldRefusal) this.refusal(c, '', out, true);
       const { text, reasoning } = c.think.flush();
       if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
       if (text) {
