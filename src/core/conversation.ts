@@ -1,4 +1,5 @@
 // Conversations as the host stores them, and how they turn into wire messages and Markdown.
+import { redactSecrets } from './redact';
 import type { ChatMessage, ContentPart } from './types';
 import type { ContextChip, ConversationView, TurnView } from '../shared/protocol';
 
@@ -129,4 +130,13 @@ export function toMarkdown(c: Conversation): string {
     }
   }
   return out.join('\n');
+}
+
+/**
+ * The conversation as exported: exactly as it was, except that the stored keys themselves (`secrets`: every key
+ * Parley holds, for any origin, since a conversation may quote any of them) are replaced by `[redacted]`. The
+ * log's key-guessing patterns are not applied: they would rewrite ordinary text and placeholders.
+ */
+export function exportMarkdown(c: Conversation, secrets: readonly string[]): string {
+  return redactSecrets(toMarkdown(c), secrets);
 }

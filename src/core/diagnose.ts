@@ -2,6 +2,7 @@
 import { adapt, listModels, rejectedParam, streamChat, type ClientOptions } from './client';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
+import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
 import type { ChatMessage, ChatResult, EndState, ReasoningField } from './types';
@@ -330,6 +331,18 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     return causes;
   }
 
+  // A model missing from the list the server itself gave is the likeliest cause whatever the status: some
+  // servers answer an unknown model with a bare 500 or 400. It goes first; the status's own cause follows.
+  const modelErr = /\bmodel\b/i.test(text) && (status === 404 || kind === 'not_found' || /not (exist|found)|does not exist|unknown model|pull/i.test(text));
+  if (r.models.modelListed === false) {
+    add({
+      id: 'model-not-in-list',
+      fix: `"${r.model}" is not in the server's model list${hintNames(r.models.closest)}. Set parley.model to one of them ("Parley: Select Model").`,
+      because: chatErr?.message,
+    });
+    if (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404) return causes;
+  }
+
   if (kind === 'auth' || status === 401 || status === 403) {
     if (r.key === 'absent') {
       add({ id: 'missing-key', fix: `The server wants an API key. Run "Parley: Set API Key" and enter the key for ${r.origin}.`, because: chatErr?.message });
@@ -342,17 +355,8 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   if (kind === 'rate_limit') add({ id: 'rate-limit', fix: 'The provider is rate limiting this key. Wait a moment and test again.', because: chatErr?.message });
   if (kind === 'quota') add({ id: 'quota', fix: 'The account is out of quota or credit. Check billing with the provider.', because: chatErr?.message });
 
-  // The model: not in the list the server gave, or a 404 that names it.
-  const modelErr = /\bmodel\b/i.test(text) && (status === 404 || kind === 'not_found' || /not (exist|found)|does not exist|unknown model|pull/i.test(text));
-  if (r.models.modelListed === false && (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404)) {
-    add({
-      id: 'model-not-in-list',
-      fix: `"${r.model}" is not in the server's model list${hintNames(r.models.closest)}. Set parley.model to one of them ("Parley: Select Model").`,
-      because: chatErr?.message,
-    });
-    return causes;
-  }
-  if (modelErr) {
+  // The model: a 404 (or words) that names it, from a server whose list did not settle it.
+  if (modelErr && r.models.modelListed !== false) {
     add({ id: 'model-not-found', fix: `The server does not know the model "${r.model}". Check parley.model ("Parley: Select Model" lists what the server offers).`, because: chatErr?.message });
     return causes;
   }
@@ -460,26 +464,26 @@ export function reportMarkdown(r: DiagnosisReport): string {
 
   if (r.causes.length > 0) {
     L.push(r.ok ? '## Worth knowing' : '## Likely fix', '');
-    for (const c of r.causes) L.push(`- ${c.fix}${c.because ? `  \n  _Because: ${inline(c.because)}_` : ''}`);
+    for (const c of r.causes) L.push(`- ${markdownProse(c.fix)}${c.because ? `  \n  _Because: ${markdownProse(c.because)}_` : ''}`);
     L.push('');
   }
 
   L.push('## 1. Where requests go', '');
-  L.push(`- Chat URL: ${code(r.url)}`);
-  L.push(`- Model: ${code(r.model)}`);
+  L.push(`- Chat URL: ${codeSpan(r.url)}`);
+  L.push(`- Model: ${codeSpan(r.model)}`);
   L.push(`- API key: ${r.key === 'present' ? `present (sent only to ${r.origin})` : r.keyMissing ? 'absent (none is set for this endpoint; tested without one)' : 'absent (none needed)'}`);
   L.push('');
 
   L.push('## 2. Models', '');
-  L.push(`- ${code(`GET ${r.models.url}`)}`);
+  L.push(`- ${codeSpan(`GET ${r.models.url}`)}`);
   if (r.models.outcome === 'listed') {
     L.push(`- The server listed ${r.models.ids.length} model${r.models.ids.length === 1 ? '' : 's'}${r.models.ids.length ? ':' : '.'}`);
     const shown = r.models.ids.slice(0, 50);
-    for (const id of shown) L.push(`  - ${code(id)}${id === r.model ? ' (configured)' : ''}`);
+    for (const id of shown) L.push(`  - ${codeSpan(id)}${id === r.model ? ' (configured)' : ''}`);
     if (r.models.ids.length > shown.length) L.push(`  - … and ${r.models.ids.length - shown.length} more`);
-    if (r.models.modelListed === false) L.push(`- ${code(r.model)} is **not** in the list.`);
+    if (r.models.modelListed === false) L.push(`- ${codeSpan(r.model)} is **not** in the list.`);
   } else {
-    L.push(`- Not available: ${inline(r.models.error?.message ?? 'no answer')}${r.models.error?.status ? ` (HTTP ${r.models.error.status})` : ''}`);
+    L.push(`- Not available: ${markdownProse(r.models.error?.message ?? 'no answer')}${statusNote(r.models.error)}`);
     L.push('  Some servers have no models endpoint; that alone is not a problem.');
   }
   L.push('');
@@ -487,7 +491,7 @@ export function reportMarkdown(r: DiagnosisReport): string {
   const c = r.chat;
   L.push('## 3. A streamed one-token request', '');
   L.push(`- HTTP status: ${c.status ?? 'none (no answer)'}`);
-  L.push(`- Content type: ${c.contentType ? code(c.contentType) : 'unknown'}`);
+  L.push(`- Content type: ${c.contentType ? codeSpan(c.contentType) : 'unknown'}`);
   L.push(`- Time to first byte: ${c.ttfbMs !== undefined ? `${Math.round(c.ttfbMs)} ms` : 'unknown'}`);
   L.push(`- Chunks: ${c.chunks > 0 ? `yes (${c.chunks})` : 'none'}`);
   L.push(`- \`[DONE]\`: ${c.sawDone ? 'yes' : 'no'}`);
@@ -495,17 +499,17 @@ export function reportMarkdown(r: DiagnosisReport): string {
   L.push(`- Reasoning field: ${c.reasoningField ? reasoningName(c.reasoningField) : 'none seen'}`);
   L.push(
     `- Parameters dropped: ${
-      c.dropped.length ? c.dropped.map((p) => (p === 'max_tokens' ? '`max_tokens` (sent as `max_completion_tokens`)' : code(p))).join(', ') : 'none'
+      c.dropped.length ? c.dropped.map((p) => (p === 'max_tokens' ? '`max_tokens` (sent as `max_completion_tokens`)' : codeSpan(p))).join(', ') : 'none'
     }`,
   );
-  L.push(`- Ended: ${c.ended}${c.finishReason ? ` (finish reason ${code(c.finishReason)})` : ''}`);
-  if (c.sample) L.push(`- Reply: ${code(c.sample.replace(/\s+/g, ' ').slice(0, 80))}`);
-  if (c.error) L.push(`- Error: ${c.error.kind}${c.error.status ? ` (HTTP ${c.error.status})` : ''}: ${inline(c.error.message)}`);
+  L.push(`- Ended: ${c.ended}${c.finishReason ? ` (finish reason ${codeSpan(c.finishReason)})` : ''}`);
+  if (c.sample) L.push(`- Reply: ${codeSpan(c.sample.replace(/\s+/g, ' ').slice(0, 80))}`);
+  if (c.error) L.push(`- Error: ${c.error.kind}${statusNote(c.error)}: ${markdownProse(c.error.message)}`);
   L.push('');
 
   if (r.probes.length > 0) {
     L.push('## Other URLs tried', '');
-    for (const p of r.probes) L.push(`- ${code(`GET ${p.url}`)}: ${p.ok ? p.detail : `no (${inline(p.detail)})`}`);
+    for (const p of r.probes) L.push(`- ${codeSpan(`GET ${p.url}`)}: ${p.ok ? p.detail : `no (${markdownProse(p.detail)})`}`);
     L.push('');
   }
   if (c.dropped.length > 0) {
@@ -617,16 +621,10 @@ function portOf(u: URL): string {
 }
 
 function reasoningName(f: ReasoningField): string {
-  return f === 'think_tag' ? '`<think>` tags in the content' : code(f);
+  return f === 'think_tag' ? '`<think>` tags in the content' : codeSpan(f);
 }
 
-function code(s: string): string {
-  const ticks = s.includes('`') ? '``' : '`';
-  const pad = s.startsWith('`') || s.endsWith('`') ? ' ' : '';
-  return `${ticks}${pad}${s.replace(/[\r\n]+/g, ' ')}${pad}${ticks}`;
-}
-
-/** Server text shown inline: one line, no Markdown or HTML that could change the document. */
-function inline(s: string): string {
-  return s.replace(/[\r\n]+/g, ' ').replace(/[\\`*_[\]<>#|]/g, (ch) => `\\${ch}`).slice(0, 500);
+/** " (HTTP 500)" after an error's kind, unless its message already says so (ParleyError messages usually do). */
+function statusNote(e: ErrorSummary | undefined): string {
+  return e?.status && !e.message.includes(`HTTP ${e.status}`) ? ` (HTTP ${e.status})` : '';
 }

@@ -1,4 +1,5 @@
 // Usage bookkeeping: one record per request, totals by day/endpoint/model, cost, and the Markdown reports.
+import { codeCell, codeSpan } from './markdownText';
 import type { Usage } from './types';
 
 /** One request's usage, as counted. Holds no content and no key. */
@@ -113,11 +114,6 @@ export function statusLabel(r: UsageRecord): string {
   return `Parley usage: last request ${r.estimated ? '≈' : ''}${formatTokens(r.total)} tokens${r.estimated ? ' (estimated)' : ''}`;
 }
 
-/** Escapes Markdown table/inline specials in names that come from settings or servers. */
-export function mdEscape(s: string): string {
-  return s.replace(/[\\`*_{}[\]()#+!|<>~-]/g, (c) => '\\' + c);
-}
-
 /** The status bar tooltip: last request, this window, and all-time totals by endpoint and model. */
 export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger: Ledger): string {
   const est = last.estimated ? ' (estimated)' : '';
@@ -129,7 +125,7 @@ export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger:
     `- Prompt: ${formatTokens(last.prompt)}${last.cached ? ` (cached ${formatTokens(last.cached)})` : ''}`,
     `- Completion: ${formatTokens(last.completion)}${last.reasoning ? ` (reasoning ${formatTokens(last.reasoning)})` : ''}`,
     `- Total: ${last.estimated ? '≈' : ''}${formatTokens(last.total)}`,
-    `- ${mdEscape(last.model)} at ${mdEscape(last.host)} · ${secs.toFixed(1)} s${tps}`,
+    `- ${codeSpan(last.model)} at ${codeSpan(last.host)} · ${secs.toFixed(1)} s${tps}`,
     '',
     `**This window**: ${formatTokens(windowTotals.total)} tokens in ${plural(windowTotals.requests, 'request')}`,
     '',
@@ -137,7 +133,7 @@ export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger:
     '',
   ];
   const byEndpointModel = group(ledger, (_day, host, model) => `${host} · ${model}`);
-  for (const [name, t] of byEndpointModel) lines.push(`- ${mdEscape(name)}: ${formatTokens(t.total)} tokens`);
+  for (const [name, t] of byEndpointModel) lines.push(`- ${codeSpan(name)}: ${formatTokens(t.total)} tokens`);
   lines.push('', 'Click for the full report.');
   return lines.join('\n');
 }
@@ -188,11 +184,11 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
   ];
   const byModel = group(ledger, (_d, _h, m) => m);
   for (const [model, t] of byModel) {
-    out.push(`| ${mdEscape(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
+    out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
   }
   out.push('', '## By endpoint', '', '| Endpoint | Requests | Total | Estimated |', '|---|---:|---:|---:|');
   for (const [host, t] of group(ledger, (_d, h) => h)) {
-    out.push(`| ${mdEscape(host)} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
+    out.push(`| ${codeCell(host)} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
   }
   out.push('', '## By day', '', '| Day | Requests | Total | Estimated | Cost |', '|---|---:|---:|---:|---:|');
   const days = group(ledger, (d) => d).reverse();

@@ -1,7 +1,7 @@
 // Owns the open conversation and the running request. The webview only renders what this posts.
 import * as vscode from 'vscode';
 import {
-  newConversation, titleFrom, toMarkdown, toMessages, toView, turnView,
+  exportMarkdown, newConversation, titleFrom, toMessages, toView, turnView,
   type ContextItem, type Conversation, type Turn,
 } from '../core/conversation';
 import { DeltaPacer } from '../core/deltaPacer';
@@ -434,9 +434,12 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: 'composerError', text });
   }
 
-  /** The open conversation as Markdown (for export). */
-  markdown(): string {
-    return this.log.clean(toMarkdown(this.conversation));
+  /**
+   * The open conversation as Markdown (for export), as it was written: only the exact keys are taken out, the
+   * stored ones (`storedKeys`, for every origin) and any seen this session.
+   */
+  markdown(storedKeys: readonly string[]): string {
+    return exportMarkdown(this.conversation, [...storedKeys, ...this.log.knownSecrets()]);
   }
 
   static newId = newId;

@@ -271,7 +271,7 @@ export async function exportChat(s: Services): Promise<void> {
     void vscode.window.showInformationMessage('Parley: the chat is empty; nothing to export.');
     return;
   }
-  await openUntitled(s.chat.markdown(), 'markdown');
+  await openUntitled(s.chat.markdown(await s.keys.storedKeys()), 'markdown');
 }
 
 export async function showHistory(s: Services): Promise<void> {

@@ -17,6 +17,11 @@ export class Log {
     if (secret) this.secrets.add(secret);
   }
 
+  /** The secrets registered this session. */
+  knownSecrets(): string[] {
+    return [...this.secrets];
+  }
+
   /** Removes registered secrets and masked key echoes from text meant for people or logs. */
   clean(text: string): string {
     return redact(text, [...this.secrets]);

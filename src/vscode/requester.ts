@@ -2,7 +2,8 @@
 import * as vscode from 'vscode';
 import { resolveEndpoint, type Endpoint } from '../core/endpoint';
 import { ParleyError } from '../core/errors';
-import { chatWithFallback, type ClientOptions } from '../core/client';
+import { chatAndLearn, stateAdaptationStore, type AdaptationStore } from '../core/adaptations';
+import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
@@ -39,7 +40,6 @@ export const vscodePrompts: Prompts = {
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
-const ADAPTATIONS_STATE = 'parley.adaptations';
 
 /** Where a request goes and with what. `apiKey` is undefined when the origin needs none. */
 export interface Target {
@@ -77,13 +77,17 @@ export interface RunOutcome {
 export class Requester {
   /** Settings adjustments already logged: each is said once per window, not once per request. */
   private readonly adjustmentsLogged = new Set<string>();
+  /** What servers turned out to refuse, per origin and model, in global state. */
+  private readonly learnt: AdaptationStore;
   constructor(
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
     private readonly log: Log,
     private readonly usage: UsageTracker,
     public prompts: Prompts = vscodePrompts,
-  ) {}
+  ) {
+    this.learnt = stateAdaptationStore(state);
+  }
 
   /**
    * Resolves the endpoint and key. A base URL that a trusted workspace sets to another origin than
@@ -161,22 +165,19 @@ export class Requester {
   }
 
   adaptations(t: Target): Adaptations | undefined {
-    const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
-    const k = adaptationKey(t);
-    return Object.prototype.hasOwnProperty.call(all, k) ? all[k] : undefined;
+    return this.learnt.get(t.endpoint.origin, t.settings.model);
   }
 
   /** Remembers what a server turned out to refuse, for this origin and model. */
   async rememberAdaptations(t: Target, adaptations: Adaptations): Promise<void> {
-    const all = this.state.get<Record<string, Adaptations>>(ADAPTATIONS_STATE, {});
-    await this.state.update(ADAPTATIONS_STATE, { ...all, [adaptationKey(t)]: adaptations });
+    await this.learnt.set(t.endpoint.origin, t.settings.model, adaptations);
   }
 
   async resetAdaptations(): Promise<void> {
-    await this.state.update(ADAPTATIONS_STATE, undefined);
+    await this.learnt.clear();
   }
 
-  /** Sends the request (validating settings first), streams events, learns adaptations, counts usage. */
+  /** Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts usage. */
   async run(t: Target, opts: RunOptions): Promise<RunOutcome> {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
@@ -188,10 +189,9 @@ export class Requester {
     }
     this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
     if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
-    const outcome = await chatWithFallback(this.clientOptions(t, opts.signal), settings, opts.messages, this.adaptations(t), opts.onEvent);
+    const outcome = await chatAndLearn(this.learnt, this.clientOptions(t, opts.signal), settings, opts.messages, opts.onEvent);
     const durationMs = Date.now() - started;
     if (outcome.dropped.length > 0) {
-      await this.rememberAdaptations(t, outcome.adaptations);
       for (const p of outcome.dropped) {
         this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; remembered for next time.`);
         opts.onAdapted?.(p);
@@ -209,10 +209,6 @@ export class Requester {
     );
     return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
   }
-}
-
-function adaptationKey(t: Target): string {
-  return `${t.endpoint.origin} ${t.settings.model}`;
 }
 
 function originOf(url: unknown): string | undefined {

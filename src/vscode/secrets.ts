@@ -53,6 +53,12 @@ export class ApiKeyStore {
     this.changed.fire(origin);
   }
 
+  /** Every stored key, for any origin (to take them out of text that leaves Parley, such as an export). */
+  async storedKeys(): Promise<string[]> {
+    const keys = await Promise.all(this.origins().map((o) => this.secrets.get(KEY_PREFIX + o)));
+    return keys.filter((k): k is string => typeof k === 'string' && k.length > 0);
+  }
+
   /** Origins with a stored key. */
   origins(): string[] {
     return this.state.get<string[]>(ORIGINS_STATE, []);

@@ -9,6 +9,9 @@ import { webviewCsp } from '../../src/shared/csp';
 import type { HeaderView } from '../../src/shared/protocol';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
+const KEY_B = 'plainKey_B_for_another_origin_7f3a9c';
+/** Text that only looks like keys, which an export keeps as written. */
+const AS_WRITTEN = 'Make it ***bold italic***; curl -H "Authorization: Bearer $OPENAI_API_KEY" \'https://maps.example.com/api?key=YOUR_KEY\'';
 
 suite('Security: origins, keys and redaction (trusted workspace)', function () {
   this.timeout(30_000);
@@ -220,12 +223,20 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
       assert.equal(containsSecret(reply, KEY_A), false, 'the error card');
       assert.ok(echo.requests.length >= 1);
 
+      // The user's own words mention another stored key (of no known shape, for an origin this session never
+      // used) and text that only looks like keys: the export takes out the key and keeps the rest as written.
+      await api.keys.set(b.origin, KEY_B);
+      await userSettings({ baseUrl: a.url });
+      await api.chat.send(`${AS_WRITTEN}\nand my other key ${KEY_B}`, []);
+
       await vscode.commands.executeCommand('parley.exportChat');
       const exported = await waitFor('the exported Markdown editor', () => {
         const d = vscode.window.activeTextEditor?.document;
         return d?.languageId === 'markdown' && d.getText().includes('this one fails') ? d.getText() : undefined;
       });
       assert.equal(exported.includes(KEY_A), false, 'the exported chat');
+      assert.equal(exported.includes(KEY_B), false, 'a key stored for another origin');
+      assert.ok(exported.includes(`${AS_WRITTEN}\nand my other key [redacted]`), `the user's words as written:\n${exported}`);
 
       await vscode.commands.executeCommand('parley.openChat');
       await waitFor('the webview to take a snapshot', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
@@ -249,6 +260,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     } finally {
       await userSettings({ logLevel: undefined });
       await api.keys.delete(echo.origin);
+      await api.keys.delete(b.origin);
       await echo.close();
     }
   });

@@ -44,6 +44,23 @@ suite('Test Connection and endpoint adaptations', function () {
     }
   });
 
+  test('a chat request refused for stream_options: the next chat request goes without it the first time', async () => {
+    const server = await startQuirkServer(PARAM_PROFILES.stream_options);
+    try {
+      await userSettings({ baseUrl: server.url, model: 'learns-in-chat', maxTokens: undefined });
+      await api.chat.newChat();
+      await api.chat.send('first', []);
+      const posts = () => server.requests.filter((r) => r.method === 'POST').map((r) => r.json as Record<string, unknown>);
+      assert.deepEqual(posts().map((b) => 'stream_options' in b), [true, false], 'refused once, then sent without it');
+      server.requests.length = 0;
+      await api.chat.send('second', []);
+      assert.equal(posts().length, 1, 'no refusal the second time');
+      assert.equal('stream_options' in posts()[0], false, 'the first try goes without stream_options');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('LM Studio with a doubled /v1: the report says to remove it', async () => {
     const server = await startQuirkServer(lmStudio());
     try {

@@ -241,6 +241,36 @@ describe('diagnose: names the cause of each failure', function () {
     });
   });
 
+  it('a plain-text 500 for a model the list lacks: the model is named first, and the status is said once', async () => {
+    // Seen with llama.cpp-style proxies: an unknown model is answered "500 Internal Server Error", in plain text.
+    const plain500: QuirkProfile = {
+      name: 'plain-500',
+      description: 'lists two models; any other model gets a plain-text 500',
+      handler: openAiCompatible({ models: ['gpt-4o-mini', 'gpt-4o'] }, (req, res) => {
+        if ((req.json as { model?: string }).model !== 'gpt-4o-mini' && (req.json as { model?: string }).model !== 'gpt-4o') {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end('Internal Server Error');
+          return true;
+        }
+        return false;
+      }),
+    };
+    await withServer(plain500, async (server) => {
+      const r = await run(server.origin, { model: 'gpt-4o-mni' });
+      assert.equal(r.ok, false);
+      assert.equal(r.chat.status, 500);
+      assert.equal(r.models.modelListed, false);
+      assert.equal(ids(r)[0], 'model-not-in-list', ids(r).join());
+      assert.match(r.causes[0].fix, /"gpt-4o-mni" is not in the server's model list/);
+      assert.match(r.causes[0].fix, /"gpt-4o-mini"/, 'with the closest name');
+      assert.ok(ids(r).includes('server-error'), 'the server error stays as a second possibility');
+      const md = reportMarkdown(r);
+      const errorLine = md.split('\n').find((l) => l.startsWith('- Error:')) ?? '';
+      assert.equal(errorLine.match(/HTTP 500/g)?.length, 1, `the status once: ${errorLine}`);
+      assert.ok(md.indexOf('is not in the server') < md.indexOf('The server failed while answering'), 'the model fix comes first');
+    });
+  });
+
   it('model 404 from a server without a models list: the model is unknown', async () => {
     await withServer(knownModels(['llama3.2:latest'], { models: false, unknownModel: 'ollama' }), async (server) => {
       const r = await run(server.origin, { model: 'qwen3' });

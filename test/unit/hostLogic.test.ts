@@ -110,8 +110,8 @@ describe('usage ledger', () => {
     const key = `2026-11-22|api.example.com|gpt-x`;
     assert.deepEqual(ledger[key], { requests: 2, prompt: 2000, completion: 468, total: 2468, estimatedTokens: 0 });
     const md = reportMarkdown(ledger, addTo(emptyTotals(), server), { 'gpt-x': { input: 1, output: 2 }, llama: { input: 0, output: 0 } }, at);
-    assert.match(md, /\| gpt\\-x \| 2 \| 2,000 \| 468 \| 2,468 \| 0% \| \$0\.0029 \|/);
-    assert.match(md, /\| llama \| 1 \| 10 \| 5 \| 15 \| 100% \| \$0 \|/);
+    assert.match(md, /\| `gpt-x` \| 2 \| 2,000 \| 468 \| 2,468 \| 0% \| \$0\.0029 \|/);
+    assert.match(md, /\| `llama` \| 1 \| 10 \| 5 \| 15 \| 100% \| \$0 \|/);
     assert.match(md, /\| 2026-11-22 \| 3 \| 2,483 \| 1% \|/);
     assert.doesNotMatch(md, /to see costs/, 'every model used has a price: no hint to set prices');
     assert.match(reportMarkdown(ledger, emptyTotals(), { llama: { input: 0, output: 0 } }, at), /Set prices .* to see costs/, 'gpt-x has none');

@@ -1,0 +1,58 @@
+// Server text inside Parley's Markdown reports: shown literally, never as a link, an image, HTML or formatting.
+
+/**
+ * `s` as one inline code span, whatever it holds: the fence is one backtick longer than the longest run inside,
+ * and a space pads each side when the text starts or ends with a backtick or a space (markdown-it strips exactly
+ * one from each side, also from text that is only spaces, so the text comes out as it went in). Line breaks become spaces: a code span cannot hold
+ * one, and a line break could end the list item or the paragraph it is in. Empty text shows as `(empty)`.
+ */
+export function codeSpan(s: string): string {
+  const text = oneLine(s);
+  if (text === '') return '(empty)';
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  const fence = '`'.repeat(longest + 1);
+  const pad = /^[` ]|[` ]$/.test(text) ? ' ' : '';
+  return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/** A code span for a table cell: a `|` would end the cell even inside a code span, so it is escaped. */
+export function codeCell(s: string): string {
+  return codeSpan(s).replace(/\|/g, '\\|');
+}
+
+// Bare URLs and e-mail addresses (VS Code's Markdown preview links `https://…`, `//host` and `a@b.c`).
+const LINKISH = /\S*(?::\/\/|^\/\/|@|\bwww\.)\S*/;
+
+/**
+ * Prose that may hold server words (an error message), for the middle of a line: one line, with every character
+ * that Markdown or HTML could read as syntax there backslash-escaped, and any word that a preview would turn into
+ * a link (a URL, an e-mail address) put in a code span instead. What the reader sees is the text itself.
+ */
+export function markdownProse(s: string, max = 500): string {
+  const text = oneLine(s).slice(0, max);
+  const out = text
+    .split(/( +)/)
+    .map((word) => {
+      if (!LINKISH.test(word)) return escapeInline(word);
+      // Sentence punctuation after a URL stays outside its code span.
+      const m = word.match(/^(.*?)([.,;:!?)]*)$/) as RegExpMatchArray;
+      return `${codeSpan(m[1])}${escapeInline(m[2])}`;
+    })
+    .join('');
+  // At the start of a list item, these would begin a heading, a quote, a list or a thematic break.
+  return out.replace(/^([#>+=-]|\d+(?=[.)]))/, (m) => (/^\d/.test(m) ? `${m}\\` : `\\${m}`));
+}
+
+/**
+ * Backslash-escapes what has meaning inside a line: code, emphasis, strikethrough, links and images, HTML and
+ * autolinks, entities, table cells and math (VS Code's preview renders `$…$`).
+ */
+function escapeInline(s: string): string {
+  return s.replace(/[\\`*_[\]<>&~$|]/g, (ch) => `\\${ch}`);
+}
+
+function oneLine(s: string): string {
+  // \r, \n and the other characters a browser or an editor may break a line at.
+  return s.replace(/[\r\n\u2028\u2029\u0085\v\f]+/g, ' ');
+}

@@ -1,0 +1,73 @@
+// Learning what a server refuses: after one 400 for a parameter, the next request goes without it on the first try.
+import * as assert from 'node:assert/strict';
+import { ADAPTATIONS_STATE, chatAndLearn, stateAdaptationStore, type KeyValueState } from '../../src/core/adaptations';
+import type { ClientOptions } from '../../src/core/client';
+import { resolveEndpoint } from '../../src/core/endpoint';
+import type { RequestSettings } from '../../src/core/request';
+import type { TestServer } from '../support/server';
+import { PARAM_PROFILES, startQuirkServer } from '../support/quirks';
+
+/** Key-value state in memory, with globalState's semantics (update(key, undefined) removes the key). */
+class MemoryState implements KeyValueState {
+  readonly values = new Map<string, unknown>();
+  get<T>(key: string, defaultValue: T): T {
+    return this.values.has(key) ? (structuredClone(this.values.get(key)) as T) : defaultValue;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    if (value === undefined) this.values.delete(key);
+    else this.values.set(key, structuredClone(value));
+  }
+}
+
+const MESSAGES = [{ role: 'user' as const, content: 'hi' }];
+
+describe('adaptations: learnt once, kept, used on the first try', function () {
+  this.timeout(10_000);
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  for (const param of ['stream_options', 'temperature'] as const) {
+    it(`a server that refuses ${param}: the next request (and the next window) goes without it at once`, async () => {
+      server = await startQuirkServer(PARAM_PROFILES[param]);
+      const opts: ClientOptions = { endpoint: resolveEndpoint(server.origin), maxRetries: 0, requestTimeoutMs: 5_000 };
+      const settings: RequestSettings = { model: 'test-model', stream: true, temperature: 0.3 };
+      const state = new MemoryState();
+      const posts = () => server!.requests.filter((q) => q.method === 'POST').map((q) => q.json as Record<string, unknown>);
+
+      const first = await chatAndLearn(stateAdaptationStore(state), opts, settings, MESSAGES);
+      assert.equal(first.result.ended, 'done', JSON.stringify(first.result.error));
+      assert.deepEqual(first.dropped, [param]);
+      assert.deepEqual(posts().map((b) => param in b), [true, false], 'refused once, then sent without it');
+
+      // The next request, through a store made afresh from the same state (as after a reload).
+      server.requests.length = 0;
+      const second = await chatAndLearn(stateAdaptationStore(state), opts, settings, MESSAGES);
+      assert.equal(second.result.ended, 'done');
+      assert.deepEqual(second.dropped, []);
+      assert.equal(posts().length, 1, 'one request: no refusal to learn from again');
+      assert.equal(param in posts()[0], false, `the first try goes without ${param}`);
+      assert.deepEqual(stateAdaptationStore(state).get(server.origin, 'test-model'), { drop: [param] }, 'kept in the state');
+
+      // Kept per origin and model: another model on the same server has not been seen to refuse anything.
+      server.requests.length = 0;
+      await chatAndLearn(stateAdaptationStore(state), opts, { ...settings, model: 'other-model' }, MESSAGES);
+      assert.equal(param in posts()[0], true, 'another model is tried with it first');
+    });
+  }
+
+  it('the store keeps one entry per origin and model in one state key, and clear() forgets them all', async () => {
+    const state = new MemoryState();
+    const store = stateAdaptationStore(state);
+    await store.set('http://a:1', 'm', { drop: ['tools'] });
+    await store.set('http://a:1', 'n', { maxCompletionTokens: true });
+    assert.deepEqual(state.get(ADAPTATIONS_STATE, {}), { 'http://a:1 m': { drop: ['tools'] }, 'http://a:1 n': { maxCompletionTokens: true } });
+    assert.equal(store.get('http://b:1', 'm'), undefined);
+    assert.equal(store.get('http://a:1', 'constructor'), undefined, 'no inherited property counts as learnt');
+    await store.clear();
+    assert.equal(store.get('http://a:1', 'm'), undefined);
+    assert.equal(state.values.has(ADAPTATIONS_STATE), false);
+  });
+});
