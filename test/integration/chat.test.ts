@@ -97,7 +97,7 @@ suite('Chat, editor commands and usage', function () {
   });
 
   test('usage repeated on every chunk counts once, by the last value; totals persist in global state', async () => {
-    const before = api.usage.ledger();
+    const before = await api.usage.ledger();
     const sum = (l: Record<string, { total: number }>) => Object.values(l).reduce((a, t) => a + t.total, 0);
     script = (_req, res) =>
       writeSse(res, [
@@ -107,10 +107,10 @@ suite('Chat, editor commands and usage', function () {
       ]);
     await api.chat.send('count', []);
     assert.equal(api.usage.item.text, '$(pulse) 8');
-    assert.equal(sum(api.usage.ledger()) - sum(before), 8);
-    // A new tracker over the same global state (what a window reload builds) sees the same totals.
-    const reloaded = new UsageTracker(api.context.globalState);
-    assert.equal(sum(reloaded.ledger()), sum(api.usage.ledger()));
+    assert.equal(sum(await api.usage.ledger()) - sum(before), 8);
+    // A new tracker over the same global storage (what a window reload, or another window, builds) sees the same totals.
+    const reloaded = new UsageTracker(api.context.globalStorageUri, api.context.globalState);
+    assert.equal(sum(await reloaded.ledger()), sum(await api.usage.ledger()));
     reloaded.dispose();
   });
 
@@ -132,16 +132,16 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(reports().length, 1, 'one report document, refreshed');
     assert.equal(untitled(), 0, 'no Untitled document left to save');
     // What a window reload asks for when it restores an open report: the usage report made afresh, without Show Usage.
-    const restored = api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Parley Usage.md' }));
+    const restored = await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Parley Usage.md' }));
     assert.match(restored, /^# Parley usage[\s\S]*All time: /);
-    assert.match(api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
+    assert.match(await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
     const manifest = vscode.extensions.getExtension('parley.parley')?.packageJSON as { activationEvents?: string[] };
     assert.deepEqual(manifest.activationEvents, ['onFileSystem:parley-report'], 'restoring a report activates Parley, and nothing else does eagerly');
 
     assert.equal(await api.usage.reset(async () => false), false);
-    assert.ok(Object.keys(api.usage.ledger()).length > 0, 'declined: totals kept');
+    assert.ok(Object.keys(await api.usage.ledger()).length > 0, 'declined: totals kept');
     assert.equal(await api.usage.reset(async () => true), true);
-    assert.deepEqual(api.usage.ledger(), {}, 'confirmed: all-time totals cleared');
+    assert.deepEqual(await api.usage.ledger(), {}, 'confirmed: all-time totals cleared');
   });
 
   test('the conversation survives the view being closed and rebuilt, and reloads from storage', async () => {
@@ -161,7 +161,7 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(store.openId(), id);
     const loaded = await store.load(id);
     assert.deepEqual(loaded?.turns.map((t) => t.text), ['Remember me', 'Persisted reply']);
-    assert.equal(store.list()[0].title, 'Remember me');
+    assert.equal((await store.list())[0].title, 'Remember me');
   });
 
   test('the view closed and rebuilt mid-stream: its snapshot plus the later deltas give exactly the final text and reasoning', async () => {
