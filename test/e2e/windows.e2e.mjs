@@ -60,6 +60,7 @@ async function answered(chat, text, timeoutMs = 60_000) {
 
 /** Runs Show Usage and reads the report's "All time" line from its Markdown preview. */
 async function allTimeLine(wb) {
+  await wb.page.bringToFront();
   await wb.runCommand('Parley: Show Usage');
   const line = await waitFor('the usage report in a Markdown preview', async () => {
     for (let i = 0; i < (await wb.markdownPreviews().count()); i++) {
@@ -74,6 +75,8 @@ async function allTimeLine(wb) {
 
 /** The all-time line of the usage tooltip, once it reads `want` (or the last one read, after the wait). */
 async function tooltipAllTime(wb, want) {
+  // A hover shows only in the window in front.
+  await wb.page.bringToFront();
   let seen = '';
   await waitFor(`the usage tooltip to say ${want}`, async () => {
     await wb.page.keyboard.press('Escape');
@@ -86,14 +89,27 @@ async function tooltipAllTime(wb, want) {
   return seen;
 }
 
-/** The titles listed by Parley: Show Chat History. */
-async function historyTitles(wb) {
+/**
+ * Which of `titles` Parley: Show Chat History does not list. Each title is typed into the pick list's filter, as
+ * the list shows only the rows that fit on screen. A title not shown within the wait is missing.
+ */
+async function missingFromHistory(wb, titles) {
+  await wb.page.bringToFront();
   await wb.runCommand('Parley: Show Chat History');
-  const rows = wb.page.locator('.quick-input-widget .monaco-list-row');
-  await visible(rows, 'the chat history list');
-  const labels = await rows.evaluateAll((els) => els.map((el) => el.getAttribute('aria-label') ?? el.textContent ?? ''));
+  const widget = wb.page.locator('.quick-input-widget');
+  const input = widget.locator('.quick-input-box input');
+  await visible(widget.locator('.monaco-list-row'), 'the chat history list');
+  const missing = [];
+  for (const title of titles) {
+    await step(`typing "${title}" into the history filter`, () => input.fill(title));
+    const listed = await waitFor(`"${title}" in the filtered history list`, async () => {
+      const labels = await widget.locator('.monaco-list-row').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label') ?? ''));
+      return labels.some((l) => l.startsWith(title));
+    }, 5_000).catch(() => false);
+    if (!listed) missing.push(title);
+  }
   await wb.page.keyboard.press('Escape');
-  return labels;
+  return missing;
 }
 
 export const tests = {
@@ -134,8 +150,7 @@ async function bothWindows(a, b) {
       if (report !== want) problems.push(`window ${name}'s usage report says "${report}", expected "${want}"`);
       const tip = await tooltipAllTime(wb, `${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens`);
       if (!tip.includes(`${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens`)) problems.push(`window ${name}'s usage tooltip says "${tip}"`);
-      const titles = await historyTitles(wb);
-      const missing = asked.filter((q) => !titles.some((t) => t.startsWith(q)));
+      const missing = await missingFromHistory(wb, asked);
       if (missing.length) problems.push(`window ${name}'s history lacks ${missing.length} of ${asked.length} conversations: ${missing.join('; ')}`);
     }
     if (problems.length) throw new Error(problems.join('\n'));
