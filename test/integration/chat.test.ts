@@ -96,7 +96,7 @@ suite('Chat, editor commands and usage', function () {
     assert.match(String(api.usage.item.text), /≈/);
   });
 
-  test('usage repeated on every chunk counts once, by the last value; totals persist in global state', async () => {
+  test('usage repeated on every chunk counts once, by the last value; totals persist in global storage', async () => {
     const before = await api.usage.ledger();
     const sum = (l: Record<string, { total: number }>) => Object.values(l).reduce((a, t) => a + t.total, 0);
     script = (_req, res) =>
@@ -112,6 +112,37 @@ suite('Chat, editor commands and usage', function () {
     const reloaded = new UsageTracker(api.context.globalStorageUri, api.context.globalState);
     assert.equal(sum(await reloaded.ledger()), sum(await api.usage.ledger()));
     reloaded.dispose();
+  });
+
+  test('two trackers over one global storage (two windows): every record counts, the global-state ledger moves once, Reset clears both', async () => {
+    const storage = vscode.Uri.joinPath(api.context.globalStorageUri, `two-windows-${Date.now()}`);
+    const kept = new Map<string, unknown>([['parley.usageLedger', { '2025-01-01|api.example.com|old-model': { requests: 3, prompt: 900, completion: 100, total: 1000, estimatedTokens: 0 } }]]);
+    const state = {
+      keys: () => [...kept.keys()],
+      get: (key: string, fallback?: unknown) => (kept.has(key) ? kept.get(key) : fallback),
+      update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
+    } as vscode.Memento;
+    const a = new UsageTracker(storage, state);
+    const b = new UsageTracker(storage, state);
+    const sum = (l: Record<string, { total: number; requests: number }>) => Object.values(l).reduce((x, t) => [x[0] + t.total, x[1] + t.requests], [0, 0]);
+    const rec = (at: number) => ({ at, model: 'm', host: '127.0.0.1:1', prompt: 300, completion: 33, total: 333, estimated: false, durationMs: 1, source: 'chat' as const });
+    try {
+      // Both start at once: the old ledger is moved into a file created exclusively, so it counts once.
+      const now = Date.now();
+      await Promise.all([a.ledger(), b.ledger(), ...[0, 1, 2, 3, 4, 5, 6].map((i) => (i % 2 ? a : b).record(rec(now + i)))]);
+      assert.deepEqual(sum(await a.ledger()), [1000 + 7 * 333, 10]);
+      assert.deepEqual(sum(await b.ledger()), [1000 + 7 * 333, 10]);
+      assert.equal(kept.has('parley.usageLedger'), false, 'the global-state ledger was moved');
+      assert.match(await a.reportText(), /This window: 999 tokens in 3 requests/);
+      assert.equal(await a.reset(async () => true), true);
+      assert.deepEqual(await b.ledger(), {}, 'a reset in one window clears the other window\'s totals too');
+      await b.record(rec(Date.now() + 1));
+      assert.deepEqual(sum(await a.ledger()), [333, 1], 'requests after the reset count');
+    } finally {
+      a.dispose();
+      b.dispose();
+      await vscode.workspace.fs.delete(storage, { recursive: true });
+    }
   });
 
   test('Show Usage opens a read-only report (no Untitled document), refreshed in place; Reset Usage clears only when confirmed', async () => {
