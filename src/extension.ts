@@ -17,7 +17,7 @@ export type TestApi = Services & { context: vscode.ExtensionContext; history: Hi
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const log = new Log(() => readSettings().logLevel);
   const keys = new ApiKeyStore(context.secrets, context.globalState);
-  const usage = new UsageTracker(context.globalState);
+  const usage = new UsageTracker(context.globalStorageUri, context.globalState);
   const requester = new Requester(context.globalState, keys, log, usage);
   const history = new HistoryStore(context.globalStorageUri, context.globalState);
   const chat = new ChatController(requester, history, log);

@@ -10,7 +10,7 @@ import { dataUrlHead, sniffImage } from '../core/images';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ChatResult, StreamEvent } from '../core/types';
 import { listModels } from '../core/client';
-import type { ErrorView, HeaderView, HostMessage, ImageView, SetupView, TurnStatus } from '../shared/protocol';
+import type { ErrorView, HeaderView, HistoryItem, HostMessage, ImageView, SetupView, TurnStatus } from '../shared/protocol';
 import { readSettings } from './config';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
@@ -397,7 +397,7 @@ export class ChatController implements vscode.Disposable {
   async deleteConversation(id: string): Promise<void> {
     if (id === this.conversation.id) await this.newChat();
     await this.history.delete(id);
-    this.post({ type: 'history', items: this.history.list() });
+    this.post({ type: 'history', items: await this.history.list() });
   }
 
   async clearHistory(): Promise<void> {
@@ -406,12 +406,12 @@ export class ChatController implements vscode.Disposable {
     this.post({ type: 'history', items: [] });
   }
 
-  historyItems() {
+  historyItems(): Promise<HistoryItem[]> {
     return this.history.list();
   }
 
-  postHistory(): void {
-    this.post({ type: 'history', items: this.history.list() });
+  async postHistory(): Promise<void> {
+    this.post({ type: 'history', items: await this.history.list() });
   }
 
   // ---- context ------------------------------------------------------------------------------

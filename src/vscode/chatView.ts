@@ -142,8 +142,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'newChat':
         return chat.newChat();
       case 'requestHistory':
-        chat.postHistory();
-        return;
+        return chat.postHistory();
       case 'openConversation':
         await chat.openConversation(m.id);
         return;

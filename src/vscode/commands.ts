@@ -275,7 +275,7 @@ export async function exportChat(s: Services): Promise<void> {
 }
 
 export async function showHistory(s: Services): Promise<void> {
-  const items = s.chat.historyItems();
+  const items = await s.chat.historyItems();
   if (items.length === 0) {
     void vscode.window.showInformationMessage('Parley: no saved conversations yet.');
     return;

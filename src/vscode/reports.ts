@@ -11,12 +11,12 @@ export const REPORT_SCHEME = 'parley-report';
  */
 export class ReportDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
-  private readonly renderers = new Map<string, () => string>();
+  private readonly renderers = new Map<string, () => string | Promise<string>>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
   private readonly registration = vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this);
 
-  provideTextDocumentContent(uri: vscode.Uri): string {
+  provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {
     const render = this.renderers.get(uri.path);
     if (render) return render();
     const name = uri.path.slice(1).replace(/\.md$/, '');
@@ -24,7 +24,7 @@ export class ReportDocuments implements vscode.TextDocumentContentProvider, vsco
   }
 
   /** A report made by `render` each time it is shown, e.g. the usage report. */
-  register(name: string, render: () => string): void {
+  register(name: string, render: () => string | Promise<string>): void {
     this.renderers.set(`/${name}`, render);
   }
 

@@ -1,46 +1,197 @@
-// Usage in the status bar: every request counts; totals for the window and, in global state, for all time.
+// Usage in the status bar: every request counts; totals for the window and, merged from every window's log, for all time.
+import { randomUUID } from 'node:crypto';
+import { watch, promises as fs, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import {
-  addTo, addToLedger, emptyTotals, reportMarkdown, statusLabel, statusText, tooltipMarkdown,
+  emptyTotals, reportMarkdown, statusLabel, statusText, tooltipMarkdown,
   type Ledger, type Totals, type UsageRecord,
 } from '../core/usageLedger';
+import {
+  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, usageLine, windowTotalsOf,
+  type LegacyLedger, type ResetMarker,
+} from '../core/usageLog';
 import { readSettings } from './config';
+import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import type { ReportDocuments } from './reports';
 
 /** The usage report's document name. */
 export const USAGE_REPORT = 'Parley Usage.md';
 
+/** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
 const LEDGER_STATE = 'parley.usageLedger';
+const RESET_FILE = 'reset.json';
+const LEGACY_FILE = 'legacy.json';
 
+/** What has been read of one window's log: up to `offset` bytes, whole lines only. */
+interface LogRead {
+  offset: number;
+  records: UsageRecord[];
+}
+
+/**
+ * Records usage and shows it. Each window (each extension host) appends its records to its own log,
+ * `<globalStorage>/usage/<window id>.jsonl`, and reads every window's log to make the all-time totals, so two windows
+ * recording at once cannot lose each other's requests (core/usageLog.ts says why). Logs are read incrementally (only
+ * the bytes added since the last read) when this window records, when another window's log changes (a file watcher),
+ * when the window gets focus, and for each report. Nothing is read at activation.
+ */
 export class UsageTracker implements vscode.Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100);
+  /** This window's log; a new id per extension host, so no other window ever writes to it. */
+  readonly windowId = randomUUID();
+  private readonly dir: string;
+  private readonly logs = new Map<string, LogRead>();
+  private reset_: ResetMarker | undefined;
+  private legacy: LegacyLedger | undefined;
+  private merged: Ledger = {};
   private windowTotals: Totals = emptyTotals();
+  /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
+  private unsaved: UsageRecord[] = [];
   private last: UsageRecord | undefined;
+  private reading: Promise<void> = Promise.resolve();
+  private migrated = false;
+  private watcher: FSWatcher | undefined;
+  private watchTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly changed = new vscode.EventEmitter<UsageRecord>();
+  private readonly focus: vscode.Disposable;
   /** Fires after each recorded request. */
   readonly onDidRecord = this.changed.event;
 
-  constructor(private readonly state: vscode.Memento) {
+  constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
+    this.dir = join(storage.fsPath, 'usage');
     this.item.name = 'Parley Usage';
     this.item.command = 'parley.showUsage';
     // Hidden until the first request of the window.
+    this.focus = vscode.window.onDidChangeWindowState((s) => {
+      if (s.focused && this.last) void this.refreshAndRender();
+    });
   }
 
   get lastRecord(): UsageRecord | undefined {
     return this.last;
   }
 
-  ledger(): Ledger {
-    return this.state.get<Ledger>(LEDGER_STATE, {});
+  /** The all-time ledger, read afresh from every window's log. */
+  async ledger(): Promise<Ledger> {
+    await this.refresh();
+    return this.merged;
   }
 
   async record(r: UsageRecord): Promise<void> {
     this.last = r;
-    this.windowTotals = addTo(this.windowTotals, r);
-    await this.state.update(LEDGER_STATE, addToLedger(this.ledger(), r));
-    this.render();
+    // Taken out of `unsaved` first, so a record made while this one is appended cannot append these lines again.
+    const batch = [...this.unsaved.splice(0), r];
+    try {
+      await fs.mkdir(this.dir, { recursive: true });
+      // One append of whole lines to a file no other window writes: nothing here can overwrite another's record.
+      await fs.appendFile(join(this.dir, `${this.windowId}.jsonl`), batch.map(usageLine).join(''));
+    } catch {
+      // Kept in `unsaved`: still counted in this window, and written with the next record.
+      this.unsaved.unshift(...batch);
+    }
+    await this.refreshAndRender();
     this.changed.fire(r);
+  }
+
+  private async refreshAndRender(): Promise<void> {
+    await this.refresh().catch(() => {});
+    this.render();
+  }
+
+  /** Reads what changed in the logs, one read at a time (two at once would add the same new lines twice). */
+  private refresh(): Promise<void> {
+    const next = this.reading.then(() => this.read());
+    this.reading = next.catch(() => {});
+    return next;
+  }
+
+  private async read(): Promise<void> {
+    await this.migrateOnce();
+    this.watchOnce();
+    const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
+    for (const name of this.logs.keys()) if (!names.has(name)) this.logs.delete(name);
+    for (const name of names) await this.readLog(name);
+    this.reset_ = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
+    // Created once and never changed: read until found.
+    this.legacy ??= parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
+    const all = [...this.logs.values()].map((l) => l.records);
+    this.merged = mergeLedger([...all, this.unsaved], this.reset_, this.legacy);
+    const own = this.logs.get(`${this.windowId}.jsonl`)?.records ?? [];
+    this.windowTotals = windowTotalsOf([...own, ...this.unsaved], this.reset_);
+  }
+
+  /** Reads the bytes added to a log since the last read, up to its last newline (a line being appended waits). */
+  private async readLog(name: string): Promise<void> {
+    const seen = this.logs.get(name) ?? { offset: 0, records: [] };
+    let file;
+    try {
+      file = await fs.open(join(this.dir, name), 'r');
+    } catch {
+      this.logs.delete(name);
+      return;
+    }
+    try {
+      const { size } = await file.stat();
+      // Logs only grow; a shorter one was replaced (a hand edit): read it again from the start.
+      if (size < seen.offset) {
+        seen.offset = 0;
+        seen.records = [];
+      }
+      if (size > seen.offset) {
+        const buf = Buffer.alloc(size - seen.offset);
+        const { bytesRead } = await file.read(buf, 0, buf.length, seen.offset);
+        const end = buf.subarray(0, bytesRead).lastIndexOf(10);
+        if (end >= 0) {
+          seen.records.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
+          seen.offset += end + 1;
+        }
+      }
+      this.logs.set(name, seen);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Moves the ledger that earlier versions kept in global state into `usage/legacy.json`, once: the file is created
+   * exclusively, so when two windows start at once only one copy counts.
+   */
+  private async migrateOnce(): Promise<void> {
+    if (this.migrated) return;
+    const old = this.state.get<Ledger>(LEDGER_STATE);
+    if (old && Object.keys(old).length > 0) {
+      await fs.mkdir(this.dir, { recursive: true });
+      await createFileOnce(join(this.dir, LEGACY_FILE), JSON.stringify({ at: Date.now(), ledger: old } satisfies LegacyLedger));
+      await this.state.update(LEDGER_STATE, undefined);
+    }
+    this.migrated = true;
+  }
+
+  /** Watches the logs once this window has shown usage, so its tooltip follows other windows' requests. */
+  private watchOnce(): void {
+    if (this.watcher || !this.last) return;
+    try {
+      this.watcher = watch(this.dir, () => {
+        // A burst of appends (or a rename) becomes one read.
+        if (this.watchTimer) return;
+        this.watchTimer = setTimeout(() => {
+          this.watchTimer = undefined;
+          void this.refreshAndRender();
+        }, 100);
+      });
+      this.watcher.on('error', () => this.unwatch());
+    } catch {
+      // No watcher (the folder is gone, or the system has none left): focus and this window's requests still refresh.
+    }
+  }
+
+  private unwatch(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
   }
 
   private render(): void {
@@ -51,7 +202,7 @@ export class UsageTracker implements vscode.Disposable {
     }
     this.item.text = statusText(r);
     this.item.accessibilityInformation = { label: statusLabel(r), role: 'button' };
-    const md = new vscode.MarkdownString(tooltipMarkdown(r, this.windowTotals, this.ledger()));
+    const md = new vscode.MarkdownString(tooltipMarkdown(r, this.windowTotals, this.merged));
     md.isTrusted = false;
     md.supportHtml = false;
     this.item.tooltip = md;
@@ -70,21 +221,30 @@ export class UsageTracker implements vscode.Disposable {
     return doc;
   }
 
-  /** The usage report, made afresh each time VS Code reads it. */
-  reportText(): string {
-    return reportMarkdown(this.ledger(), this.windowTotals, readSettings().pricing, Date.now());
+  /** The usage report, made afresh from every window's log each time VS Code reads it. */
+  async reportText(): Promise<string> {
+    await this.refresh().catch(() => {});
+    return reportMarkdown(this.merged, this.windowTotals, readSettings().pricing, Date.now());
   }
 
+  /**
+   * Clears the totals of every window: a reset marker, so records up to now stop counting everywhere. Other windows'
+   * logs are not deleted, as one may be appending to its log at this moment.
+   */
   async reset(confirm: () => Thenable<boolean>): Promise<boolean> {
     if (!(await confirm())) return false;
+    await fs.mkdir(this.dir, { recursive: true });
+    await writeFileAtomic(join(this.dir, RESET_FILE), JSON.stringify({ at: Date.now() } satisfies ResetMarker));
     await this.state.update(LEDGER_STATE, undefined);
-    this.windowTotals = emptyTotals();
+    this.unsaved = [];
     this.last = undefined;
-    this.render();
+    await this.refreshAndRender();
     return true;
   }
 
   dispose(): void {
+    this.unwatch();
+    this.focus.dispose();
     this.item.dispose();
     this.changed.dispose();
   }

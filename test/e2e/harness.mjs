@@ -321,6 +321,23 @@ export class Workbench {
     return file;
   }
 
+  /**
+   * Opens a second browser window (a page of the same browser context, so the same profile) on the same code-server
+   * and folder, as a person opening the workbench's address in a new window. It gets its own extension host. Its
+   * close() closes only that page; the first workbench's close() stops the server.
+   */
+  async openAnotherWindow() {
+    const page = await step('opening another window', () => this.page.context().newPage());
+    const pageErrors = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const cleanups = [() => page.close().catch(() => {})];
+    this._cleanups.push(() => page.close().catch(() => {}));
+    await step('opening the workbench in another window', () => page.goto(`${this.server.url}/?folder=${encodeURIComponent(this.folder)}`));
+    const wb = new Workbench({ page, server: this.server, endpoint: this.endpoint, folder: this.folder, pageErrors, cleanups });
+    await wb.ready();
+    return wb;
+  }
+
   /** Closes the page and stops code-server and the endpoint; removes the temp folder. */
   async close() {
     for (const c of this._cleanups.reverse()) await c();

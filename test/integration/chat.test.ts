@@ -96,8 +96,8 @@ suite('Chat, editor commands and usage', function () {
     assert.match(String(api.usage.item.text), /≈/);
   });
 
-  test('usage repeated on every chunk counts once, by the last value; totals persist in global state', async () => {
-    const before = api.usage.ledger();
+  test('usage repeated on every chunk counts once, by the last value; totals persist in global storage', async () => {
+    const before = await api.usage.ledger();
     const sum = (l: Record<string, { total: number }>) => Object.values(l).reduce((a, t) => a + t.total, 0);
     script = (_req, res) =>
       writeSse(res, [
@@ -107,11 +107,42 @@ suite('Chat, editor commands and usage', function () {
       ]);
     await api.chat.send('count', []);
     assert.equal(api.usage.item.text, '$(pulse) 8');
-    assert.equal(sum(api.usage.ledger()) - sum(before), 8);
-    // A new tracker over the same global state (what a window reload builds) sees the same totals.
-    const reloaded = new UsageTracker(api.context.globalState);
-    assert.equal(sum(reloaded.ledger()), sum(api.usage.ledger()));
+    assert.equal(sum(await api.usage.ledger()) - sum(before), 8);
+    // A new tracker over the same global storage (what a window reload, or another window, builds) sees the same totals.
+    const reloaded = new UsageTracker(api.context.globalStorageUri, api.context.globalState);
+    assert.equal(sum(await reloaded.ledger()), sum(await api.usage.ledger()));
     reloaded.dispose();
+  });
+
+  test('two trackers over one global storage (two windows): every record counts, the global-state ledger moves once, Reset clears both', async () => {
+    const storage = vscode.Uri.joinPath(api.context.globalStorageUri, `two-windows-${Date.now()}`);
+    const kept = new Map<string, unknown>([['parley.usageLedger', { '2025-01-01|api.example.com|old-model': { requests: 3, prompt: 900, completion: 100, total: 1000, estimatedTokens: 0 } }]]);
+    const state = {
+      keys: () => [...kept.keys()],
+      get: (key: string, fallback?: unknown) => (kept.has(key) ? kept.get(key) : fallback),
+      update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
+    } as vscode.Memento;
+    const a = new UsageTracker(storage, state);
+    const b = new UsageTracker(storage, state);
+    const sum = (l: Record<string, { total: number; requests: number }>) => Object.values(l).reduce((x, t) => [x[0] + t.total, x[1] + t.requests], [0, 0]);
+    const rec = (at: number) => ({ at, model: 'm', host: '127.0.0.1:1', prompt: 300, completion: 33, total: 333, estimated: false, durationMs: 1, source: 'chat' as const });
+    try {
+      // Both start at once: the old ledger is moved into a file created exclusively, so it counts once.
+      const now = Date.now();
+      await Promise.all([a.ledger(), b.ledger(), ...[0, 1, 2, 3, 4, 5, 6].map((i) => (i % 2 ? a : b).record(rec(now + i)))]);
+      assert.deepEqual(sum(await a.ledger()), [1000 + 7 * 333, 10]);
+      assert.deepEqual(sum(await b.ledger()), [1000 + 7 * 333, 10]);
+      assert.equal(kept.has('parley.usageLedger'), false, 'the global-state ledger was moved');
+      assert.match(await a.reportText(), /This window: 999 tokens in 3 requests/);
+      assert.equal(await a.reset(async () => true), true);
+      assert.deepEqual(await b.ledger(), {}, 'a reset in one window clears the other window\'s totals too');
+      await b.record(rec(Date.now() + 1));
+      assert.deepEqual(sum(await a.ledger()), [333, 1], 'requests after the reset count');
+    } finally {
+      a.dispose();
+      b.dispose();
+      await vscode.workspace.fs.delete(storage, { recursive: true });
+    }
   });
 
   test('Show Usage opens a read-only report (no Untitled document), refreshed in place; Reset Usage clears only when confirmed', async () => {
@@ -132,16 +163,16 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(reports().length, 1, 'one report document, refreshed');
     assert.equal(untitled(), 0, 'no Untitled document left to save');
     // What a window reload asks for when it restores an open report: the usage report made afresh, without Show Usage.
-    const restored = api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Parley Usage.md' }));
+    const restored = await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Parley Usage.md' }));
     assert.match(restored, /^# Parley usage[\s\S]*All time: /);
-    assert.match(api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
+    assert.match(await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
     const manifest = vscode.extensions.getExtension('parley.parley')?.packageJSON as { activationEvents?: string[] };
     assert.deepEqual(manifest.activationEvents, ['onFileSystem:parley-report'], 'restoring a report activates Parley, and nothing else does eagerly');
 
     assert.equal(await api.usage.reset(async () => false), false);
-    assert.ok(Object.keys(api.usage.ledger()).length > 0, 'declined: totals kept');
+    assert.ok(Object.keys(await api.usage.ledger()).length > 0, 'declined: totals kept');
     assert.equal(await api.usage.reset(async () => true), true);
-    assert.deepEqual(api.usage.ledger(), {}, 'confirmed: all-time totals cleared');
+    assert.deepEqual(await api.usage.ledger(), {}, 'confirmed: all-time totals cleared');
   });
 
   test('the conversation survives the view being closed and rebuilt, and reloads from storage', async () => {
@@ -161,7 +192,7 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(store.openId(), id);
     const loaded = await store.load(id);
     assert.deepEqual(loaded?.turns.map((t) => t.text), ['Remember me', 'Persisted reply']);
-    assert.equal(store.list()[0].title, 'Remember me');
+    assert.equal((await store.list())[0].title, 'Remember me');
   });
 
   test('the view closed and rebuilt mid-stream: its snapshot plus the later deltas give exactly the final text and reasoning', async () => {

@@ -223,7 +223,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     posted().length = 0;
     await route({ type: 'deleteConversation', id: second });
     assert.equal(await exists(fileOf(second)), false, 'its file is deleted');
-    assert.equal(api.history.list().some((i) => i.id === second), false, 'and it left the index');
+    assert.equal((await api.history.list()).some((i) => i.id === second), false, 'and it left the list');
     assert.equal(lastOf('history')?.items.some((i) => i.id === second), false, 'and the list posted to the view');
     assert.equal(api.chat.current.id, first, 'the open conversation stays open');
 
@@ -235,10 +235,10 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
 
     await api.chat.send('Third topic', []);
     const third = api.chat.current.id;
-    assert.ok(api.history.list().length > 0);
+    assert.ok((await api.history.list()).length > 0);
     posted().length = 0;
     await route({ type: 'clearHistory' });
-    assert.deepEqual(api.history.list(), [], 'the index is empty');
+    assert.deepEqual(await api.history.list(), [], 'the list is empty');
     assert.equal(await exists(conversationsDir()), false, 'no conversation file is left');
     assert.notEqual(api.chat.current.id, third);
     assert.equal(api.chat.current.turns.length, 0);
@@ -297,7 +297,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
         assert.equal(turns[0].text, 'Interrupted question');
         assert.ok('Half an'.startsWith(turns[1].text), 'the reply keeps what was stored of it');
         assert.equal(reloaded.generating, false);
-        assert.ok(store.list().some((i) => i.id === other), 'the other conversation is still listed, from the index alone');
+        assert.ok((await store.list()).some((i) => i.id === other), 'the other conversation is still listed, from its entry alone');
       } finally {
         reloaded.dispose();
       }

@@ -1,0 +1,158 @@
+// Two windows of one profile on one code-server, chatting at the same time: no usage and no conversation is lost.
+//
+// Each window has its own extension host; they share the profile's global state and global storage. The endpoint
+// reports 333 tokens per reply and holds each round's replies until both windows have asked, then answers both at
+// once, so both windows record their usage and save their conversations at about the same moment, every round.
+import { step, visible, hidden, waitFor } from './harness.mjs';
+
+export const title = 'Two windows chatting at once';
+
+const TOKENS_PER_REPLY = 333;
+/** Rounds in which both windows ask at once; then one window asks once more. */
+const ROUNDS = 5;
+
+/** Each round's replies wait until this many questions have arrived (a barrier, not a timer). */
+let expected = 2;
+let waiting = [];
+
+/** Streams a short answer with a fixed usage, once `expected` questions are waiting. */
+async function respond(request, res) {
+  if (request.method !== 'POST' || !/chat\/completions$/.test(request.path)) return false;
+  const question = String(request.json?.messages?.at(-1)?.content ?? '');
+  await new Promise((release) => {
+    waiting.push(release);
+    if (waiting.length >= expected) {
+      for (const r of waiting) r();
+      waiting = [];
+    }
+  });
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (delta, finish = null) => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'parley-demo', choices: [{ index: 0, delta, finish_reason: finish }] });
+  res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: `Answer to ${question.slice(0, 40)}` }))}\n\n`);
+  res.write(`data: ${JSON.stringify(chunk({}, 'stop'))}\n\n`);
+  res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'parley-demo', choices: [], usage: { prompt_tokens: 300, completion_tokens: 33, total_tokens: TOKENS_PER_REPLY } })}\n\n`);
+  res.end('data: [DONE]\n\n');
+  return true;
+}
+
+export const workbench = { workspace: 'basic', endpoint: { respond } };
+export const timeoutMs = 300_000;
+
+function replies(chat) {
+  return chat.locator('article[aria-label="Parley"]');
+}
+
+/** Starts a new chat in the window and asks `text` (without waiting for the answer). */
+async function askInNewChat(chat, text) {
+  await step('clicking New chat', () => chat.getByRole('button', { name: 'New chat' }).first().click());
+  await waitFor('the new, empty chat', async () => (await replies(chat).count()) === 0);
+  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  await visible(box, 'the composer');
+  await step('typing the question', () => box.fill(text));
+  await step('pressing Enter', () => box.press('Enter'));
+}
+
+/** Waits until the window shows the answer to `text` and has stopped streaming. */
+async function answered(chat, text, timeoutMs = 60_000) {
+  await visible(replies(chat).last().getByText(`Answer to ${text}`, { exact: false }), `the answer to "${text}"`, timeoutMs);
+  await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply finished)', timeoutMs);
+}
+
+/** Runs Show Usage and reads the report's "All time" line from its Markdown preview. */
+async function allTimeLine(wb) {
+  await wb.page.bringToFront();
+  await wb.runCommand('Parley: Show Usage');
+  const line = await waitFor('the usage report in a Markdown preview', async () => {
+    for (let i = 0; i < (await wb.markdownPreviews().count()); i++) {
+      const text = await wb.markdownPreviewFrame(i).locator('.markdown-body').innerText({ timeout: 500 }).catch(() => '');
+      const m = text.match(/All time: [^\n]*/);
+      if (m) return m[0];
+    }
+    return undefined;
+  });
+  return line.replace(/, of which.*/, '');
+}
+
+/** The all-time line of the usage tooltip, once it reads `want` (or the last one read, after the wait). */
+async function tooltipAllTime(wb, want) {
+  // A hover shows only in the window in front.
+  await wb.page.bringToFront();
+  let seen = '';
+  await waitFor(`the usage tooltip to say ${want}`, async () => {
+    await wb.page.keyboard.press('Escape');
+    await wb.page.mouse.move(10, 10);
+    await wb.statusBarItem('Parley usage').first().hover({ timeout: 1000 });
+    const hover = wb.page.locator('.monaco-hover, .workbench-hover').filter({ hasText: 'All time' }).first();
+    seen = (await hover.innerText({ timeout: 1000 })).match(/All time[\s\S]*?tokens/)?.[0].replace(/\s+/g, ' ') ?? '';
+    return seen.includes(want);
+  }, 20_000).catch(() => {});
+  return seen;
+}
+
+/**
+ * Which of `titles` Parley: Show Chat History does not list. Each title is typed into the pick list's filter, as
+ * the list shows only the rows that fit on screen. A title not shown within the wait is missing.
+ */
+async function missingFromHistory(wb, titles) {
+  await wb.page.bringToFront();
+  await wb.runCommand('Parley: Show Chat History');
+  const widget = wb.page.locator('.quick-input-widget');
+  const input = widget.locator('.quick-input-box input');
+  await visible(widget.locator('.monaco-list-row'), 'the chat history list');
+  const missing = [];
+  for (const title of titles) {
+    await step(`typing "${title}" into the history filter`, () => input.fill(title));
+    const listed = await waitFor(`"${title}" in the filtered history list`, async () => {
+      const labels = await widget.locator('.monaco-list-row').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label') ?? ''));
+      return labels.some((l) => l.startsWith(title));
+    }, 5_000).catch(() => false);
+    if (!listed) missing.push(title);
+  }
+  await wb.page.keyboard.press('Escape');
+  return missing;
+}
+
+export const tests = {
+  async 'questions asked in both windows at once: exact all-time usage and every conversation in both histories'(a) {
+    const b = await a.openAnotherWindow();
+    try {
+      await bothWindows(a, b);
+    } catch (e) {
+      // The runner takes a screenshot of the first window only.
+      await b.screenshot('windows--second-window--failure', { keepHover: true }).catch(() => {});
+      throw e;
+    }
+  },
+};
+
+async function bothWindows(a, b) {
+  {
+    const [chatA, chatB] = await Promise.all([a.openParleyView(), b.openParleyView()]);
+    const asked = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const qa = `Round ${round} question from window A`;
+      const qb = `Round ${round} question from window B`;
+      expected = 2;
+      await Promise.all([askInNewChat(chatA, qa), askInNewChat(chatB, qb)]);
+      await Promise.all([answered(chatA, qa), answered(chatB, qb)]);
+      asked.push(qa, qb);
+    }
+    expected = 1;
+    const last = 'One more question from window A';
+    await askInNewChat(chatA, last);
+    await answered(chatA, last);
+    asked.push(last);
+
+    const want = `All time: ${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens in ${asked.length} requests`;
+    const problems = [];
+    for (const [name, wb] of [['A', a], ['B', b]]) {
+      const report = await allTimeLine(wb);
+      if (report !== want) problems.push(`window ${name}'s usage report says "${report}", expected "${want}"`);
+      const tip = await tooltipAllTime(wb, `${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens`);
+      if (!tip.includes(`${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens`)) problems.push(`window ${name}'s usage tooltip says "${tip}"`);
+      const missing = await missingFromHistory(wb, asked);
+      if (missing.length) problems.push(`window ${name}'s history lacks ${missing.length} of ${asked.length} conversations: ${missing.join('; ')}`);
+    }
+    if (problems.length) throw new Error(problems.join('\n'));
+  }
+}
