@@ -1,4 +1,5 @@
-// Server text inside Parley's Markdown reports: shown literally, never as a link, an image, HTML or formatting.
+// Server text inside Parley's Markdown reports and notifications: shown literally, never as a link, an image, HTML
+// or formatting.
 
 /**
  * `s` as one inline code span, whatever it holds: the fence is one backtick longer than the longest run inside,
@@ -55,4 +56,13 @@ function escapeInline(s: string): string {
 function oneLine(s: string): string {
   // \r, \n and the other characters a browser or an editor may break a line at.
   return s.replace(/[\r\n\u2028\u2029\u0085\v\f]+/g, ' ');
+}
+
+/**
+ * Text for a VS Code notification (showInformationMessage and the like), which turns `[label](https:…)`,
+ * `[label](command:…)` and `[label](file:…)` into live links. Server words in it (a model id, an error message)
+ * must not become one: a space between `]` and `(` leaves the text readable and no longer a link.
+ */
+export function noticeText(s: string): string {
+  return s.replace(/\]\(/g, '] (');
 }

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { ContextItem } from '../core/conversation';
 import { cutToLimit, enclosingBlock, generateMessages, parseGenerated, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
+import { noticeText } from '../core/markdownText';
 import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
 import { sniffImage } from '../core/images';
 import { PRESETS } from '../core/presets';
@@ -47,7 +48,7 @@ async function originForKey(s: Services): Promise<string | undefined> {
   const t = await s.requester.target(undefined, true);
   if ('endpoint' in t) return t.endpoint.origin;
   if (t.kind === 'no-key') return t.origin;
-  void vscode.window.showErrorMessage(`Parley: ${t.error.message}`, 'Open Settings').then((a) => a && openSettings());
+  void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => a && openSettings());
   return undefined;
 }
 
@@ -205,7 +206,7 @@ export async function generateCode(s: Services, given?: unknown): Promise<void> 
   const t = await s.requester.target(undefined, true);
   if (!('endpoint' in t)) {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
-    const a = await vscode.window.showErrorMessage(`Parley: ${problemMessage(t)}`, action);
+    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${problemMessage(t)}`), action);
     if (a === 'Set API Key') await setApiKey(s);
     else if (a) await openSettings();
     return;
@@ -252,7 +253,7 @@ async function runGenerate(s: Services, t: Target, description: string, ctx: Cod
     const words = s.log.clean([view.title, view.detail, view.hint].filter(Boolean).join(' '));
     if (r.text) await openUntitled(r.text, 'plaintext');
     const action = view.actions.includes('setApiKey') ? 'Set API Key' : view.actions.includes('openSettings') ? 'Open Settings' : undefined;
-    const a = await vscode.window.showErrorMessage(`Parley: ${words}`, ...(action ? [action] : []));
+    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${words}`), ...(action ? [action] : []));
     if (a === 'Set API Key') await setApiKey(s);
     else if (a === 'Open Settings') await openSettings();
     return;

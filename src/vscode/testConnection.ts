@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
+import { noticeText } from '../core/markdownText';
 import { readSettings } from './config';
 import type { Log } from './log';
 import type { ReportDocuments } from './reports';
@@ -27,7 +28,7 @@ export async function testConnection(requester: Requester, log: Log, reports: Re
     keyMissing = true;
   } else {
     log.warn(`Test Connection: ${t.error.message}`);
-    void vscode.window.showErrorMessage(`Parley: ${t.error.message}`, 'Open Settings').then((a) => {
+    void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
       if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
     });
     return;
@@ -89,7 +90,7 @@ export async function testConnection(requester: Requester, log: Log, reports: Re
     ? `Parley: the connection to ${target.host} works.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
     : `Parley: the connection to ${target.host} fails.${report.causes[0] ? ` ${report.causes[0].fix}` : ''}`;
   // Not awaited: the command finishes when the report is open, not when the notification closes.
-  void vscode.window.showInformationMessage(log.clean(headline), copy).then(async (choice) => {
+  void vscode.window.showInformationMessage(noticeText(log.clean(headline)), copy).then(async (choice) => {
     if (choice === copy) {
       await vscode.env.clipboard.writeText(markdown);
       void vscode.window.showInformationMessage('Parley: report copied to the clipboard.');

@@ -4,7 +4,7 @@ import MarkdownIt from 'markdown-it';
 import type { ServerResponse } from 'node:http';
 import { diagnose, reportMarkdown } from '../../src/core/diagnose';
 import { resolveEndpoint } from '../../src/core/endpoint';
-import { codeSpan, markdownProse } from '../../src/core/markdownText';
+import { codeSpan, markdownProse, noticeText } from '../../src/core/markdownText';
 import { addTo, addToLedger, emptyTotals, recordFrom, reportMarkdown as usageReport, tooltipMarkdown } from '../../src/core/usageLedger';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 
@@ -137,6 +137,36 @@ describe('Test Connection report: server strings stay literal', function () {
     const md = reportMarkdown(r);
     assert.ok(md.includes('Error:'), md);
     assertLiteral(md, [...HOSTILE, HOSTILE[0]], 'report');
+  });
+});
+
+describe('notifications: server words never become links', function () {
+  this.timeout(15_000);
+  // How VS Code's notifications find links in their text (LinkedText): [label](https:…|command:…|file:…).
+  const NOTIFICATION_LINK = /\[([^\]]+)\]\(((?:https?:\/\/|command:|file:)[^)\s]+)(?: (["'])(.+?)(\3))?\)/gi;
+
+  it('a model id that is a command link shows as text in the Test Connection headline', async () => {
+    const hostile = ['x](command:workbench.action.closeWindow)', '[Open](command:workbench.action.quit)', '[pixel](https://evil.example/p)'];
+    const server = await startTestServer((req: RecordedRequest, res: ServerResponse) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: hostile.map((id) => ({ id, object: 'model' })) }));
+        return;
+      }
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error [Fix it](command:workbench.action.quit)');
+    });
+    try {
+      // "[Open" is the closest name to "[Ope": the fix quotes it, as the headline does.
+      const r = await diagnose({ endpoint: resolveEndpoint(server.origin), model: '[Ope', timeoutMs: 5_000 });
+      assert.equal(r.ok, false);
+      const fix = r.causes[0]?.fix ?? '';
+      assert.match(fix, /\[Open\]\(command:/, 'the fix quotes the hostile id (else this test proves nothing)');
+      const headline = noticeText(`Parley: the connection fails. ${fix} ${r.chat.error?.message ?? ''}`);
+      assert.deepEqual([...headline.matchAll(NOTIFICATION_LINK)].map((m) => m[0]), []);
+      assert.ok(headline.includes('[Open] (command:workbench.action.quit)'), headline);
+    } finally {
+      await server.close();
+    }
   });
 });
 
