@@ -153,7 +153,7 @@ suite('Chat, editor commands and usage', function () {
     await vscode.commands.executeCommand('parley.showUsage');
     const first = await waitFor('the usage report', () => reports()[0]);
     assert.equal(first.languageId, 'markdown');
-    assert.match(first.getText(), /## By model[\s\S]*test\\-model/);
+    assert.match(first.getText(), /## By model[\s\S]*\| `test-model` \|/);
     assert.match(first.getText(), /## By endpoint[\s\S]*127\.0\.0\.1/);
     assert.match(first.getText(), /## By day/);
     const before = first.getText();

@@ -267,10 +267,14 @@ describe('bodies too large to read', function () {
       written: () => written,
       handler: async (_q, res) => {
         res.writeHead(200, { 'content-type': type });
+        // One wake-up for both 'drain' and 'close', so no listener piles up across writes.
+        let wake: (() => void) | undefined;
+        const resume = () => wake?.();
+        res.on('drain', resume).on('close', resume);
         while (written < total && !res.destroyed) {
           const ok = res.write(piece);
           written += piece.length;
-          if (!ok) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+          if (!ok) await new Promise<void>((r) => (wake = r));
         }
         if (!res.destroyed) res.end();
       },
