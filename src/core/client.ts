@@ -7,7 +7,7 @@ import { validateHeaders } from './headers';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
 import { Accumulator } from './stream';
 import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
-import { estimateUsage } from './usage';
+import { estimateUsage } from './tokenEstimate';
 
 export interface ClientOptions {
   endpoint: Endpoint;

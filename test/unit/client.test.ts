@@ -5,7 +5,7 @@ import { resolveEndpoint } from '../../src/core/endpoint';
 import { ParleyError } from '../../src/core/errors';
 import { redact } from '../../src/core/redact';
 import { buildRequestBody } from '../../src/core/request';
-import { estimateTokens } from '../../src/core/usage';
+import { estimateTokens } from '../../src/core/tokenEstimate';
 import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
 

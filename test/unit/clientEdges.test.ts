@@ -9,7 +9,7 @@ import { redact } from '../../src/core/redact';
 import type { RequestSettings } from '../../src/core/request';
 import { Accumulator } from '../../src/core/stream';
 import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';
-import { estimatePromptTokens, estimateTokens, TOKENS_PER_IMAGE } from '../../src/core/usage';
+import { estimatePromptTokens, estimateTokens, TOKENS_PER_IMAGE } from '../../src/core/tokenEstimate';
 import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
 
 const BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
