@@ -1,11 +1,12 @@
 // "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
-import { adapt, listModels, rejectedParam, streamChat, type ClientOptions } from './client';
+import { listModels, type ClientOptions } from './client';
+import { chatWithFallback, type FallbackAttempt } from './fallback';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
-import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
-import type { ChatMessage, ChatResult, EndState, ReasoningField } from './types';
+import type { Adaptations, RequestSettings } from './request';
+import type { ChatMessage, ChatResult, EndState, ReasoningField, StreamEvent } from './types';
 
 /** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
 export interface DiagnoseOptions {
@@ -176,28 +177,36 @@ interface ChatOutcome {
 
 async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s: string) => string): Promise<ChatOutcome> {
   const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: true, maxTokens: 1 };
-  let adaptations: Adaptations = { ...(opts.adaptations ?? {}) };
-  const dropped: string[] = [];
-
-  // The capability fallback, one attempt at a time: chatWithFallback() does the same but does not say what
-  // each response looked like, and the report needs the status, content type and timing of the one that
-  // counted. Which parameter a refusal names is the client's own rule (rejectedParam), not a second copy.
-  let measured: Measured;
-  for (;;) {
-    let body: Record<string, unknown>;
-    try {
-      body = buildRequestBody(settings, PROBE_MESSAGES, adaptations);
-    } catch (e) {
-      return { step: configFailure(e, clean), error: e instanceof ParleyError ? e : undefined, adaptations };
-    }
-    measured = await measuredStream(client, body);
-    const err = measured.result.ended === 'error' ? measured.result.error : undefined;
-    const param = err ? rejectedParam(err, body) : undefined;
-    if (!param || dropped.includes(param)) break;
-    dropped.push(param);
-    adaptations = adapt(adaptations, param);
-  }
-
+  // The fallback loop chat uses, watched one attempt at a time: the report shows the status, content type and
+  // timing of the attempt that counted, and what its events were.
+  let started = Date.now();
+  let chunks = 0;
+  let sawUsage = false;
+  let firstEventMs: number | undefined;
+  let measured: Measured | undefined;
+  const onEvent = (e: StreamEvent) => {
+    firstEventMs ??= Date.now() - started;
+    chunks++;
+    if (e.type === 'usage') sawUsage = true;
+  };
+  const onAttempt = ({ result, response }: FallbackAttempt) => {
+    measured = {
+      result,
+      status: response?.status ?? result.error?.status,
+      contentType: response?.contentType ?? undefined,
+      ttfbMs: response?.ttfbMs ?? firstEventMs,
+      chunks,
+      sawUsage: sawUsage || result.usage.estimated === false,
+    };
+    started = Date.now();
+    chunks = 0;
+    sawUsage = false;
+    firstEventMs = undefined;
+  };
+  const outcome = await chatWithFallback(client, settings, PROBE_MESSAGES, opts.adaptations, onEvent, onAttempt);
+  const { adaptations, dropped } = outcome;
+  // No attempt: a setting is invalid, so nothing was sent.
+  if (!measured) return { step: configFailure(outcome.result.error, clean), error: outcome.result.error, adaptations };
   const r = measured.result;
   const step: ChatStep = {
     outcome: r.ended === 'done' || (r.ended === 'incomplete' && (r.text !== '' || r.reasoning !== '')) ? 'ok' : 'failed',
@@ -222,6 +231,7 @@ function configFailure(e: unknown, clean: (s: string) => string): ChatStep {
   return { outcome: 'failed', chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
 }
 
+/** What Test Connection saw of one attempt. */
 interface Measured {
   result: ChatResult;
   status?: number;
@@ -229,30 +239,6 @@ interface Measured {
   ttfbMs?: number;
   chunks: number;
   sawUsage: boolean;
-}
-
-async function measuredStream(client: ClientOptions, body: Record<string, unknown>): Promise<Measured> {
-  const started = Date.now();
-  const stream = streamChat(client, body);
-  let chunks = 0;
-  let sawUsage = false;
-  let firstEventMs: number | undefined;
-  for await (const e of stream) {
-    if (e.type === 'end') continue;
-    firstEventMs ??= Date.now() - started;
-    chunks++;
-    if (e.type === 'usage') sawUsage = true;
-  }
-  const result = await stream.result;
-  const response = await stream.response;
-  return {
-    result,
-    status: response?.status ?? result.error?.status,
-    contentType: response?.contentType ?? undefined,
-    ttfbMs: response?.ttfbMs ?? firstEventMs,
-    chunks,
-    sawUsage: sawUsage || result.usage.estimated === false,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

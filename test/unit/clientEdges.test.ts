@@ -1,7 +1,8 @@
 // The core client's edges against a real local HTTP server: split <think> tags, odd tool-call numbering, bodies
 // that lie about their type, hanging error bodies, early exits, late iterators, redirects, logs and the fallback.
 import * as assert from 'node:assert/strict';
-import { chatWithFallback, listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { chatWithFallback } from '../../src/core/fallback';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse, ParleyError, wireError } from '../../src/core/errors';
 import { validateHeaders } from '../../src/core/headers';
