@@ -254,18 +254,7 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   };
 
   if (r.ok) {
-    if (r.keyMissing && r.key === 'absent') {
-      add({
-        id: 'no-key-needed',
-        fix: 'This server answered without an API key. If it needs none, choose "This endpoint needs no key" in the Parley panel; otherwise run "Parley: Set API Key".',
-      });
-    }
-    if (r.models.modelListed === false) {
-      add({
-        id: 'model-not-in-list',
-        fix: `The server answered, but "${r.model}" is not in its model list${hintNames(r.models.closest)}. Check parley.model if replies come from another model than you expect.`,
-      });
-    }
+    worthKnowing(r, add);
     return causes;
   }
 
@@ -273,7 +262,6 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   const text = [chatErr?.message, chatErr?.code].filter(Boolean).join(' ');
   const kind = chatErr?.kind;
   const status = chatErr?.status ?? r.chat.status;
-  const url = new URL(r.url);
 
   if (kind === 'config') {
     add({ id: 'setting', fix: chatErr?.message ?? 'A Parley setting is invalid.' });
@@ -282,38 +270,7 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
 
   // Nothing answers at all.
   if (kind === 'connection' || kind === 'timeout') {
-    const raw = `${err?.message ?? ''} ${err?.code ?? ''} ${causeCodes(err)}`;
-    if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(raw)) {
-      add({ id: 'unknown-host', fix: `The host name "${url.hostname}" does not resolve. Check its spelling in parley.baseUrl.`, because: chatErr?.message });
-      return causes;
-    }
-    if (kind === 'timeout') {
-      add({
-        id: 'timeout',
-        fix: 'The server took too long to answer. It may be loading the model: try again, or raise parley.requestTimeoutSeconds.',
-        because: chatErr?.message,
-      });
-    } else {
-      const refused = /ECONNREFUSED|refused/i.test(raw);
-      add({
-        id: 'not-running',
-        fix: `Nothing is answering at ${url.host}. Check that the server is running and listening on port ${portOf(url)}.`,
-        because: refused ? 'The connection was refused.' : chatErr?.message,
-      });
-    }
-    if (url.hostname === 'localhost') {
-      const alt = new URL(r.url);
-      alt.hostname = '127.0.0.1';
-      const probe = await probeModels(rootOf(alt.href), undefined, opts, clean);
-      r.probes.push(probe);
-      add({
-        id: 'use-127',
-        fix: `Use 127.0.0.1 instead of localhost in parley.baseUrl (${swapHost(opts.endpoint, '127.0.0.1')}).`,
-        because: probe.ok
-          ? 'The server answers on 127.0.0.1: "localhost" resolves to the IPv6 address ::1 first, where it does not listen.'
-          : '"localhost" may resolve to the IPv6 address ::1 while the server listens only on 127.0.0.1.',
-      });
-    }
+    await unreachableCauses(r, opts, err, clean, add);
     return causes;
   }
 
@@ -364,6 +321,61 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     }
   }
   return causes;
+}
+
+/** What is worth knowing when the connection works. */
+function worthKnowing(r: DiagnosisReport, add: (c: Cause) => void): void {
+  if (r.keyMissing && r.key === 'absent') {
+    add({
+      id: 'no-key-needed',
+      fix: 'This server answered without an API key. If it needs none, choose "This endpoint needs no key" in the Parley panel; otherwise run "Parley: Set API Key".',
+    });
+  }
+  if (r.models.modelListed === false) {
+    add({
+      id: 'model-not-in-list',
+      fix: `The server answered, but "${r.model}" is not in its model list${hintNames(r.models.closest)}. Check parley.model if replies come from another model than you expect.`,
+    });
+  }
+}
+
+/** Nothing answers (refused, unknown host, timeout): which of those, and whether 127.0.0.1 would do. */
+async function unreachableCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: ParleyError | undefined, clean: (s: string) => string, add: (c: Cause) => void): Promise<void> {
+  const chatErr = r.chat.error;
+  const kind = chatErr?.kind;
+  const url = new URL(r.url);
+  const raw = `${err?.message ?? ''} ${err?.code ?? ''} ${causeCodes(err)}`;
+  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(raw)) {
+    add({ id: 'unknown-host', fix: `The host name "${url.hostname}" does not resolve. Check its spelling in parley.baseUrl.`, because: chatErr?.message });
+    return;
+  }
+  if (kind === 'timeout') {
+    add({
+      id: 'timeout',
+      fix: 'The server took too long to answer. It may be loading the model: try again, or raise parley.requestTimeoutSeconds.',
+      because: chatErr?.message,
+    });
+  } else {
+    const refused = /ECONNREFUSED|refused/i.test(raw);
+    add({
+      id: 'not-running',
+      fix: `Nothing is answering at ${url.host}. Check that the server is running and listening on port ${portOf(url)}.`,
+      because: refused ? 'The connection was refused.' : chatErr?.message,
+    });
+  }
+  if (url.hostname === 'localhost') {
+    const alt = new URL(r.url);
+    alt.hostname = '127.0.0.1';
+    const probe = await probeModels(rootOf(alt.href), undefined, opts, clean);
+    r.probes.push(probe);
+    add({
+      id: 'use-127',
+      fix: `Use 127.0.0.1 instead of localhost in parley.baseUrl (${swapHost(opts.endpoint, '127.0.0.1')}).`,
+      because: probe.ok
+        ? 'The server answers on 127.0.0.1: "localhost" resolves to the IPv6 address ::1 first, where it does not listen.'
+        : '"localhost" may resolve to the IPv6 address ::1 while the server listens only on 127.0.0.1.',
+    });
+  }
 }
 
 /** Tries the same server with /v1 added or removed and trailing slashes fixed, and names what answers. */
