@@ -124,7 +124,11 @@ class ChatRequest {
     const decoder = new TextDecoder();
     const idleTimeout = this.opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT;
     let stopIdle: (() => void) | undefined;
-    const armIdle = idleTimeout > 0 ? () => (stopIdle?.(), (stopIdle = this.req.after(idleTimeout, 'idle'))) : () => undefined;
+    const armIdle = () => {
+      if (idleTimeout <= 0) return;
+      stopIdle?.();
+      stopIdle = this.req.after(idleTimeout, 'idle');
+    };
     let sse = labelled ? new SseDecoder() : undefined;
     let decided = labelled;
     // Bytes read while the body is not (yet) an event stream: a plain body stops at MAX_BODY_BYTES.

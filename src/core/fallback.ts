@@ -3,7 +3,7 @@ import { chat } from './chat';
 import type { ClientOptions } from './client';
 import { ParleyError } from './errors';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
-import type { ResponseInfo } from './transport';
+import { RequestAbort, type ResponseInfo } from './transport';
 import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
 
 export interface FallbackOutcome {
@@ -59,8 +59,8 @@ function configResult(e: unknown): ChatResult {
 
 /**
  * Sends a chat request, learning from a refusal: a 400/422 naming a parameter Parley sent is retried once
- * without it (max_tokens becomes max_completion_tokens). Never throws: a bad setting comes back as a
- * `config` error result before anything is sent. Chat, Generate Code and Test Connection all come here;
+ * without it (max_tokens becomes max_completion_tokens). Never throws (unless onEvent does): a bad setting
+ * comes back as a `config` error result before anything is sent. Chat, Generate Code and Test Connection all come here;
  * `onEvent` gets a streamed request's events as they come (never `end`), `onAttempt` each request once it ended.
  */
 export async function chatWithFallback(
@@ -93,20 +93,33 @@ export async function chatWithFallback(
   }
 }
 
-/** One request of the loop: streamed (events to onEvent as they come) or not (a complete() request, whose events nobody sees). */
+/**
+ * One request of the loop: streamed (events to onEvent as they come) or not (a complete() request, whose events
+ * nobody sees). An onEvent that throws stops the request, and the throw leaves chatWithFallback, as it did when
+ * the loop iterated a ChatStream.
+ */
 async function attempt(opts: ClientOptions, body: Record<string, unknown>, stream: boolean, onEvent?: (e: StreamEvent) => void): Promise<{ result: ChatResult; response: ResponseInfo | undefined; delivered: boolean }> {
+  const req = new RequestAbort(opts.signal);
   let response: ResponseInfo | undefined;
   let delivered = false;
+  let thrown: { e: unknown } | undefined;
   const sent: Record<string, unknown> = stream ? body : { ...body, stream: false };
   if (!stream) delete sent.stream_options;
   const events = (batch: StreamEvent[]) => {
-    if (!stream) return;
+    if (!stream || thrown) return;
     for (const e of batch) {
       if (e.type === 'end') continue;
       delivered = true;
-      onEvent?.(e);
+      try {
+        onEvent?.(e);
+      } catch (err) {
+        thrown = { e: err };
+        req.abort('cancelled');
+        return;
+      }
     }
   };
-  const result = await chat(opts, sent, { events, response: (r) => (response = r) });
+  const result = await chat(opts, sent, { events, response: (r) => (response = r) }, req);
+  if (thrown) throw thrown.e;
   return { result, response, delivered };
 }
