@@ -1,5 +1,6 @@
 // What Parley learnt about a server (parameters it refuses), kept per origin and model, and the request that learns it.
-import { chatWithFallback, type ClientOptions, type FallbackOutcome } from './client';
+import type { ClientOptions } from './client';
+import { chatWithFallback, type FallbackOutcome } from './fallback';
 import type { Adaptations, RequestSettings } from './request';
 import type { ChatMessage, StreamEvent } from './types';
 

@@ -1,11 +1,12 @@
 // "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
-import { adapt, listModels, rejectedParam, streamChat, type ClientOptions } from './client';
+import { listModels, type ClientOptions } from './client';
+import { chatWithFallback, type FallbackAttempt } from './fallback';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
-import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
-import type { ChatMessage, ChatResult, EndState, ReasoningField } from './types';
+import type { Adaptations, RequestSettings } from './request';
+import type { ChatMessage, ChatResult, EndState, ReasoningField, StreamEvent } from './types';
 
 /** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
 export interface DiagnoseOptions {
@@ -176,28 +177,36 @@ interface ChatOutcome {
 
 async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s: string) => string): Promise<ChatOutcome> {
   const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: true, maxTokens: 1 };
-  let adaptations: Adaptations = { ...(opts.adaptations ?? {}) };
-  const dropped: string[] = [];
-
-  // The capability fallback, one attempt at a time: chatWithFallback() does the same but does not say what
-  // each response looked like, and the report needs the status, content type and timing of the one that
-  // counted. Which parameter a refusal names is the client's own rule (rejectedParam), not a second copy.
-  let measured: Measured;
-  for (;;) {
-    let body: Record<string, unknown>;
-    try {
-      body = buildRequestBody(settings, PROBE_MESSAGES, adaptations);
-    } catch (e) {
-      return { step: configFailure(e, clean), error: e instanceof ParleyError ? e : undefined, adaptations };
-    }
-    measured = await measuredStream(client, body);
-    const err = measured.result.ended === 'error' ? measured.result.error : undefined;
-    const param = err ? rejectedParam(err, body) : undefined;
-    if (!param || dropped.includes(param)) break;
-    dropped.push(param);
-    adaptations = adapt(adaptations, param);
-  }
-
+  // The fallback loop chat uses, watched one attempt at a time: the report shows the status, content type and
+  // timing of the attempt that counted, and what its events were.
+  let started = Date.now();
+  let chunks = 0;
+  let sawUsage = false;
+  let firstEventMs: number | undefined;
+  let measured: Measured | undefined;
+  const onEvent = (e: StreamEvent) => {
+    firstEventMs ??= Date.now() - started;
+    chunks++;
+    if (e.type === 'usage') sawUsage = true;
+  };
+  const onAttempt = ({ result, response }: FallbackAttempt) => {
+    measured = {
+      result,
+      status: response?.status ?? result.error?.status,
+      contentType: response?.contentType ?? undefined,
+      ttfbMs: response?.ttfbMs ?? firstEventMs,
+      chunks,
+      sawUsage: sawUsage || result.usage.estimated === false,
+    };
+    started = Date.now();
+    chunks = 0;
+    sawUsage = false;
+    firstEventMs = undefined;
+  };
+  const outcome = await chatWithFallback(client, settings, PROBE_MESSAGES, opts.adaptations, onEvent, onAttempt);
+  const { adaptations, dropped } = outcome;
+  // No attempt: a setting is invalid, so nothing was sent.
+  if (!measured) return { step: configFailure(outcome.result.error, clean), error: outcome.result.error, adaptations };
   const r = measured.result;
   const step: ChatStep = {
     outcome: r.ended === 'done' || (r.ended === 'incomplete' && (r.text !== '' || r.reasoning !== '')) ? 'ok' : 'failed',
@@ -222,6 +231,7 @@ function configFailure(e: unknown, clean: (s: string) => string): ChatStep {
   return { outcome: 'failed', chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
 }
 
+/** What Test Connection saw of one attempt. */
 interface Measured {
   result: ChatResult;
   status?: number;
@@ -229,30 +239,6 @@ interface Measured {
   ttfbMs?: number;
   chunks: number;
   sawUsage: boolean;
-}
-
-async function measuredStream(client: ClientOptions, body: Record<string, unknown>): Promise<Measured> {
-  const started = Date.now();
-  const stream = streamChat(client, body);
-  let chunks = 0;
-  let sawUsage = false;
-  let firstEventMs: number | undefined;
-  for await (const e of stream) {
-    if (e.type === 'end') continue;
-    firstEventMs ??= Date.now() - started;
-    chunks++;
-    if (e.type === 'usage') sawUsage = true;
-  }
-  const result = await stream.result;
-  const response = await stream.response;
-  return {
-    result,
-    status: response?.status ?? result.error?.status,
-    contentType: response?.contentType ?? undefined,
-    ttfbMs: response?.ttfbMs ?? firstEventMs,
-    chunks,
-    sawUsage: sawUsage || result.usage.estimated === false,
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,18 +254,7 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   };
 
   if (r.ok) {
-    if (r.keyMissing && r.key === 'absent') {
-      add({
-        id: 'no-key-needed',
-        fix: 'This server answered without an API key. If it needs none, choose "This endpoint needs no key" in the Parley panel; otherwise run "Parley: Set API Key".',
-      });
-    }
-    if (r.models.modelListed === false) {
-      add({
-        id: 'model-not-in-list',
-        fix: `The server answered, but "${r.model}" is not in its model list${hintNames(r.models.closest)}. Check parley.model if replies come from another model than you expect.`,
-      });
-    }
+    worthKnowing(r, add);
     return causes;
   }
 
@@ -287,7 +262,6 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
   const text = [chatErr?.message, chatErr?.code].filter(Boolean).join(' ');
   const kind = chatErr?.kind;
   const status = chatErr?.status ?? r.chat.status;
-  const url = new URL(r.url);
 
   if (kind === 'config') {
     add({ id: 'setting', fix: chatErr?.message ?? 'A Parley setting is invalid.' });
@@ -296,38 +270,7 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
 
   // Nothing answers at all.
   if (kind === 'connection' || kind === 'timeout') {
-    const raw = `${err?.message ?? ''} ${err?.code ?? ''} ${causeCodes(err)}`;
-    if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(raw)) {
-      add({ id: 'unknown-host', fix: `The host name "${url.hostname}" does not resolve. Check its spelling in parley.baseUrl.`, because: chatErr?.message });
-      return causes;
-    }
-    if (kind === 'timeout') {
-      add({
-        id: 'timeout',
-        fix: 'The server took too long to answer. It may be loading the model: try again, or raise parley.requestTimeoutSeconds.',
-        because: chatErr?.message,
-      });
-    } else {
-      const refused = /ECONNREFUSED|refused/i.test(raw);
-      add({
-        id: 'not-running',
-        fix: `Nothing is answering at ${url.host}. Check that the server is running and listening on port ${portOf(url)}.`,
-        because: refused ? 'The connection was refused.' : chatErr?.message,
-      });
-    }
-    if (url.hostname === 'localhost') {
-      const alt = new URL(r.url);
-      alt.hostname = '127.0.0.1';
-      const probe = await probeModels(rootOf(alt.href), undefined, opts, clean);
-      r.probes.push(probe);
-      add({
-        id: 'use-127',
-        fix: `Use 127.0.0.1 instead of localhost in parley.baseUrl (${swapHost(opts.endpoint, '127.0.0.1')}).`,
-        because: probe.ok
-          ? 'The server answers on 127.0.0.1: "localhost" resolves to the IPv6 address ::1 first, where it does not listen.'
-          : '"localhost" may resolve to the IPv6 address ::1 while the server listens only on 127.0.0.1.',
-      });
-    }
+    await unreachableCauses(r, opts, err, clean, add);
     return causes;
   }
 
@@ -378,6 +321,61 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     }
   }
   return causes;
+}
+
+/** What is worth knowing when the connection works. */
+function worthKnowing(r: DiagnosisReport, add: (c: Cause) => void): void {
+  if (r.keyMissing && r.key === 'absent') {
+    add({
+      id: 'no-key-needed',
+      fix: 'This server answered without an API key. If it needs none, choose "This endpoint needs no key" in the Parley panel; otherwise run "Parley: Set API Key".',
+    });
+  }
+  if (r.models.modelListed === false) {
+    add({
+      id: 'model-not-in-list',
+      fix: `The server answered, but "${r.model}" is not in its model list${hintNames(r.models.closest)}. Check parley.model if replies come from another model than you expect.`,
+    });
+  }
+}
+
+/** Nothing answers (refused, unknown host, timeout): which of those, and whether 127.0.0.1 would do. */
+async function unreachableCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: ParleyError | undefined, clean: (s: string) => string, add: (c: Cause) => void): Promise<void> {
+  const chatErr = r.chat.error;
+  const kind = chatErr?.kind;
+  const url = new URL(r.url);
+  const raw = `${err?.message ?? ''} ${err?.code ?? ''} ${causeCodes(err)}`;
+  if (/ENOTFOUND|EAI_AGAIN|getaddrinfo/i.test(raw)) {
+    add({ id: 'unknown-host', fix: `The host name "${url.hostname}" does not resolve. Check its spelling in parley.baseUrl.`, because: chatErr?.message });
+    return;
+  }
+  if (kind === 'timeout') {
+    add({
+      id: 'timeout',
+      fix: 'The server took too long to answer. It may be loading the model: try again, or raise parley.requestTimeoutSeconds.',
+      because: chatErr?.message,
+    });
+  } else {
+    const refused = /ECONNREFUSED|refused/i.test(raw);
+    add({
+      id: 'not-running',
+      fix: `Nothing is answering at ${url.host}. Check that the server is running and listening on port ${portOf(url)}.`,
+      because: refused ? 'The connection was refused.' : chatErr?.message,
+    });
+  }
+  if (url.hostname === 'localhost') {
+    const alt = new URL(r.url);
+    alt.hostname = '127.0.0.1';
+    const probe = await probeModels(rootOf(alt.href), undefined, opts, clean);
+    r.probes.push(probe);
+    add({
+      id: 'use-127',
+      fix: `Use 127.0.0.1 instead of localhost in parley.baseUrl (${swapHost(opts.endpoint, '127.0.0.1')}).`,
+      because: probe.ok
+        ? 'The server answers on 127.0.0.1: "localhost" resolves to the IPv6 address ::1 first, where it does not listen.'
+        : '"localhost" may resolve to the IPv6 address ::1 while the server listens only on 127.0.0.1.',
+    });
+  }
 }
 
 /** Tries the same server with /v1 added or removed and trailing slashes fixed, and names what answers. */

@@ -1,7 +1,8 @@
 // Parsed chunks -> typed events, and the accumulator that gives the final result.
 // Servers differ: choices may be empty, deltas missing, roles repeated, tool calls indexed or not,
 // reasoning under several names or inline in <think> tags. Everything from the wire is read defensively.
-import { errorFromWire, wireError, type ParleyError } from './errors';
+import { errorFromWire, ParleyError, wireError } from './errors';
+import { redact } from './redact';
 import type { ChatResult, ChoiceResult, EndState, ReasoningField, StreamEvent, ToolCall, Usage } from './types';
 
 const OPEN = '<think>';
@@ -183,6 +184,35 @@ export class Accumulator {
       this.choices.set(index, c);
     }
     return c;
+  }
+
+  /**
+   * Handles one SSE event of a reply that came with HTTP `status`: `[DONE]`, a JSON chunk, or an `event: error`.
+   * Pushes its events onto `out`; returns the error it carried. `cut`: the end of the body completed this event,
+   * so it may be cut short, and one that is not JSON is dropped rather than called malformed.
+   */
+  event(ev: { data: string; event?: string }, status: number, out: StreamEvent[], cut: boolean): ParleyError | undefined {
+    const { url, model, secrets = [] } = this.ctx;
+    const data = ev.data;
+    if (data === '[DONE]') {
+      this.sawDone = true;
+      return undefined;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      // A stream cut short, not a malformed one: the broken event is dropped, and the end state (incomplete
+      // unless every choice had finished) says what happened. An `event: error` is still an error.
+      if (cut && ev.event !== 'error') return undefined;
+      // An `event: error` inside the stream is the server's own error, whatever the HTTP status said.
+      if (ev.event === 'error') return errorFromWire(status, { message: redact(data.trim().slice(0, 300), secrets) || 'error event' }, { url, model, secrets });
+      return new ParleyError('protocol', `${new URL(url).host} sent a stream chunk that is not JSON: ${redact(data.slice(0, 120), secrets)}`, { url });
+    }
+    const e = this.chunk(json, out);
+    if (e) return e;
+    if (ev.event === 'error') return errorFromWire(status, wireError(json) ?? { message: redact(data.slice(0, 300), secrets) }, { url, model, secrets });
+    return undefined;
   }
 
   /** Handles one streamed chunk. Pushes its events onto `out`; returns an error if the chunk was one. */

@@ -1,11 +1,13 @@
 // The core client against a real local HTTP server: every stream shape three ways (whole, byte by byte, random splits).
 import * as assert from 'node:assert/strict';
-import { backoffMs, chatWithFallback, complete, listModels, retryAfterMs, streamChat, type ClientOptions } from '../../src/core/client';
+import { complete, listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { chatWithFallback } from '../../src/core/fallback';
+import { backoffMs, retryAfterMs } from '../../src/core/retry';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { ParleyError } from '../../src/core/errors';
 import { redact } from '../../src/core/redact';
 import { buildRequestBody } from '../../src/core/request';
-import { estimateTokens } from '../../src/core/usage';
+import { estimateTokens } from '../../src/core/tokenEstimate';
 import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
 

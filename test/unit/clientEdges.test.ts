@@ -1,7 +1,8 @@
 // The core client's edges against a real local HTTP server: split <think> tags, odd tool-call numbering, bodies
 // that lie about their type, hanging error bodies, early exits, late iterators, redirects, logs and the fallback.
 import * as assert from 'node:assert/strict';
-import { chatWithFallback, listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { chatWithFallback } from '../../src/core/fallback';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse, ParleyError, wireError } from '../../src/core/errors';
 import { validateHeaders } from '../../src/core/headers';
@@ -9,7 +10,7 @@ import { redact } from '../../src/core/redact';
 import type { RequestSettings } from '../../src/core/request';
 import { Accumulator } from '../../src/core/stream';
 import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';
-import { estimatePromptTokens, estimateTokens, TOKENS_PER_IMAGE } from '../../src/core/usage';
+import { estimatePromptTokens, estimateTokens, TOKENS_PER_IMAGE } from '../../src/core/tokenEstimate';
 import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
 
 const BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };

@@ -1,6 +1,7 @@
 // Issue 7 end to end: the client against servers that differ from OpenAI the way real ones do.
 import * as assert from 'node:assert/strict';
-import { chatWithFallback, complete, streamChat, type ClientOptions } from '../../src/core/client';
+import { complete, streamChat, type ClientOptions } from '../../src/core/client';
+import { chatWithFallback } from '../../src/core/fallback';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { buildRequestBody, type RequestSettings } from '../../src/core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';

@@ -1,0 +1,125 @@
+// The one fallback loop: a chat request that a server refuses for a parameter is sent again without it (the JSON-mode fallback among them).
+import { chat } from './chat';
+import type { ClientOptions } from './client';
+import { ParleyError } from './errors';
+import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
+import { RequestAbort, type ResponseInfo } from './transport';
+import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
+
+export interface FallbackOutcome {
+  result: ChatResult;
+  /** Parameters dropped (or, for max_tokens, renamed) this time. */
+  dropped: string[];
+  /** The adaptations to remember for this origin and model. */
+  adaptations: Adaptations;
+}
+
+/** One request of the fallback loop, reported when it has ended (Test Connection shows the one that counted). */
+export interface FallbackAttempt {
+  /** The request body that was sent. */
+  body: Record<string, unknown>;
+  result: ChatResult;
+  /** The response that was read (status, content type, time to first byte), when one came. */
+  response: ResponseInfo | undefined;
+  /** The parameter the server refused, which the next attempt goes without; unset on the last attempt. */
+  refused?: string;
+}
+
+/** Parameters a server may refuse, and that Parley can do without. */
+export const ADAPTABLE_PARAMS = [
+  'stream_options', 'response_format', 'max_tokens', 'temperature', 'top_p',
+  'presence_penalty', 'frequency_penalty', 'tools', 'parallel_tool_calls',
+] as const;
+
+/** The parameter a 400/422 names, if Parley sent it: by `param`, or by name in the message. */
+export function rejectedParam(error: ParleyError, body: Record<string, unknown>): string | undefined {
+  if (error.kind !== 'bad_request' || (error.status !== 400 && error.status !== 422)) return undefined;
+  const sent = ADAPTABLE_PARAMS.filter((p) => body[p] !== undefined);
+  const param = error.param?.replace(/^body\./, '');
+  if (param) {
+    const hit = sent.find((p) => param === p || param.startsWith(`${p}.`) || param.startsWith(`${p}[`));
+    if (hit) return hit;
+  }
+  const text = `${error.providerMessage ?? ''} ${error.message}`;
+  return sent.find((p) => new RegExp(`(^|[^a-z_])${p}([^a-z_]|$)`).test(text));
+}
+
+/** The adaptations after a server refused `param`: max_tokens becomes max_completion_tokens, anything else is dropped. */
+export function adapt(a: Adaptations, param: string): Adaptations {
+  if (param === 'max_tokens') return { ...a, maxCompletionTokens: true };
+  return { ...a, drop: [...new Set([...(a.drop ?? []), param])] };
+}
+
+/** The result of a request that was never sent because a setting is invalid. */
+function configResult(e: unknown): ChatResult {
+  const error = e instanceof ParleyError ? e : new ParleyError('config', String(e));
+  const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, estimated: true };
+  return { text: '', reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [], usage, ended: 'error', error, sawDone: false };
+}
+
+/**
+ * Sends a chat request, learning from a refusal: a 400/422 naming a parameter Parley sent is retried once
+ * without it (max_tokens becomes max_completion_tokens). Never throws (unless onEvent does): a bad setting
+ * comes back as a `config` error result before anything is sent. Chat, Generate Code and Test Connection all come here;
+ * `onEvent` gets a streamed request's events as they come (never `end`), `onAttempt` each request once it ended.
+ */
+export async function chatWithFallback(
+  opts: ClientOptions,
+  settings: RequestSettings,
+  messages: ChatMessage[],
+  adaptations: Adaptations | undefined,
+  onEvent?: (e: StreamEvent) => void,
+  onAttempt?: (attempt: FallbackAttempt) => void,
+): Promise<FallbackOutcome> {
+  let ad: Adaptations = { ...(adaptations ?? {}) };
+  const dropped: string[] = [];
+  for (let round = 0; ; round++) {
+    let body: Record<string, unknown>;
+    try {
+      body = buildRequestBody(settings, messages, ad);
+    } catch (e) {
+      return { result: configResult(e), dropped, adaptations: ad };
+    }
+    const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent);
+    // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
+    // (an error chunk inside a stream that already streamed text is not a refusal of the request).
+    const param = !delivered && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
+    const refused = param !== undefined && !dropped.includes(param) && round < ADAPTABLE_PARAMS.length ? param : undefined;
+    onAttempt?.({ body, result, response, refused });
+    if (refused === undefined) return { result, dropped, adaptations: ad };
+    opts.log?.(`${opts.endpoint.origin} refused ${refused}; retrying without it`);
+    dropped.push(refused);
+    ad = adapt(ad, refused);
+  }
+}
+
+/**
+ * One request of the loop: streamed (events to onEvent as they come) or not (a complete() request, whose events
+ * nobody sees). An onEvent that throws stops the request, and the throw leaves chatWithFallback, as it did when
+ * the loop iterated a ChatStream.
+ */
+async function attempt(opts: ClientOptions, body: Record<string, unknown>, stream: boolean, onEvent?: (e: StreamEvent) => void): Promise<{ result: ChatResult; response: ResponseInfo | undefined; delivered: boolean }> {
+  const req = new RequestAbort(opts.signal);
+  let response: ResponseInfo | undefined;
+  let delivered = false;
+  let thrown: { e: unknown } | undefined;
+  const sent: Record<string, unknown> = stream ? body : { ...body, stream: false };
+  if (!stream) delete sent.stream_options;
+  const events = (batch: StreamEvent[]) => {
+    if (!stream || thrown) return;
+    for (const e of batch) {
+      if (e.type === 'end') continue;
+      delivered = true;
+      try {
+        onEvent?.(e);
+      } catch (err) {
+        thrown = { e: err };
+        req.abort('cancelled');
+        return;
+      }
+    }
+  };
+  const result = await chat(opts, sent, { events, response: (r) => (response = r) }, req);
+  if (thrown) throw thrown.e;
+  return { result, response, delivered };
+}

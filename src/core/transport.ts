@@ -1,0 +1,225 @@
+// The wire: one request's abort controller, send() with its redirect rule, bodies read as bytes or as text, and fetch failures in words.
+import type { ClientOptions } from './client';
+import { ParleyError } from './errors';
+import { validateHeaders } from './headers';
+
+/** Wait for response headers, by default. */
+export const DEFAULT_HEADER_TIMEOUT = 60_000;
+/** Longest silence between body bytes, by default. */
+export const DEFAULT_IDLE_TIMEOUT = 300_000;
+/** The most read of an error body. */
+export const MAX_ERROR_BODY = 64 * 1024;
+const MAX_REDIRECTS = 5;
+
+/** Why a request's controller was aborted: the caller, a timeout (headers, idle, or listModels' whole-request one), or its own end. */
+export type AbortWhy = 'cancelled' | 'headers' | 'idle' | 'timeout' | 'done';
+
+/**
+ * The one AbortController of a request. The caller's signal, the timeouts, an early exit from the caller's loop
+ * and the request's own end all abort it, and `why` keeps the first reason. Its signal is what fetch gets, so
+ * whichever of them comes first closes the socket. `dispose()` unhooks it from the caller's signal.
+ */
+export class RequestAbort {
+  private readonly controller = new AbortController();
+  private reason: AbortWhy | undefined;
+  readonly signal = this.controller.signal;
+  private readonly onCaller = () => this.abort('cancelled');
+
+  constructor(private readonly caller?: AbortSignal) {
+    if (caller?.aborted) this.reason = 'cancelled';
+    caller?.addEventListener('abort', this.onCaller, { once: true });
+  }
+
+  /** The first reason the request was aborted for, if it was. */
+  get why(): AbortWhy | undefined {
+    return this.reason;
+  }
+
+  abort(why: AbortWhy): void {
+    this.reason ??= why;
+    this.controller.abort();
+  }
+
+  /** Aborts with `why` after `ms`; returns the function that cancels that. */
+  after(ms: number, why: AbortWhy): () => void {
+    const t = setTimeout(() => this.abort(why), ms);
+    return () => clearTimeout(t);
+  }
+
+  /** Ends the request (releasing the socket, whatever happened) and unhooks the caller's signal. */
+  dispose(): void {
+    this.caller?.removeEventListener('abort', this.onCaller);
+    this.abort('done');
+  }
+}
+
+/** What a response was, for Test Connection and the log. */
+export interface ResponseInfo {
+  status: number;
+  contentType: string | null;
+  ttfbMs: number;
+}
+
+/** A response, and how long its headers took. */
+export interface Attempt {
+  response: Response;
+  ttfbMs: number;
+}
+
+/** `scheme://host:port` of a URL, for messages (the URL itself when it does not parse). */
+export function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return url;
+  }
+}
+
+/** What fetch's failure says about the connection: why, and whether the server was reached at all. */
+export function connectionFailure(e: unknown): { why: string; reached: boolean } {
+  const cause = (e as { cause?: { code?: string; message?: string; name?: string } })?.cause;
+  const code = cause?.code ?? '';
+  const message = cause?.message ?? (e instanceof Error ? e.message : String(e));
+  // The server answered, but not in HTTP/1.1: llhttp's parse errors (HPE_…), or undici's "bad response" for an
+  // informational (1xx) answer it cannot use. Retrying the same request gets the same answer.
+  if (cause?.name === 'HTTPParserError' || /^HPE_/.test(code)) return { why: `its response is not valid HTTP (${message})`, reached: true };
+  if (code === 'UND_ERR_SOCKET' && /bad response/i.test(message)) return { why: 'it sent an informational (1xx) response, such as 100 Continue, that was not asked for', reached: true };
+  const why =
+    code === 'ECONNREFUSED' ? 'connection refused (is the server running?)'
+    : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'host name not found'
+    : code === 'ECONNRESET' ? 'connection reset'
+    : /certificate|CERT|SSL|TLS/i.test(`${code} ${message}`) ? `TLS problem: ${message}`
+    : message;
+  return { why, reached: false };
+}
+
+/** The error for a request whose fetch failed before any response: `connection` (retried), or `protocol` when the server was reached. */
+export function failedFetch(e: unknown, url: string): ParleyError {
+  const { why, reached } = connectionFailure(e);
+  return reached
+    ? new ParleyError('protocol', `${originOf(url)} was reached, but ${why}. Check that parley.baseUrl points at an OpenAI-compatible server, not a proxy or another service.`, { url })
+    : new ParleyError('connection', `Cannot reach ${originOf(url)}: ${why}.`, { url });
+}
+
+/**
+ * One request with its own redirect handling: same-origin 307/308 are followed with the key; a redirect
+ * to another origin is refused, so the key (and the prompt) never go there.
+ */
+export async function send(opts: ClientOptions, method: 'GET' | 'POST', url: string, body: string | undefined, signal: AbortSignal): Promise<Attempt> {
+  // Every request passes here: refused custom headers never reach the wire.
+  validateHeaders(opts.headers);
+  const started = Date.now();
+  const headers: Record<string, string> = { accept: method === 'POST' ? 'text/event-stream, application/json' : 'application/json', ...opts.headers };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let current = url;
+  for (let hop = 0; ; hop++) {
+    const sameOrigin = new URL(current).origin === opts.endpoint.origin;
+    const h = { ...headers };
+    if (opts.apiKey && sameOrigin) h.authorization = `Bearer ${opts.apiKey}`;
+    const response = await fetch(current, { method, headers: h, body, signal, redirect: 'manual' });
+    if (response.status < 300 || response.status >= 400 || !response.headers.get('location')) {
+      return { response, ttfbMs: Date.now() - started };
+    }
+    const location = await redirectTarget(opts, method, url, current, response);
+    if (hop >= MAX_REDIRECTS) throw new ParleyError('protocol', `Too many redirects from ${url}.`, { url });
+    opts.log?.(`redirect ${response.status} -> ${location}`);
+    current = location;
+  }
+}
+
+/** Where a redirect goes, when Parley may follow it; throws a `protocol` error when it may not. */
+async function redirectTarget(opts: ClientOptions, method: string, url: string, current: string, response: Response): Promise<string> {
+  const raw = response.headers.get('location') as string;
+  let location: string;
+  try {
+    location = new URL(raw, current).href;
+  } catch {
+    await response.body?.cancel().catch(() => undefined);
+    throw new ParleyError('protocol', `${originOf(url)} was reached, but it answered ${response.status} with a redirect to an address that is not a URL (${JSON.stringify(raw.slice(0, 100))}). Check parley.baseUrl.`, { status: response.status, url });
+  }
+  await response.body?.cancel().catch(() => undefined);
+  const target = new URL(location);
+  if (target.origin !== opts.endpoint.origin) {
+    throw new ParleyError(
+      'protocol',
+      `The server redirected to another origin (${target.origin}). Parley does not follow it, so your key and prompt stay with ${opts.endpoint.origin}. If the server moved, update parley.baseUrl.`,
+      { status: response.status, url },
+    );
+  }
+  if (response.status !== 307 && response.status !== 308 && method === 'POST') {
+    throw new ParleyError('protocol', `The server answered ${response.status} (redirect to ${location}), which would turn the request into a GET. Update parley.baseUrl to ${location.replace(/\/chat\/completions.*$/, '')}.`, { status: response.status, url });
+  }
+  return location;
+}
+
+/**
+ * A body's bytes, one network read at a time; `beforeRead` runs before each read (it re-arms the idle timeout).
+ * Leaving the loop early cancels the body; a read that fails, or the end of the body, leaves nothing to cancel.
+ */
+export async function* readChunks(body: ReadableStream<Uint8Array>, beforeRead: () => void): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader();
+  let over = false;
+  try {
+    for (;;) {
+      beforeRead();
+      let r: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        over = true;
+        throw e;
+      }
+      if (r.done) {
+        over = true;
+        return;
+      }
+      yield r.value;
+    }
+  } finally {
+    if (!over) await reader.cancel().catch(() => undefined);
+    reader.releaseLock?.();
+  }
+}
+
+/**
+ * Reads at most `limit` bytes of a body as text. With `idleMs` > 0, a body that goes silent that long is
+ * cut off there (a server that sends error headers and then hangs must not hang the request).
+ */
+export async function readText(response: Response, limit: number, idleMs = 0): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let silent = false;
+  const arm = () => {
+    if (idleMs <= 0) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      silent = true;
+      reader.cancel().catch(() => undefined);
+    }, idleMs);
+  };
+  try {
+    arm();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || silent) break;
+      arm();
+      bytes += value.byteLength;
+      text += decoder.decode(value, { stream: true });
+      if (bytes >= limit) {
+        await reader.cancel().catch(() => undefined);
+        break;
+      }
+    }
+  } catch (e) {
+    if (!silent) throw e;
+  } finally {
+    clearTimeout(timer);
+    reader.releaseLock?.();
+  }
+  return text + decoder.decode();
+}
