@@ -60,6 +60,7 @@ export function hidden(locator, what, timeoutMs = DEFAULT_TIMEOUT_MS) {
  */
 export async function startWorkbench({ browser, extensionsDir, workspace = 'basic', settings = {}, trust = true, endpoint: endpointOptions = {}, name = 'workbench' }) {
   const dir = mkdtempSync(join(tmpdir(), `parley-e2e-${name.replace(/[^\w-]+/g, '-')}-`));
+  /** @type {Array<() => unknown>} Undone in reverse order, each awaited (some return a promise). */
   const cleanups = [() => rmSync(dir, { recursive: true, force: true })];
   const run = async (fn) => {
     try {
