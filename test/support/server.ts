@@ -108,6 +108,16 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
   };
 }
 
+/** Runs `fn` against a server started for it with `handler`, and closes the server however `fn` ends. */
+export async function withServer<T>(handler: Handler, fn: (s: TestServer) => Promise<T>): Promise<T> {
+  const s = await startTestServer(handler);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 /** An SSE body: objects become `data: JSON`, strings are written raw (comments, `event:` lines, odd framing). */
 export function sse(events: Array<object | string>, opts: { done?: boolean; eol?: '\n' | '\r\n' | '\r' } = {}): string {
   const eol = opts.eol ?? '\n';
