@@ -1,6 +1,7 @@
-// Builds the extension bundle (node, cjs), the webview bundle (browser, iife) and, with --tests, the unit tests.
+// Builds the extension bundle (node, cjs), the webview bundle (browser, iife) and, with --tests, the tests: unit (plain
+// Node, test/unit), webview (Chromium, test/webview) and integration (inside VS Code, test/integration), all under out/test.
 import * as esbuild from 'esbuild';
-import { readdirSync, statSync, copyFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, statSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import { commonBuildOptions, webviewBuildOptions } from './scripts/webview-build.mjs';
 
@@ -35,13 +36,17 @@ const builds = [
 ];
 
 if (tests) {
+  // out/test is made afresh, so a test file that moved or was deleted leaves no stale bundle for mocha to run.
+  rmSync('out/test', { recursive: true, force: true });
+  // One mocha bundle per *.test.ts: out/test/unit/x.test.js runs in plain Node, out/test/webview/x.test.js drives
+  // Chromium (its own phase, `npm run test:webview`).
   builds.push({
     ...common,
     minify: false,
     sourcemap: 'inline',
-    entryPoints: findFiles('test/unit', /\.test\.ts$/),
-    outdir: 'out/test/unit',
-    outbase: 'test/unit',
+    entryPoints: [...findFiles('test/unit', /\.test\.ts$/), ...findFiles('test/webview', /\.test\.ts$/)],
+    outdir: 'out/test',
+    outbase: 'test',
     platform: 'node',
     format: 'cjs',
     target: 'node20',

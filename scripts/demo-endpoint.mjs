@@ -110,7 +110,16 @@ export async function startDemoEndpoint({ port = 0, host = '127.0.0.1', chunkDel
   const sockets = new Set();
   let counter = 0;
 
-  const server = createServer(async (req, res) => {
+  // A handler that throws (a test's `respond`, a request cut off mid-body) answers 500 or drops the connection; it
+  // never becomes an unhandled rejection that ends the process.
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      log(`request failed: ${e instanceof Error ? e.message : String(e)}`);
+      if (!res.headersSent) sendError(res, 500, 'The demo endpoint failed on this request.');
+      else res.destroy();
+    });
+  });
+  async function handle(req, res) {
     const path = new URL(req.url ?? '/', 'http://x').pathname.replace(/\/+$/, '');
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -167,7 +176,7 @@ export async function startDemoEndpoint({ port = 0, host = '127.0.0.1', chunkDel
     send(chunk({}, 'stop'));
     if (json.stream_options?.include_usage) send({ id, object: 'chat.completion.chunk', created, model, choices: [], usage });
     res.end('data: [DONE]\n\n');
-  });
+  }
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

@@ -1,5 +1,5 @@
-// `npm test`: every test in one command: set-up, unit tests, `npm start` smoke check, integration suite in a real VS Code,
-// UI tests. One summary.
+// `npm test`: every test in one command: set-up, unit tests (plain Node), webview tests (Chromium), `npm start` smoke
+// check, integration suite in a real VS Code, UI tests. One summary.
 //
 // Each phase runs even when an earlier one failed (except that nothing needing VS Code runs when the set-up failed),
 // so one run shows everything that is broken. Exit code 1 when anything failed.
@@ -20,12 +20,15 @@ const node = process.execPath;
 const phases = [
   { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
   { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
+  // The webview in headless Chromium (test/webview/): needs the set-up's Chromium.
+  { name: 'webview tests (Chromium)', cmd: 'npm', args: ['run', 'test:webview'], needsSetup: true },
   // `npm start` brought up on free ports with a throwaway profile, checked over HTTP, and stopped (about 20 s).
   // It reuses the .vsix when it is fresh (CI packages just before); else it runs `npm run package`, which leaves a
   // minified dist/ behind.
   { name: 'npm start smoke', cmd: node, args: [join(ROOT, 'scripts', 'start.mjs'), '--check'], needsSetup: true, packages: true },
-  // The unit phase has just built out/test and dist/ with `node esbuild.mjs --tests`; build again only if it failed,
-  // or if the smoke phase has packaged since (minified dist/, no source maps).
+  // The unit phase has just built out/test and dist/ with `node esbuild.mjs --tests` (the webview phase builds the same
+  // again); build again only if the unit phase failed, or if the smoke phase has packaged since (minified dist/, no
+  // source maps).
   { name: 'integration tests (real VS Code)', cmd: node, args: [join(ROOT, 'scripts', 'run-integration.mjs')], needsSetup: true, buildFlag: true },
   { name: 'UI tests (Playwright)', cmd: node, args: [join(ROOT, 'test', 'e2e', 'run.mjs')], needsSetup: true },
 ];

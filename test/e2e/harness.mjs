@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDemoEndpoint, DEMO_MODEL } from '../../scripts/demo-endpoint.mjs';
 import { ROOT, startCodeServer } from '../../scripts/vscode-host.mjs';
+import { pollUntil } from '../support/pollUntil.mjs';
 
 export const RESULTS_DIR = join(ROOT, 'test-results');
 const WORKSPACES = join(ROOT, 'test', 'e2e', 'workspaces');
@@ -24,20 +25,9 @@ export async function step(what, action) {
   }
 }
 
-/** Polls `check` until it returns something truthy; fails naming `what` (and the last error) after timeoutMs. */
-export async function waitFor(what, check, timeoutMs = DEFAULT_TIMEOUT_MS) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last.message ?? last).split('\n')[0]})` : ''}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Polls `check` (every 50 ms) until it returns something truthy; fails naming `what` (and the last error) after timeoutMs. */
+export function waitFor(what, check, timeoutMs = DEFAULT_TIMEOUT_MS) {
+  return pollUntil(what, check, timeoutMs, 50);
 }
 
 /** Waits until the locator is visible, failing with `what`. */
@@ -60,6 +50,7 @@ export function hidden(locator, what, timeoutMs = DEFAULT_TIMEOUT_MS) {
  */
 export async function startWorkbench({ browser, extensionsDir, workspace = 'basic', settings = {}, trust = true, endpoint: endpointOptions = {}, name = 'workbench' }) {
   const dir = mkdtempSync(join(tmpdir(), `parley-e2e-${name.replace(/[^\w-]+/g, '-')}-`));
+  /** @type {Array<() => unknown>} Undone in reverse order, each awaited (some return a promise). */
   const cleanups = [() => rmSync(dir, { recursive: true, force: true })];
   const run = async (fn) => {
     try {

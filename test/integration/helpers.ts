@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ServerResponse } from 'node:http';
+import { pollUntil } from '../support/pollUntil.mjs';
 import type { RecordedRequest, TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
@@ -17,20 +18,9 @@ export async function parley(): Promise<TestApi> {
   return api;
 }
 
-/** Waits for a condition, failing with what was awaited. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+/** Waits for a condition (polled every 25 ms), failing with what was awaited. */
+export function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
+  return pollUntil(what, check, timeoutMs, 25);
 }
 
 /** Sets user-level settings and waits until they read back. */

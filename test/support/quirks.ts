@@ -5,7 +5,7 @@
 // integration tests inside VS Code: everything here is plain Node and imports no 'vscode'.
 import type * as http from 'node:http';
 import * as net from 'node:net';
-import { startTestServer, writeWay, type Handler, type RecordedRequest, type TestServer, type Way } from './server';
+import { startTestServer, withServer, writeWay, type Handler, type RecordedRequest, type TestServer, type Way } from './server';
 
 /** A request handler for startTestServer(). */
 export type { Handler } from './server';
@@ -500,6 +500,11 @@ export function knownModels(models: string[], opts: ServerOptions = {}): QuirkPr
 /** Starts the local test server with a profile. */
 export function startQuirkServer(profile: QuirkProfile): Promise<TestServer> {
   return startTestServer(profile.handler);
+}
+
+/** Runs `fn` against a server that behaves as `profile` says, and closes it however `fn` ends. */
+export function withQuirkServer<T>(profile: QuirkProfile, fn: (server: TestServer) => Promise<T>): Promise<T> {
+  return withServer(profile.handler, fn);
 }
 
 /**

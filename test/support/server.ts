@@ -33,7 +33,11 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
   const closeWaiters: Array<(r: RecordedRequest) => void> = [];
   const unclaimedCloses: RecordedRequest[] = [];
 
-  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  // A request cut off mid-body (a test that aborts) drops its connection; it never becomes an unhandled rejection.
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -70,7 +74,7 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
         res.destroy();
       }
     }
-  });
+  }
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -102,6 +106,16 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Runs `fn` against a server started for it with `handler`, and closes the server however `fn` ends. */
+export async function withServer<T>(handler: Handler, fn: (s: TestServer) => Promise<T>): Promise<T> {
+  const s = await startTestServer(handler);
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
 }
 
 /** An SSE body: objects become `data: JSON`, strings are written raw (comments, `event:` lines, odd framing). */

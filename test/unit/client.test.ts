@@ -1,6 +1,6 @@
 // The core client against a real local HTTP server: every stream shape three ways (whole, byte by byte, random splits).
 import * as assert from 'node:assert/strict';
-import { complete, listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { complete, listModels, streamChat } from '../../src/core/client';
 import { chatWithFallback } from '../../src/core/fallback';
 import { backoffMs, retryAfterMs } from '../../src/core/retry';
 import { resolveEndpoint } from '../../src/core/endpoint';
@@ -8,51 +8,11 @@ import { ParleyError } from '../../src/core/errors';
 import { redact } from '../../src/core/redact';
 import { buildRequestBody } from '../../src/core/request';
 import { estimateTokens } from '../../src/core/tokenEstimate';
-import type { ChatResult, StreamEvent } from '../../src/core/types';
-import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
+import { CHAT_BODY, chunk, clientOptions, sameEveryWay } from '../support/client';
+import { sse, startTestServer, withServer } from '../support/server';
 
-const BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
-
-async function withServer<T>(handler: Handler, fn: (s: TestServer) => Promise<T>): Promise<T> {
-  const s = await startTestServer(handler);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-function opts(s: TestServer, extra: Partial<ClientOptions> = {}): ClientOptions {
-  return { endpoint: resolveEndpoint(s.url), maxRetries: 0, requestTimeoutMs: 5000, idleTimeoutMs: 5000, ...extra };
-}
-
-/**
- * Serves `body` each of the three ways (whole, byte by byte, random splits with three seeds) and returns the
- * whole-body result (with the events seen), after checking that every way gave the same result.
- */
-async function threeWays(body: string | Buffer, headers: Record<string, string> = { 'content-type': 'text/event-stream' }, status = 200) {
-  const ways = allWays(7);
-  const out: Array<{ result: ChatResult; events: StreamEvent[] }> = [];
-  for (const way of ways) {
-    await withServer(async (_req, res) => {
-      res.writeHead(status, headers);
-      await writeWay(res, body, way);
-    }, async (s) => {
-      const stream = streamChat(opts(s), BODY);
-      const events: StreamEvent[] = [];
-      for await (const e of stream) events.push(e);
-      out.push({ result: await stream.result, events });
-    });
-  }
-  // The same result whichever way the bytes arrived.
-  const strip = (r: ChatResult) => ({ ...r, error: r.error ? { kind: r.error.kind, message: r.error.message.replace(/127\.0\.0\.1:\d+/g, 'HOST') } : undefined });
-  for (let i = 1; i < ways.length; i++) assert.deepEqual(strip(out[i].result), strip(out[0].result), `${wayLabel(ways[i])} differs from whole`);
-  return out[0];
-}
-
-const chunk = (content: string | null, extra: Record<string, unknown> = {}, finish: string | null = null) => ({
-  id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content, ...extra }, finish_reason: finish }],
-});
+/** Every stream shape whole, byte by byte and in random splits (seed 7); the same result every way. */
+const threeWays = sameEveryWay(7);
 
 describe('endpoint', () => {
   it('turns every spelling of a base into one chat/completions URL', () => {
@@ -339,7 +299,7 @@ describe('errors', function () {
     return withServer((_req, res) => {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(typeof body === 'string' ? body : JSON.stringify(body));
-    }, async (s) => (await streamChat(opts(s, { apiKey: KEY }), BODY).result).error);
+    }, async (s) => (await streamChat(clientOptions(s, { apiKey: KEY }), CHAT_BODY).result).error);
   }
 
   it('types errors from status and body, in every body shape', async () => {
@@ -376,7 +336,7 @@ describe('errors', function () {
     const s = await startTestServer(() => undefined);
     const url = s.url;
     await s.close();
-    const r = await streamChat({ endpoint: resolveEndpoint(url), maxRetries: 0 }, BODY).result;
+    const r = await streamChat({ endpoint: resolveEndpoint(url), maxRetries: 0 }, CHAT_BODY).result;
     assert.equal(r.ended, 'error');
     assert.equal(r.error?.kind, 'connection');
     assert.match(r.error?.message ?? '', new RegExp(`Cannot reach ${url.replace(/[.]/g, '\\.')}`));
@@ -384,7 +344,7 @@ describe('errors', function () {
 
   it('times out waiting for headers, and on a silent stream, saying which', async () => {
     await withServer(() => new Promise(() => undefined), async (s) => {
-      const r = await streamChat(opts(s, { requestTimeoutMs: 200 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { requestTimeoutMs: 200 }), CHAT_BODY).result;
       assert.equal(r.error?.kind, 'timeout');
       assert.equal(r.error?.timeout, 'headers');
     });
@@ -393,7 +353,7 @@ describe('errors', function () {
       res.write(sse([chunk('before silence')], { done: false }));
       await new Promise(() => undefined);
     }, async (s) => {
-      const r = await streamChat(opts(s, { idleTimeoutMs: 300 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { idleTimeoutMs: 300 }), CHAT_BODY).result;
       assert.equal(r.error?.kind, 'timeout');
       assert.equal(r.error?.timeout, 'idle');
       assert.equal(r.text, 'before silence');
@@ -409,7 +369,7 @@ describe('errors', function () {
       }
       res.end(sse([chunk('done'), chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { idleTimeoutMs: 350 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { idleTimeoutMs: 350 }), CHAT_BODY).result;
       assert.equal(r.ended, 'done');
       assert.equal(r.text, 'done');
     });
@@ -435,7 +395,7 @@ describe('retries', function () {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sse([chunk('third time'), chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 2, onRetry: (i) => delays.push(i.delayMs) }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 2, onRetry: (i) => delays.push(i.delayMs) }), CHAT_BODY).result;
       assert.equal(r.text, 'third time');
       assert.equal(s.requests.length, 3);
       assert.equal(delays.length, 2);
@@ -467,7 +427,7 @@ describe('retries', function () {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sse([chunk('third'), chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 2, onRetry: (i) => delays.push(i.delayMs) }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 2, onRetry: (i) => delays.push(i.delayMs) }), CHAT_BODY).result;
       assert.equal(r.text, 'third');
       assert.equal(s.requests.length, 3);
       // The first wait is the first backoff (0.5-1 s), not two minutes.
@@ -494,10 +454,10 @@ describe('retries', function () {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sse([chunk('later'), chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 1, onRetry: (i) => {
+      const r = await streamChat(clientOptions(s, { maxRetries: 1, onRetry: (i) => {
         delays.push(i.delayMs);
         expected.push(Date.parse(date) - Date.now());
-      } }), BODY).result;
+      } }), CHAT_BODY).result;
       assert.equal(r.text, 'later');
       assert.equal(s.requests.length, 2);
       // The wait comes from the date, not from the backoff: it is what was left until the date when the retry was
@@ -536,7 +496,7 @@ describe('retries', function () {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(body);
       }, async (s) => {
-        await streamChat(opts(s, { maxRetries: 3 }), BODY).result;
+        await streamChat(clientOptions(s, { maxRetries: 3 }), CHAT_BODY).result;
         assert.equal(s.requests.length, 1);
       });
     }
@@ -545,7 +505,7 @@ describe('retries', function () {
       res.write(sse([chunk('half')], { done: false }));
       setTimeout(() => res.destroy(), 50);
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 3 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 3 }), CHAT_BODY).result;
       assert.equal(s.requests.length, 1);
       assert.equal(r.text, 'half');
       assert.notEqual(r.ended, 'done');
@@ -557,11 +517,11 @@ describe('retries', function () {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
       res.end('{"error":{"message":"busy"}}');
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 1 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 1 }), CHAT_BODY).result;
       assert.equal(s.requests.length, 2);
       assert.equal(r.error?.kind, 'server');
       const ac = new AbortController();
-      const p = streamChat(opts(s, { maxRetries: 5, signal: ac.signal, onRetry: () => setTimeout(() => ac.abort(), 10) }), BODY).result;
+      const p = streamChat(clientOptions(s, { maxRetries: 5, signal: ac.signal, onRetry: () => setTimeout(() => ac.abort(), 10) }), CHAT_BODY).result;
       const r2 = await p;
       assert.equal(r2.ended, 'cancelled');
       assert.equal(s.requests.length, 3);
@@ -579,7 +539,7 @@ describe('cancellation, redirects, complete() and models', function () {
       await new Promise(() => undefined);
     }, async (s) => {
       const ac = new AbortController();
-      const stream = streamChat(opts(s, { signal: ac.signal }), BODY);
+      const stream = streamChat(clientOptions(s, { signal: ac.signal }), CHAT_BODY);
       for await (const e of stream) if (e.type === 'text') ac.abort();
       const r = await stream.result;
       const closed = await s.waitForClose(3000);
@@ -605,7 +565,7 @@ describe('cancellation, redirects, complete() and models', function () {
       if (!res.destroyed) res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([chunk('too late')]));
     }, async (s) => {
       const ac = new AbortController();
-      const stream = streamChat(opts(s, { signal: ac.signal, requestTimeoutMs: 20_000 }), BODY);
+      const stream = streamChat(clientOptions(s, { signal: ac.signal, requestTimeoutMs: 20_000 }), CHAT_BODY);
       while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
       ac.abort();
       // Had the cancel not worked, the result would come with the server's late text (or a header timeout).
@@ -632,7 +592,7 @@ describe('cancellation, redirects, complete() and models', function () {
         await new Promise((r) => setTimeout(r, 10));
       }
     }, async (s) => {
-      const r = await streamChat(opts(s), BODY).result;
+      const r = await streamChat(clientOptions(s), CHAT_BODY).result;
       assert.equal(r.ended, 'done');
       assert.equal(r.sawDone, true);
       assert.equal(r.text, 'the answer');
@@ -660,10 +620,10 @@ describe('cancellation, redirects, complete() and models', function () {
         res.writeHead(307, { location: '/moved/v1/chat/completions' });
         res.end();
       }, async (a) => {
-        const r = await streamChat(opts(a, { apiKey: KEY }), BODY).result;
+        const r = await streamChat(clientOptions(a, { apiKey: KEY }), CHAT_BODY).result;
         assert.equal(r.text, 'same origin');
         assert.equal(a.requests[1].headers.authorization, `Bearer ${KEY}`);
-        const r2 = await streamChat(opts(a, { apiKey: KEY }), { ...BODY, model: 'cross' }).result;
+        const r2 = await streamChat(clientOptions(a, { apiKey: KEY }), { ...CHAT_BODY, model: 'cross' }).result;
         assert.equal(r2.ended, 'error');
         assert.match(r2.error?.message ?? '', /another origin/);
         assert.equal(b.requests.length, 0);
@@ -677,7 +637,7 @@ describe('cancellation, redirects, complete() and models', function () {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: '{"a":1}', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } }));
     }, async (s) => {
-      const r = await complete(opts(s), BODY);
+      const r = await complete(clientOptions(s), CHAT_BODY);
       // Checked on the recorded request: an assertion inside the handler would fail unseen.
       assert.equal(s.requests.length, 1);
       assert.equal(s.requests[0].json.stream, false);
@@ -692,7 +652,7 @@ describe('cancellation, redirects, complete() and models', function () {
 
   it('a bad setting comes back from chatWithFallback as a config error, with nothing sent', async () => {
     await withServer((_req, res) => void res.end(), async (s) => {
-      const out = await chatWithFallback(opts(s), { model: 'm', stream: true, temperature: 9 }, [{ role: 'user', content: 'x' }], undefined);
+      const out = await chatWithFallback(clientOptions(s), { model: 'm', stream: true, temperature: 9 }, [{ role: 'user', content: 'x' }], undefined);
       assert.equal(out.result.error?.kind, 'config');
       assert.equal(s.requests.length, 0);
     });
@@ -703,7 +663,7 @@ describe('cancellation, redirects, complete() and models', function () {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(req.path.startsWith('/v1/models') ? { object: 'list', data: [{ id: 'a' }, { id: 'b' }] } : {}));
     }, async (s) => {
-      assert.deepEqual(await listModels(opts(s)), ['a', 'b']);
+      assert.deepEqual(await listModels(clientOptions(s)), ['a', 'b']);
     });
   });
 });

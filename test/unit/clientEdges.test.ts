@@ -11,44 +11,13 @@ import type { RequestSettings } from '../../src/core/request';
 import { Accumulator } from '../../src/core/stream';
 import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';
 import { estimatePromptTokens, estimateTokens, TOKENS_PER_IMAGE } from '../../src/core/tokenEstimate';
-import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
+import { CHAT_BODY, chunk, clientOptions, sameEveryWay } from '../support/client';
+import { sse, startTestServer, withServer, type Handler } from '../support/server';
 
-const BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
+/** Serves `body` every way (random splits from seed 11); asserts identical results and returns the whole body's. */
+const threeWays = async (body: string, headers?: Record<string, string>, status?: number): Promise<ChatResult> => (await sameEveryWay(11)(body, headers, status)).result;
+
 const KEY = 'sk-proj-EDGEtestKEY0123456789abcdefWXYZ';
-
-async function withServer<T>(handler: Handler, fn: (s: TestServer) => Promise<T>): Promise<T> {
-  const s = await startTestServer(handler);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-function opts(s: TestServer, extra: Partial<ClientOptions> = {}): ClientOptions {
-  return { endpoint: resolveEndpoint(s.url), maxRetries: 0, requestTimeoutMs: 5000, idleTimeoutMs: 5000, ...extra };
-}
-
-const chunk = (content: string | null, extra: Record<string, unknown> = {}, finish: string | null = null) => ({
-  id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content, ...extra }, finish_reason: finish }],
-});
-
-/** Serves `body` each of the three ways (random splits with three seeds); asserts identical results and returns the first. */
-async function threeWays(body: string, headers: Record<string, string> = { 'content-type': 'text/event-stream' }, status = 200): Promise<ChatResult> {
-  const ways = allWays(11);
-  const results: ChatResult[] = [];
-  for (const way of ways) {
-    await withServer(async (_req, res) => {
-      res.writeHead(status, headers);
-      await writeWay(res, body, way);
-    }, async (s) => {
-      results.push(await streamChat(opts(s), BODY).result);
-    });
-  }
-  const strip = (r: ChatResult) => ({ ...r, error: r.error ? { kind: r.error.kind, message: r.error.message.replace(/127\.0\.0\.1:\d+/g, 'HOST') } : undefined });
-  for (let i = 1; i < ways.length; i++) assert.deepEqual(strip(results[i]), strip(results[0]), `${wayLabel(ways[i])} differs from whole`);
-  return results[0];
-}
 
 /** Feeds content pieces through the accumulator (no network) and returns text and reasoning. */
 function accumulate(pieces: string[]): { text: string; reasoning: string; field?: string; events: StreamEvent[] } {
@@ -209,7 +178,7 @@ describe('nothing hangs, nothing is lost', function () {
       res.write('{"error":{"message":"over');
       await new Promise(() => undefined);
     }, async (s) => {
-      const r = await streamChat(opts(s, { idleTimeoutMs: 200 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { idleTimeoutMs: 200 }), CHAT_BODY).result;
       assert.equal(r.ended, 'error');
       assert.equal(r.error?.status, 503);
       assert.equal(r.error?.kind, 'server');
@@ -221,7 +190,7 @@ describe('nothing hangs, nothing is lost', function () {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sse([chunk('late '), chunk('reader', {}, 'stop'), { id: 'c', choices: [], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }]));
     }, async (s) => {
-      const stream = streamChat(opts(s), BODY);
+      const stream = streamChat(clientOptions(s), CHAT_BODY);
       const result = await stream.result;
       const events: StreamEvent[] = [];
       for await (const e of stream) events.push(e);
@@ -238,7 +207,7 @@ describe('nothing hangs, nothing is lost', function () {
       res.write(sse([chunk('first ')], { done: false }));
       await new Promise(() => undefined);
     }, async (s) => {
-      const stream = streamChat(opts(s), BODY);
+      const stream = streamChat(clientOptions(s), CHAT_BODY);
       for await (const e of stream) if (e.type === 'text') break;
       const r = await stream.result;
       const closed = await s.waitForClose(3000);
@@ -256,14 +225,14 @@ describe('nothing hangs, nothing is lost', function () {
       await new Promise(() => undefined);
     }, async (s) => {
       const ac = new AbortController();
-      const stream = streamChat(opts(s, { signal: ac.signal }), BODY);
+      const stream = streamChat(clientOptions(s, { signal: ac.signal }), CHAT_BODY);
       for await (const e of stream) if (e.type === 'text') ac.abort();
       const r = await stream.result;
       assert.equal(r.ended, 'cancelled');
       assert.equal(r.reasoning, 'Let me think about this carefully.');
       assert.equal(r.usage.estimated, true);
       assert.equal(r.usage.completion_tokens, estimateTokens('The partial answer' + 'Let me think about this carefully.'));
-      assert.equal(r.usage.prompt_tokens, estimatePromptTokens(BODY.messages as ChatMessage[]));
+      assert.equal(r.usage.prompt_tokens, estimatePromptTokens(CHAT_BODY.messages as ChatMessage[]));
       assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
       await s.waitForClose(3000);
     });
@@ -278,7 +247,7 @@ describe('nothing hangs, nothing is lost', function () {
       }
       res.end(sse([chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { requestTimeoutMs: 100, idleTimeoutMs: 0 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { requestTimeoutMs: 100, idleTimeoutMs: 0 }), CHAT_BODY).result;
       assert.equal(r.ended, 'done', r.error?.message);
       assert.equal(r.text, 'slow but steady');
     });
@@ -286,7 +255,7 @@ describe('nothing hangs, nothing is lost', function () {
 
   it('an already aborted signal sends nothing', async () => {
     await withServer((_req, res) => void res.end(), async (s) => {
-      const r = await streamChat(opts(s, { signal: AbortSignal.abort() }), BODY).result;
+      const r = await streamChat(clientOptions(s, { signal: AbortSignal.abort() }), CHAT_BODY).result;
       assert.equal(r.ended, 'cancelled');
       assert.equal(s.requests.length, 0);
     });
@@ -309,7 +278,7 @@ describe('nothing hangs, nothing is lost', function () {
       res.end(sse([chunk('fourth'), chunk('', {}, 'stop')]));
     }, async (s) => {
       const reasons: string[] = [];
-      const r = await streamChat(opts(s, { maxRetries: 3, onRetry: (i) => reasons.push(i.reason) }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 3, onRetry: (i) => reasons.push(i.reason) }), CHAT_BODY).result;
       assert.equal(r.text, 'fourth');
       assert.equal(r.ended, 'done');
       assert.equal(s.requests.length, 4);
@@ -346,13 +315,13 @@ describe('models list', function () {
           return e.kind;
         }
       };
-      assert.equal(await kindOf(opts(s, { apiKey: KEY, headers: { 'x-case': 'auth' } })), 'auth');
-      assert.equal(await kindOf(opts(s, { headers: { 'x-case': 'lmstudio' } })), 'not_found');
-      assert.equal(await kindOf(opts(s, { requestTimeoutMs: 200 })), 'timeout');
+      assert.equal(await kindOf(clientOptions(s, { apiKey: KEY, headers: { 'x-case': 'auth' } })), 'auth');
+      assert.equal(await kindOf(clientOptions(s, { headers: { 'x-case': 'lmstudio' } })), 'not_found');
+      assert.equal(await kindOf(clientOptions(s, { requestTimeoutMs: 200 })), 'timeout');
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 100);
-      assert.equal(await kindOf(opts(s, { signal: ac.signal })), 'cancelled');
-      assert.equal(await kindOf(opts(s, { signal: AbortSignal.abort() })), 'cancelled');
+      assert.equal(await kindOf(clientOptions(s, { signal: ac.signal })), 'cancelled');
+      assert.equal(await kindOf(clientOptions(s, { signal: AbortSignal.abort() })), 'cancelled');
     });
     const gone = await startTestServer(() => undefined);
     await gone.close();
@@ -373,12 +342,12 @@ describe('redirects and logs', function () {
       res.writeHead(308, { location: `/hop${hop + 1}/v1/chat/completions` });
       res.end();
     }, async (s) => {
-      const r = await streamChat(opts(s), BODY).result;
+      const r = await streamChat(clientOptions(s), CHAT_BODY).result;
       assert.equal(r.ended, 'error');
       assert.match(r.error?.message ?? '', /Too many redirects/);
       assert.equal(s.requests.length, 6);
       const before = s.requests.length;
-      const r2 = await streamChat(opts(s, { headers: { 'x-case': '302' } }), BODY).result;
+      const r2 = await streamChat(clientOptions(s, { headers: { 'x-case': '302' } }), CHAT_BODY).result;
       assert.equal(r2.ended, 'error');
       assert.match(r2.error?.message ?? '', /GET/);
       assert.equal(s.requests.length, before + 1);
@@ -402,7 +371,7 @@ describe('redirects and logs', function () {
     }, async (s) => {
       const lines: string[] = [];
       const retries: string[] = [];
-      const r = await streamChat(opts(s, { apiKey: KEY, maxRetries: 1, log: (l) => lines.push(l), onRetry: (i) => retries.push(i.reason) }), BODY).result;
+      const r = await streamChat(clientOptions(s, { apiKey: KEY, maxRetries: 1, log: (l) => lines.push(l), onRetry: (i) => retries.push(i.reason) }), CHAT_BODY).result;
       assert.equal(r.error?.kind, 'auth');
       assert.equal(s.requests[1].headers.authorization, `Bearer ${KEY}`);
       assert.ok(lines.length >= 2);
@@ -460,14 +429,14 @@ describe('custom headers', function () {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(sse([chunk('ok'), chunk('', {}, 'stop')]));
     }, async (s) => {
-      const r = await streamChat(opts(s, { apiKey: KEY, headers: { authorization: 'Bearer other' } }), BODY).result;
+      const r = await streamChat(clientOptions(s, { apiKey: KEY, headers: { authorization: 'Bearer other' } }), CHAT_BODY).result;
       assert.equal(r.ended, 'error');
       assert.equal(r.error?.kind, 'config');
-      const out = await chatWithFallback(opts(s, { headers: { 'X-Title': 'a\r\nHost: evil' } }), { model: 'm', stream: true }, [{ role: 'user', content: 'x' }], undefined);
+      const out = await chatWithFallback(clientOptions(s, { headers: { 'X-Title': 'a\r\nHost: evil' } }), { model: 'm', stream: true }, [{ role: 'user', content: 'x' }], undefined);
       assert.equal(out.result.error?.kind, 'config');
-      await assert.rejects(listModels(opts(s, { headers: { Cookie: 'a=b' } })), (e: unknown) => e instanceof ParleyError && e.kind === 'config');
+      await assert.rejects(listModels(clientOptions(s, { headers: { Cookie: 'a=b' } })), (e: unknown) => e instanceof ParleyError && e.kind === 'config');
       assert.equal(s.requests.length, 0);
-      const ok = await streamChat(opts(s, { apiKey: KEY, headers: { 'X-Title': 'Parley' } }), BODY).result;
+      const ok = await streamChat(clientOptions(s, { apiKey: KEY, headers: { 'X-Title': 'Parley' } }), CHAT_BODY).result;
       assert.equal(ok.text, 'ok');
       assert.equal(s.requests[0].headers['x-title'], 'Parley');
       assert.equal(s.requests[0].headers.authorization, `Bearer ${KEY}`);
@@ -564,7 +533,7 @@ describe('capability fallback', function () {
     for (const how of ['param', 'message', 'pydantic'] as const) {
       it(`${param}, named in ${how === 'pydantic' ? 'a 422 detail' : `the ${how}`}: one retry without it, then none`, async () => {
         await withServer(refusing(param, how, how === 'pydantic' ? 422 : 400), async (s) => {
-          const first = await chatWithFallback(opts(s), ALL, messages, undefined);
+          const first = await chatWithFallback(clientOptions(s), ALL, messages, undefined);
           assert.equal(first.result.text, 'ok', first.result.error?.message);
           assert.deepEqual(first.dropped, [param]);
           assert.equal(s.requests.length, 2);
@@ -578,7 +547,7 @@ describe('capability fallback', function () {
           if (param === 'tools') assert.equal(s.requests[1].json.parallel_tool_calls, undefined);
           // Everything else still went.
           for (const p of PARAMS) if (p !== param && !(param === 'tools' && p === 'parallel_tool_calls')) assert.notEqual(s.requests[1].json[p], undefined, p);
-          const second = await chatWithFallback(opts(s), ALL, messages, first.adaptations);
+          const second = await chatWithFallback(clientOptions(s), ALL, messages, first.adaptations);
           assert.equal(second.result.text, 'ok');
           assert.deepEqual(second.dropped, []);
           assert.equal(s.requests.length, 3);
@@ -596,7 +565,7 @@ describe('capability fallback', function () {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ choices: [{ index: 0, message: { content: '{}' }, finish_reason: 'stop' }] }));
     }, async (s) => {
-      const out = await chatWithFallback(opts(s), { model: 'm', stream: false, responseFormat: { type: 'json_object' } }, messages, undefined);
+      const out = await chatWithFallback(clientOptions(s), { model: 'm', stream: false, responseFormat: { type: 'json_object' } }, messages, undefined);
       assert.equal(out.result.text, '{}');
       assert.deepEqual(out.dropped, ['response_format']);
       assert.equal(s.requests[1].json.stream, false);
@@ -605,7 +574,7 @@ describe('capability fallback', function () {
 
   it('a refusal of tools whose schema mentions temperature drops tools, not temperature', async () => {
     await withServer(refusing('tools', 'pydantic', 422), async (s) => {
-      const out = await chatWithFallback(opts(s), ALL, messages, undefined);
+      const out = await chatWithFallback(clientOptions(s), ALL, messages, undefined);
       assert.deepEqual(out.dropped, ['tools']);
       assert.equal(s.requests[1].json.temperature, 0.5);
     });
@@ -613,7 +582,7 @@ describe('capability fallback', function () {
 
   it('a parameter that was not sent is not "dropped", and an error after streamed text is not retried', async () => {
     await withServer(refusing('temperature', 'param'), async (s) => {
-      const out = await chatWithFallback(opts(s), { model: 'm', stream: true }, messages, undefined);
+      const out = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, messages, undefined);
       assert.equal(out.result.text, 'ok');
       assert.deepEqual(out.dropped, []);
       assert.equal(s.requests.length, 1);
@@ -623,7 +592,7 @@ describe('capability fallback', function () {
       res.end(sse([chunk('half '), { error: { message: "Unsupported parameter: 'temperature'", param: 'temperature', code: 400 } }], { done: false }));
     }, async (s) => {
       const seen: StreamEvent[] = [];
-      const out = await chatWithFallback(opts(s), { model: 'm', stream: true, temperature: 1 }, messages, undefined, (e) => seen.push(e));
+      const out = await chatWithFallback(clientOptions(s), { model: 'm', stream: true, temperature: 1 }, messages, undefined, (e) => seen.push(e));
       assert.equal(out.result.ended, 'error');
       assert.equal(out.result.text, 'half ');
       assert.deepEqual(out.dropped, []);

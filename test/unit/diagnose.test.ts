@@ -2,7 +2,6 @@
 import * as assert from 'node:assert/strict';
 import { diagnose, reportMarkdown, reportSummary, type DiagnoseOptions, type DiagnosisReport } from '../../src/core/diagnose';
 import { resolveEndpoint } from '../../src/core/endpoint';
-import type { TestServer } from '../support/server';
 import {
   PARAM_PROFILES,
   closedPortUrl,
@@ -12,20 +11,11 @@ import {
   reasoningUnder,
   rejectsParam,
   requiresKey,
-  startQuirkServer,
+  withQuirkServer,
   type QuirkProfile,
 } from '../support/quirks';
 
 const KEY = 'sk-proj-TESTKEY0123456789abcdefSECRET';
-
-async function withServer<T>(profile: QuirkProfile, fn: (server: TestServer) => Promise<T>): Promise<T> {
-  const server = await startQuirkServer(profile);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 function run(base: string, extra: Partial<DiagnoseOptions> = {}): Promise<DiagnosisReport> {
   return diagnose({ endpoint: resolveEndpoint(base), model: 'test-model', timeoutMs: 5_000, ...extra });
@@ -37,7 +27,7 @@ describe('diagnose: a server that works', function () {
   this.timeout(15_000);
 
   it('reports the URL, the models, and what the one-token stream did', async () => {
-    await withServer({ name: 'ok', description: 'compliant', handler: openAiCompatible({ models: ['test-model', 'other-model'] }) }, async (server) => {
+    await withQuirkServer({ name: 'ok', description: 'compliant', handler: openAiCompatible({ models: ['test-model', 'other-model'] }) }, async (server) => {
       const r = await run(server.origin, { apiKey: KEY });
       assert.equal(r.ok, true, JSON.stringify(r.chat.error));
       assert.equal(r.url, resolveEndpoint(server.origin).url);
@@ -74,7 +64,7 @@ describe('diagnose: a server that works', function () {
   });
 
   it('says plainly when [DONE] and usage do not come', async () => {
-    await withServer({ name: 'bare', description: 'no done, no usage', handler: openAiCompatible({ done: false, usage: 'never' }) }, async (server) => {
+    await withQuirkServer({ name: 'bare', description: 'no done, no usage', handler: openAiCompatible({ done: false, usage: 'never' }) }, async (server) => {
       const r = await run(server.origin);
       assert.equal(r.ok, true, JSON.stringify(r.chat.error));
       assert.equal(r.chat.sawDone, false);
@@ -88,7 +78,7 @@ describe('diagnose: a server that works', function () {
 
   for (const form of ['reasoning_content', 'reasoning', 'reasoning_details', 'think_tag'] as const) {
     it(`names the reasoning field: ${form}`, async () => {
-      await withServer(reasoningUnder(form), async (server) => {
+      await withQuirkServer(reasoningUnder(form), async (server) => {
         const r = await run(server.origin);
         assert.equal(r.ok, true, JSON.stringify(r.chat.error));
         assert.equal(r.chat.reasoningField, form);
@@ -99,7 +89,7 @@ describe('diagnose: a server that works', function () {
 
   for (const param of ['stream_options', 'max_tokens', 'temperature'] as const) {
     it(`reports that ${param} had to be dropped, and returns the adaptation`, async () => {
-      await withServer(PARAM_PROFILES[param], async (server) => {
+      await withQuirkServer(PARAM_PROFILES[param], async (server) => {
         const r = await run(server.origin, { settings: { temperature: 0.3 } });
         assert.equal(r.ok, true, JSON.stringify(r.chat.error));
         assert.deepEqual(r.chat.dropped, [param]);
@@ -112,7 +102,7 @@ describe('diagnose: a server that works', function () {
   }
 
   it('needs no retry when the adaptation is already known', async () => {
-    await withServer(PARAM_PROFILES.stream_options, async (server) => {
+    await withQuirkServer(PARAM_PROFILES.stream_options, async (server) => {
       const r = await run(server.origin, { adaptations: { drop: ['stream_options'] } });
       assert.equal(r.ok, true);
       assert.deepEqual(r.chat.dropped, []);
@@ -141,7 +131,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('LM Studio’s 200 "Unexpected endpoint" at a doubled /v1: remove it', async () => {
-    await withServer(lmStudio(), async (server) => {
+    await withQuirkServer(lmStudio(), async (server) => {
       const r = await run(`${server.origin}/v1/v1`, { model: 'qwen2.5-7b-instruct' });
       assert.equal(r.ok, false);
       assert.equal(r.chat.status, 200, 'LM Studio says 200');
@@ -152,7 +142,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('LM Studio’s 200 "Unexpected endpoint (POST /chat/completions)" without /v1: add /v1', async () => {
-    await withServer(lmStudio(), async (server) => {
+    await withQuirkServer(lmStudio(), async (server) => {
       // A full URL pasted into parley.baseUrl is used as is.
       const r = await run(`${server.origin}/chat/completions`, { model: 'qwen2.5-7b-instruct' });
       assert.equal(r.ok, false);
@@ -165,7 +155,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('a 404 under another path prefix (".../api" on a server at /v1): points at the URL that answers', async () => {
-    await withServer({ name: 'v1-only', description: 'serves /v1 only, 404 elsewhere', handler: openAiCompatible() }, async (server) => {
+    await withQuirkServer({ name: 'v1-only', description: 'serves /v1 only, 404 elsewhere', handler: openAiCompatible() }, async (server) => {
       const r = await run(`${server.origin}/api`);
       assert.equal(r.url, `${server.origin}/api/v1/chat/completions`);
       assert.equal(r.ok, false);
@@ -176,7 +166,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('a doubled slash before chat/completions (an endpoint built by hand): remove the trailing slash', async () => {
-    await withServer(lmStudio(), async (server) => {
+    await withQuirkServer(lmStudio(), async (server) => {
       const root = `${server.origin}/v1/`;
       const endpoint = { url: `${root}/chat/completions`, modelsUrl: `${root}/models`, base: root, origin: server.origin };
       const r = await diagnose({ endpoint, model: 'qwen2.5-7b-instruct', timeoutMs: 5_000 });
@@ -188,7 +178,7 @@ describe('diagnose: names the cause of each failure', function () {
 
   it('a server that never answers: timeout, and it says which setting to raise', async () => {
     const silent: QuirkProfile = { name: 'silent', description: 'never answers', handler: () => new Promise<void>(() => undefined) };
-    await withServer(silent, async (server) => {
+    await withQuirkServer(silent, async (server) => {
       const r = await run(server.origin, { timeoutMs: 300 });
       assert.equal(r.ok, false);
       assert.equal(r.chat.error?.kind, 'timeout');
@@ -198,7 +188,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('401 without a key: set one', async () => {
-    await withServer(requiresKey(KEY), async (server) => {
+    await withQuirkServer(requiresKey(KEY), async (server) => {
       const r = await run(server.origin, { keyMissing: true });
       assert.equal(r.ok, false);
       assert.equal(r.chat.status, 401);
@@ -210,7 +200,7 @@ describe('diagnose: names the cause of each failure', function () {
 
   it('401 with a wrong key the server echoes in full: the key is wrong, and the report does not contain it', async () => {
     const wrong = 'sk-wrong-0123456789abcdefghijklmnop';
-    await withServer(requiresKey(KEY, { echoKey: 'full' }), async (server) => {
+    await withQuirkServer(requiresKey(KEY, { echoKey: 'full' }), async (server) => {
       const r = await run(server.origin, { apiKey: wrong });
       assert.equal(r.ok, false);
       assert.equal(ids(r)[0], 'wrong-key');
@@ -221,7 +211,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('no key set, and the server needs none: says so', async () => {
-    await withServer({ name: 'open', description: 'no key', handler: openAiCompatible() }, async (server) => {
+    await withQuirkServer({ name: 'open', description: 'no key', handler: openAiCompatible() }, async (server) => {
       const r = await run(server.origin, { keyMissing: true });
       assert.equal(r.ok, true);
       assert.deepEqual(ids(r), ['no-key-needed']);
@@ -230,7 +220,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('model 404 and a list without it: the model is not in the list, with the closest names', async () => {
-    await withServer(knownModels(['gpt-4o-mini', 'gpt-4o', 'o3-mini']), async (server) => {
+    await withQuirkServer(knownModels(['gpt-4o-mini', 'gpt-4o', 'o3-mini']), async (server) => {
       const r = await run(server.origin, { model: 'gpt-4o-mni' });
       assert.equal(r.ok, false);
       assert.equal(r.chat.status, 404);
@@ -255,7 +245,7 @@ describe('diagnose: names the cause of each failure', function () {
         return false;
       }),
     };
-    await withServer(plain500, async (server) => {
+    await withQuirkServer(plain500, async (server) => {
       const r = await run(server.origin, { model: 'gpt-4o-mni' });
       assert.equal(r.ok, false);
       assert.equal(r.chat.status, 500);
@@ -272,7 +262,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('model 404 from a server without a models list: the model is unknown', async () => {
-    await withServer(knownModels(['llama3.2:latest'], { models: false, unknownModel: 'ollama' }), async (server) => {
+    await withQuirkServer(knownModels(['llama3.2:latest'], { models: false, unknownModel: 'ollama' }), async (server) => {
       const r = await run(server.origin, { model: 'qwen3' });
       assert.equal(r.ok, false);
       assert.equal(r.models.outcome, 'failed');
@@ -281,7 +271,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('an Ollama model named without its :latest tag is in the list', async () => {
-    await withServer(knownModels(['llama3.2:latest'], { unknownModel: 'ollama' }), async (server) => {
+    await withQuirkServer(knownModels(['llama3.2:latest'], { unknownModel: 'ollama' }), async (server) => {
       const r = await run(server.origin, { model: 'llama3.2' });
       assert.equal(r.ok, true);
       assert.equal(r.models.modelListed, true);
@@ -289,7 +279,7 @@ describe('diagnose: names the cause of each failure', function () {
   });
 
   it('Groq refusing stream_options: dropped, and no usage chunk comes', async () => {
-    await withServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
+    await withQuirkServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
       const r = await run(server.origin);
       assert.equal(r.ok, true);
       assert.deepEqual(r.chat.dropped, ['stream_options']);

@@ -1,10 +1,10 @@
 // Issue 7 end to end: the client against servers that differ from OpenAI the way real ones do.
 import * as assert from 'node:assert/strict';
-import { complete, streamChat, type ClientOptions } from '../../src/core/client';
+import { complete, streamChat } from '../../src/core/client';
 import { chatWithFallback } from '../../src/core/fallback';
-import { resolveEndpoint } from '../../src/core/endpoint';
 import { buildRequestBody, type RequestSettings } from '../../src/core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../../src/core/types';
+import { clientOptions } from '../support/client';
 import { allWays, wayLabel, type TestServer } from '../support/server';
 import {
   PARAM_PROFILES,
@@ -12,7 +12,7 @@ import {
   REASONING_FORMS,
   reasoningUnder,
   rejectsParam,
-  startQuirkServer,
+  withQuirkServer,
   type QuirkParam,
   type QuirkProfile,
   type RejectionStyle,
@@ -34,19 +34,6 @@ const FULL: RequestSettings = {
   // Sent only when set: set here, so the profile that refuses it sees it.
   parallelToolCalls: true,
 } as RequestSettings;
-
-function clientFor(server: TestServer): ClientOptions {
-  return { endpoint: resolveEndpoint(server.origin), maxRetries: 0, requestTimeoutMs: 5_000, idleTimeoutMs: 5_000 };
-}
-
-async function withServer<T>(profile: QuirkProfile, fn: (server: TestServer) => Promise<T>): Promise<T> {
-  const server = await startQuirkServer(profile);
-  try {
-    return await fn(server);
-  } finally {
-    await server.close();
-  }
-}
 
 type Json = Record<string, unknown>;
 const bodies = (s: TestServer) => s.requests.map((r) => r.json as Json);
@@ -92,8 +79,8 @@ describe('quirks: capability fallback against real servers’ rejections', funct
 
   for (const { param, profile } of cases) {
     it(`${profile.description}: the first request recovers with one retry, the second needs none`, async () => {
-      await withServer(profile, async (server) => {
-        const client = clientFor(server);
+      await withQuirkServer(profile, async (server) => {
+        const client = clientOptions(server);
         const first = await chatWithFallback(client, FULL, MESSAGES, undefined);
 
         assert.equal(server.requests.length, 2, 'exactly one retry');
@@ -118,8 +105,8 @@ describe('quirks: capability fallback against real servers’ rejections', funct
   }
 
   it('without stream_options and without usage from the server, usage is estimated and marked', async () => {
-    await withServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
-      const r = await chatWithFallback(clientFor(server), FULL, MESSAGES, undefined);
+    await withQuirkServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
+      const r = await chatWithFallback(clientOptions(server), FULL, MESSAGES, undefined);
       assert.deepEqual(r.dropped, ['stream_options']);
       assert.equal(r.result.usage.estimated, true);
       assert.ok(r.result.usage.total_tokens > 0);
@@ -127,8 +114,8 @@ describe('quirks: capability fallback against real servers’ rejections', funct
   });
 
   it('without stream_options, usage the server sends anyway (Mistral) is used as is', async () => {
-    await withServer(PARAM_PROFILES.stream_options, async (server) => {
-      const r = await chatWithFallback(clientFor(server), FULL, MESSAGES, undefined);
+    await withQuirkServer(PARAM_PROFILES.stream_options, async (server) => {
+      const r = await chatWithFallback(clientOptions(server), FULL, MESSAGES, undefined);
       assert.deepEqual(r.dropped, ['stream_options']);
       assert.equal(r.result.usage.estimated ?? false, false);
       assert.equal(r.result.usage.total_tokens, 12);
@@ -145,8 +132,8 @@ describe('quirks: capability fallback against real servers’ rejections', funct
         return PARAM_PROFILES.max_tokens.handler(req, res);
       },
     };
-    await withServer(both, async (server) => {
-      const client = clientFor(server);
+    await withQuirkServer(both, async (server) => {
+      const client = clientOptions(server);
       const first = await chatWithFallback(client, FULL, MESSAGES, undefined);
       assert.equal(first.result.text, 'OK');
       assert.deepEqual([...first.dropped].sort(), ['max_tokens', 'stream_options']);
@@ -179,8 +166,8 @@ describe('quirks: capability fallback against real servers’ rejections', funct
         res.end(text);
       },
     };
-    await withServer(profile, async (server) => {
-      const r = await chatWithFallback(clientFor(server), FULL, MESSAGES, undefined);
+    await withQuirkServer(profile, async (server) => {
+      const r = await chatWithFallback(clientOptions(server), FULL, MESSAGES, undefined);
       assert.equal(server.requests.length, 1);
       assert.equal(r.result.ended, 'error');
       assert.equal(r.result.error?.kind, 'bad_request');
@@ -198,10 +185,10 @@ describe('quirks: reasoning under every name', function () {
       const ways = allWays(REASONING_FORMS.indexOf(form) + 21);
       const results: ChatResult[] = [];
       for (const way of ways) {
-        await withServer(reasoningUnder(form, { way }, THOUGHT), async (server) => {
+        await withQuirkServer(reasoningUnder(form, { way }, THOUGHT), async (server) => {
           const at = wayLabel(way);
           const settings: RequestSettings = { model: 'test-model', stream: true };
-          const stream = streamChat(clientFor(server), buildRequestBody(settings, MESSAGES));
+          const stream = streamChat(clientOptions(server), buildRequestBody(settings, MESSAGES));
           const events: StreamEvent[] = [];
           for await (const e of stream) events.push(e);
           const r = await stream.result;
@@ -224,8 +211,8 @@ describe('quirks: reasoning under every name', function () {
     });
 
     it(`${reasoningUnder(form).description}: the same without streaming`, async () => {
-      await withServer(reasoningUnder(form, {}, THOUGHT), async (server) => {
-        const r = await complete(clientFor(server), buildRequestBody({ model: 'test-model', stream: false }, MESSAGES));
+      await withQuirkServer(reasoningUnder(form, {}, THOUGHT), async (server) => {
+        const r = await complete(clientOptions(server), buildRequestBody({ model: 'test-model', stream: false }, MESSAGES));
         assert.equal(r.reasoning.trim(), THOUGHT);
         assert.equal(r.text.trim(), 'OK');
         assert.equal(r.reasoningField, form);

@@ -7,40 +7,12 @@ import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse } from '../../src/core/errors';
 import { errorView } from '../../src/core/errorView';
 import { validateSettings } from '../../src/core/request';
-import type { ChatResult, StreamEvent } from '../../src/core/types';
-import { allWays, sse, startTestServer, wayLabel, writeWay, type Handler, type TestServer } from '../support/server';
+import { CHAT_BODY, clientOptions, deltaChunk, streamOneWay, type Streamed } from '../support/client';
+import { allWays, sse, startTestServer, wayLabel, withServer, type Handler } from '../support/server';
 
-const BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
+/** Streams `body` (SSE, one way: whole unless told) and returns every event and the result. */
+const streamed = (body: string, options: Partial<ClientOptions> = {}, way = allWays(3)[0]): Promise<Streamed> => streamOneWay(body, way, { options });
 
-async function withServer<T>(handler: Handler, fn: (s: TestServer) => Promise<T>): Promise<T> {
-  const s = await startTestServer(handler);
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-function opts(s: TestServer, extra: Partial<ClientOptions> = {}): ClientOptions {
-  return { endpoint: resolveEndpoint(s.url), maxRetries: 0, requestTimeoutMs: 5000, idleTimeoutMs: 5000, ...extra };
-}
-
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
-  id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }],
-});
-
-/** Streams `body` (SSE) and returns every event and the result. */
-async function streamed(body: string, extra: Partial<ClientOptions> = {}, way = allWays(3)[0]): Promise<{ events: StreamEvent[]; result: ChatResult }> {
-  return withServer(async (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    await writeWay(res, body, way);
-  }, async (s) => {
-    const stream = streamChat(opts(s, extra), BODY);
-    const events: StreamEvent[] = [];
-    for await (const e of stream) events.push(e);
-    return { events, result: await stream.result };
-  });
-}
 
 /** Half a character: a high surrogate without its low one after it, or a low one without its high one before. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -60,7 +32,7 @@ describe('errors inside a 200 stream: the status and the message agree', functio
   });
 
   it('a plain-text `event: error` frame keeps the 200 it came in, and says nothing of a 500', async () => {
-    const { result, events } = await streamed(sse([chunk({ content: 'so far' }), 'event: error\ndata: upstream exploded\n\n'], { done: false }));
+    const { result, events } = await streamed(sse([deltaChunk({ content: 'so far' }), 'event: error\ndata: upstream exploded\n\n'], { done: false }));
     const e = result.error;
     assert.equal(result.ended, 'error');
     assert.equal(result.text, 'so far');
@@ -105,13 +77,13 @@ describe('half characters never reach an event', function () {
 
   it('an emoji split across two chunks by UTF-16 unit arrives whole, in text, reasoning and refusal, every way the bytes are cut', async () => {
     const body = sse([
-      chunk({ reasoning_content: 'think \ud83d' }),
-      chunk({ reasoning_content: '\ude00 done' }),
-      chunk({ content: 'A\ud83d' }),
-      chunk({ content: '\ude00B\ud83d' }),
-      chunk({ content: '\ude01' }),
-      chunk({ refusal: 'no \ud83d' }),
-      chunk({ refusal: '\ude02' }, 'stop'),
+      deltaChunk({ reasoning_content: 'think \ud83d' }),
+      deltaChunk({ reasoning_content: '\ude00 done' }),
+      deltaChunk({ content: 'A\ud83d' }),
+      deltaChunk({ content: '\ude00B\ud83d' }),
+      deltaChunk({ content: '\ude01' }),
+      deltaChunk({ refusal: 'no \ud83d' }),
+      deltaChunk({ refusal: '\ude02' }, 'stop'),
     ]);
     for (const way of allWays(21)) {
       const { events, result } = await streamed(body, {}, way);
@@ -129,7 +101,7 @@ describe('half characters never reach an event', function () {
   });
 
   it('a half character whose pair never comes is let out at the end: the text is what the server sent', async () => {
-    const { events, result } = await streamed(sse([chunk({ content: 'end \ud83d' }, 'stop')]));
+    const { events, result } = await streamed(sse([deltaChunk({ content: 'end \ud83d' }, 'stop')]));
     assert.equal(result.text, 'end \ud83d');
     assert.equal(events.filter((e) => e.type === 'text').map((e) => (e as { text: string }).text).join(''), 'end \ud83d');
   });
@@ -192,12 +164,12 @@ describe('a registered key of any shape never reaches an error', function () {
         ['event: error', (_q, res) => void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: error\ndata: ${said}\n\n`)],
       ];
       for (const [name, handler] of cases) {
-        const r = await withServer(handler, (s) => streamChat(opts(s, { apiKey: key }), BODY).result);
+        const r = await withServer(handler, (s) => streamChat(clientOptions(s, { apiKey: key }), CHAT_BODY).result);
         assert.equal(r.ended, 'error', name);
         assertClean(`${name} (${key})`, r.error, key);
       }
       await withServer((_q, res) => void res.writeHead(401, { 'content-type': 'text/plain' }).end(said), async (s) => {
-        await assert.rejects(listModels(opts(s, { apiKey: key })), (e: Error & { providerMessage?: string }) => {
+        await assert.rejects(listModels(clientOptions(s, { apiKey: key })), (e: Error & { providerMessage?: string }) => {
           assertClean(`models list (${key})`, e, key);
           return true;
         });
@@ -212,11 +184,11 @@ describe('servers that were reached but answered malformed HTTP', function () {
   it('a connection that breaks mid-reply says so, never "Cannot reach", and keeps the text', async () => {
     await withServer(async (_q, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(sse([chunk({ content: 'half a reply' })], { done: false }));
+      res.write(sse([deltaChunk({ content: 'half a reply' })], { done: false }));
       await new Promise((r) => setTimeout(r, 50));
       res.destroy();
     }, async (s) => {
-      const r = await streamChat(opts(s, { maxRetries: 2 }), BODY).result;
+      const r = await streamChat(clientOptions(s, { maxRetries: 2 }), CHAT_BODY).result;
       assert.equal(r.ended, 'error');
       assert.equal(r.text, 'half a reply');
       assert.equal(r.error?.kind, 'connection');
@@ -228,7 +200,7 @@ describe('servers that were reached but answered malformed HTTP', function () {
   const malformed: Array<[string, Handler, RegExp]> = [
     ['an unsolicited 100 Continue', (_q, res) => {
       res.writeContinue();
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([chunk({ content: 'x' }, 'stop')]));
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(sse([deltaChunk({ content: 'x' }, 'stop')]));
     }, /was reached, but it sent an informational \(1xx\) response/],
     ['a Location header that is not a URL', (_q, res) => void res.writeHead(307, { location: 'http://[::1' }).end(), /was reached, but it answered 307 with a redirect to an address that is not a URL/],
     ['bytes that are not HTTP at all', (_q, res) => void res.socket?.end('HELLO\r\n\r\n'), /was reached, but its response is not valid HTTP/],
@@ -236,7 +208,7 @@ describe('servers that were reached but answered malformed HTTP', function () {
   for (const [what, handler, said] of malformed) {
     it(`${what}: a protocol error that says the server was reached, not retried`, async () => {
       await withServer(handler, async (s) => {
-        const r = await streamChat(opts(s, { maxRetries: 2 }), BODY).result;
+        const r = await streamChat(clientOptions(s, { maxRetries: 2 }), CHAT_BODY).result;
         assert.equal(r.ended, 'error');
         assert.equal(r.error?.kind, 'protocol');
         assert.match(r.error!.message, said);
@@ -250,7 +222,7 @@ describe('servers that were reached but answered malformed HTTP', function () {
     const s = await startTestServer(() => undefined);
     const url = s.url;
     await s.close();
-    const r = await streamChat({ endpoint: resolveEndpoint(url), maxRetries: 1, requestTimeoutMs: 5000 }, BODY).result;
+    const r = await streamChat({ endpoint: resolveEndpoint(url), maxRetries: 1, requestTimeoutMs: 5000 }, CHAT_BODY).result;
     assert.equal(r.error?.kind, 'connection');
     assert.match(r.error!.message, /^Cannot reach http:\/\/127\.0\.0\.1:\d+: connection refused/);
   });
@@ -286,7 +258,7 @@ describe('bodies too large to read', function () {
       const total = 32 * 1024 * 1024;
       const d = download(type, total);
       await withServer(d.handler, async (s) => {
-        const r = via === 'complete' ? await complete(opts(s), BODY) : await streamChat(opts(s), BODY).result;
+        const r = via === 'complete' ? await complete(clientOptions(s), CHAT_BODY) : await streamChat(clientOptions(s), CHAT_BODY).result;
         assert.equal(r.ended, 'error');
         assert.equal(r.error?.kind, 'protocol');
         assert.match(r.error!.message, new RegExp(`larger than ${MAX_BODY_BYTES / 1024 / 1024} MB that is not an event stream`));

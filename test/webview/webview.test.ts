@@ -23,7 +23,7 @@ declare global {
   }
 }
 
-// Built to out/test/unit; the harness and the webview build script are loaded at run time, not bundled.
+// Built to out/test/webview; the harness and the webview build script are loaded at run time, not bundled.
 const root = resolve(__dirname, '../../..');
 const WAIT = { timeout: 5000 };
 
