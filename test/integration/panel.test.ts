@@ -477,6 +477,23 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.ok(t.kind === 'ready' && t.endpoint.origin === server.origin);
   });
 
+  test('Retry and Continue reach the chat by one route, the action: Continue asks on, Retry asks again in place', async () => {
+    script = (_req, res) => writeSse(res, [chunk('Cut sh'), chunk('', 'length')]);
+    await api.chat.send('A long answer, please', []);
+    assert.equal(api.chat.current.turns.at(-1)?.status, 'truncated');
+    script = (_req, res) => writeSse(res, [chunk('ort. The end.'), chunk('', 'stop')]);
+    await route({ type: 'action', action: 'continue' });
+    const turns = api.chat.current.turns;
+    assert.deepEqual(turns.map((t) => [t.role, t.note ?? t.status]), [['user', 'done'], ['assistant', 'truncated'], ['user', 'Continue'], ['assistant', 'done']]);
+    assert.equal(turns.at(-1)?.text, 'ort. The end.');
+
+    script = (_req, res) => writeSse(res, [chunk('Asked again.'), chunk('', 'stop')]);
+    await route({ type: 'action', action: 'retry' });
+    assert.equal(api.chat.current.turns.length, 4, 'the last reply was replaced, not added to');
+    assert.equal(api.chat.current.turns.at(-1)?.text, 'Asked again.');
+    assert.equal(server.requests.filter((r) => r.method === 'POST').length, 3);
+  });
+
   // ---- how a reply ended ------------------------------------------------------------------------
 
   test('statusOf: cancelled → stopped, error, incomplete, length → truncated, content_filter → filtered, else done', () => {

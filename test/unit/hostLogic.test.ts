@@ -203,6 +203,8 @@ describe('webview message validation', () => {
       { type: 'openLink', url: 5 },
       { type: 'action', action: 'runShell' },
       { type: 'setModel', model: 'm'.repeat(1000) },
+      // Stopping is 'stop'; Retry and Continue come only as actions.
+      { type: 'cancel' }, { type: 'retry' }, { type: 'continue' },
     ];
     for (const c of cases) {
       const r = parseWebviewMessage(c);
