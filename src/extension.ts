@@ -1,50 +1,56 @@
-// Parley's entry point: build the objects, register them, push their disposables. Nothing else.
+// Parley's entry point: build the objects in order, register them, push their disposables. Nothing else.
 import * as vscode from 'vscode';
 import { ChatController } from './vscode/chatController';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
-import { registerCommands, viewActions, type Services } from './vscode/commands';
-import { readSettings } from './vscode/config';
+import { registerCommands } from './vscode/commands';
+import { SettingsSnapshot } from './vscode/config';
+import { EditorTracker } from './vscode/editors';
 import { HistoryStore } from './vscode/history';
 import { Log } from './vscode/log';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
-import { USAGE_REPORT, UsageTracker } from './vscode/usage';
+import type { Services } from './vscode/services';
+import { USAGE_REPORT, UsageTracker } from './vscode/statusBar';
+import { ViewRecorder } from './vscode/testSeam';
+import { routeWebviewMessage } from './vscode/webviewRoutes';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
-export type TestApi = Services & { context: vscode.ExtensionContext; history: HistoryStore };
+export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder };
 
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
-  const log = new Log(() => readSettings().logLevel);
+  const settings = new SettingsSnapshot();
+  const log = new Log(() => settings.current.logLevel);
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageTracker(context.globalStorageUri, context.globalState);
-  const requester = new Requester(context.globalState, keys, log, usage);
+  const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState);
-  const chat = new ChatController(requester, history, log);
-  const services = {} as Services;
-  const testing = context.extensionMode === vscode.ExtensionMode.Test;
-  const view = new ChatViewProvider(context.extensionUri, chat, viewActions(services), log, testing);
+  const chat = new ChatController(requester, history, log, settings);
   const reports = new ReportDocuments();
-  reports.register(USAGE_REPORT, () => usage.reportText());
-  Object.assign(services, { chat, view, requester, keys, usage, log, reports } satisfies Services);
+  reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
+  const editors = new EditorTracker();
+  const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors };
+  const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
+  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);
   await chat.restore();
 
+  const endpointChanged = () => void chat.views.endpointChanged();
   context.subscriptions.push(
+    settings,
     log,
     reports,
     keys,
     usage,
     chat,
     view,
+    editors,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view),
     ...registerCommands(services),
-    vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('parley')) void chat.endpointChanged();
-    }),
-    keys.onDidChange(() => void chat.endpointChanged()),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => void chat.endpointChanged()),
+    // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
+    settings.onDidChange(endpointChanged),
+    keys.onDidChange(endpointChanged),
   );
-  return testing ? { ...services, context, history } : undefined;
+  return recorded ? { ...services, context, view, recorded } : undefined;
 }
 
 export function deactivate(): void {}

@@ -104,16 +104,6 @@ export function formatCost(c: number | undefined): string {
   return c < 0.01 ? `$${c.toFixed(4)}` : `$${c.toFixed(2)}`;
 }
 
-/** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
-export function statusText(r: UsageRecord): string {
-  return `$(pulse) ${r.estimated ? '≈' : ''}${formatTokens(r.total)}`;
-}
-
-/** Screen-reader label for the status bar item. */
-export function statusLabel(r: UsageRecord): string {
-  return `Parley usage: last request ${r.estimated ? '≈' : ''}${formatTokens(r.total)} tokens${r.estimated ? ' (estimated)' : ''}`;
-}
-
 /** The status bar tooltip: last request, this window, and all-time totals by endpoint and model. */
 export function tooltipMarkdown(last: UsageRecord, windowTotals: Totals, ledger: Ledger): string {
   const est = last.estimated ? ' (estimated)' : '';

@@ -142,11 +142,10 @@ export type HostMessage =
 export type WebviewMessage =
   | { type: 'ready' }
   | { type: 'send'; text: string; images: ImageView[] }
-  | { type: 'cancel' }
+  /** Stop the running reply (the Stop button, Escape). */
+  | { type: 'stop' }
   | { type: 'regenerate' }
   | { type: 'editLast' }
-  | { type: 'continue' }
-  | { type: 'retry' }
   | { type: 'copy'; text: string }
   | { type: 'insertCode'; code: string }
   | { type: 'openCode'; code: string; language: string }
@@ -156,6 +155,7 @@ export type WebviewMessage =
   | { type: 'openConversation'; id: string }
   | { type: 'deleteConversation'; id: string }
   | { type: 'clearHistory' }
+  /** A button that maps to a host action; Retry and Continue come only this way. */
   | { type: 'action'; action: ActionId }
   | { type: 'applyPreset'; id: string }
   | { type: 'pickModel' }
@@ -184,7 +184,7 @@ export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey
 /** Result of validating one incoming message: the typed message, or why it was refused. */
 export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
 
-const NO_FIELDS = new Set(['ready', 'cancel', 'regenerate', 'editLast', 'continue', 'retry', 'newChat',
+const NO_FIELDS = new Set(['ready', 'stop', 'regenerate', 'editLast', 'newChat',
   'requestHistory', 'clearHistory', 'pickModel', 'pickImage']);
 
 /**

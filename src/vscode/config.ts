@@ -1,5 +1,6 @@
-// One typed reader for Parley's settings, honouring workspace trust.
+// One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
+import { Disposable } from './disposable';
 
 /** Where the effective value of a setting came from. */
 export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
@@ -99,7 +100,40 @@ function clampNumber(key: string, v: unknown, min: number, max: number, fallback
   return used;
 }
 
+/** Opens the Settings editor on Parley's settings. */
+export function openSettings(): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', '@ext:parley.parley');
+}
+
 /** Writes the user-level (global) value of a setting. */
 export async function writeUserSetting(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
+}
+
+/**
+ * The settings as they are now: read once, and again when a Parley setting changes or the workspace becomes trusted.
+ * Everything in the window reads `current` instead of asking VS Code again (the log asked on every line).
+ * `onDidChange` fires after the snapshot is fresh, so listeners see the new values.
+ */
+export class SettingsSnapshot extends Disposable {
+  private value = readSettings();
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChange = this.changed.event;
+
+  constructor() {
+    super();
+    this._register(vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(SECTION)) this.refresh();
+    }));
+    this._register(vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh()));
+  }
+
+  get current(): Settings {
+    return this.value;
+  }
+
+  private refresh(): void {
+    this.value = readSettings();
+    this.changed.fire();
+  }
 }

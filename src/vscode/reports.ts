@@ -1,5 +1,6 @@
 // Read-only Markdown documents for Parley's reports (usage, Test Connection): no "Untitled" tab to save or discard.
 import * as vscode from 'vscode';
+import { Disposable } from './disposable';
 
 export const REPORT_SCHEME = 'parley-report';
 
@@ -9,12 +10,16 @@ export const REPORT_SCHEME = 'parley-report';
  * Parley on `onFileSystem:parley-report` for that); one that was only shown with fixed text says how to make it
  * again. A Markdown *preview* of a report that a reload restores can still fail to load (a known gap).
  */
-export class ReportDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+export class ReportDocuments extends Disposable implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, string>();
   private readonly renderers = new Map<string, () => string | Promise<string>>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  private readonly changed = this._register(new vscode.EventEmitter<vscode.Uri>());
   readonly onDidChange = this.changed.event;
-  private readonly registration = vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this);
+
+  constructor() {
+    super();
+    this._register(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this));
+  }
 
   provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {
     const render = this.renderers.get(uri.path);
@@ -36,10 +41,5 @@ export class ReportDocuments implements vscode.TextDocumentContentProvider, vsco
     this.changed.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     return vscode.languages.setTextDocumentLanguage(doc, 'markdown');
-  }
-
-  dispose(): void {
-    this.registration.dispose();
-    this.changed.dispose();
   }
 }

@@ -7,10 +7,10 @@ import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
-import { readSettings, type Settings } from './config';
+import type { Settings, SettingsSnapshot } from './config';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
-import type { UsageTracker } from './usage';
+import type { UsageTracker } from './statusBar';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
 export interface Prompts {
@@ -41,8 +41,19 @@ export const vscodePrompts: Prompts = {
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
 
-/** Where a request goes and with what. `apiKey` is undefined when the origin needs none. */
-export interface Target {
+/**
+ * Where a request would go, told apart by `kind`: `ready` (endpoint and key known), or why not: `config` (the base
+ * URL is unusable) or `no-key` (the origin has no key and is not marked as needing none). Every kind carries the
+ * settings it was resolved from.
+ */
+export type Target =
+  | ReadyTarget
+  | { kind: 'config'; settings: Settings; error: ParleyError }
+  | { kind: 'no-key'; settings: Settings; origin: string };
+
+/** A target requests can go to. `apiKey` is undefined when the origin needs none. */
+export interface ReadyTarget {
+  kind: 'ready';
   settings: Settings;
   endpoint: Endpoint;
   apiKey?: string;
@@ -50,9 +61,13 @@ export interface Target {
   host: string;
 }
 
-export type TargetProblem =
-  | { kind: 'config'; error: ParleyError }
-  | { kind: 'no-key'; origin: string };
+/** A target that cannot take requests, and why. */
+export type TargetProblem = Exclude<Target, ReadyTarget>;
+
+/** The ready target for `endpoint`, with or without a key. */
+export function readyTarget(settings: Settings, endpoint: Endpoint, apiKey?: string): ReadyTarget {
+  return { kind: 'ready', settings, endpoint, apiKey, host: new URL(endpoint.origin).host };
+}
 
 export interface RunOptions {
   messages: ChatMessage[];
@@ -67,7 +82,7 @@ export interface RunOptions {
 
 export interface RunOutcome {
   result: ChatResult;
-  target: Target;
+  target: ReadyTarget;
   dropped: string[];
   durationMs: number;
   /** The usage counted for this request; undefined when it failed before producing anything. */
@@ -84,6 +99,7 @@ export class Requester {
     private readonly keys: ApiKeyStore,
     private readonly log: Log,
     private readonly usage: UsageTracker,
+    private readonly settings: SettingsSnapshot,
     public prompts: Prompts = vscodePrompts,
   ) {
     this.learnt = stateAdaptationStore(state);
@@ -93,7 +109,7 @@ export class Requester {
    * Resolves the endpoint and key. A base URL that a trusted workspace sets to another origin than
    * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
    */
-  async target(settings = readSettings(), interactive = false): Promise<Target | TargetProblem> {
+  async target(settings = this.settings.current, interactive = false): Promise<Target> {
     let base = settings.baseUrl;
     if (settings.baseUrlSource === 'workspace' || settings.baseUrlSource === 'folder') {
       const ws = originOf(settings.baseUrl);
@@ -107,12 +123,12 @@ export class Requester {
     try {
       endpoint = resolveEndpoint(base);
     } catch (e) {
-      return { kind: 'config', error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
+      return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
     const key = await this.keys.get(endpoint.origin);
-    if (key.kind === 'missing') return { kind: 'no-key', origin: endpoint.origin };
+    if (key.kind === 'missing') return { kind: 'no-key', settings, origin: endpoint.origin };
     if (key.kind === 'key') this.log.addSecret(key.key);
-    return { settings, endpoint, apiKey: key.kind === 'key' ? key.key : undefined, host: new URL(endpoint.origin).host };
+    return readyTarget(settings, endpoint, key.kind === 'key' ? key.key : undefined);
   }
 
   /**
@@ -136,7 +152,7 @@ export class Requester {
     return n;
   }
 
-  clientOptions(t: Target, signal?: AbortSignal): ClientOptions {
+  clientOptions(t: ReadyTarget, signal?: AbortSignal): ClientOptions {
     return {
       endpoint: t.endpoint,
       apiKey: t.apiKey,
@@ -149,7 +165,7 @@ export class Requester {
     };
   }
 
-  requestSettings(t: Target, opts: Pick<RunOptions, 'stream' | 'responseFormat'>): RequestSettings {
+  requestSettings(t: ReadyTarget, opts: Pick<RunOptions, 'stream' | 'responseFormat'>): RequestSettings {
     const s = t.settings;
     return {
       model: s.model,
@@ -164,12 +180,12 @@ export class Requester {
     };
   }
 
-  adaptations(t: Target): Adaptations | undefined {
+  adaptations(t: ReadyTarget): Adaptations | undefined {
     return this.learnt.get(t.endpoint.origin, t.settings.model);
   }
 
   /** Remembers what a server turned out to refuse, for this origin and model. */
-  async rememberAdaptations(t: Target, adaptations: Adaptations): Promise<void> {
+  async rememberAdaptations(t: ReadyTarget, adaptations: Adaptations): Promise<void> {
     await this.learnt.set(t.endpoint.origin, t.settings.model, adaptations);
   }
 
@@ -178,7 +194,7 @@ export class Requester {
   }
 
   /** Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts usage. */
-  async run(t: Target, opts: RunOptions): Promise<RunOutcome> {
+  async run(t: ReadyTarget, opts: RunOptions): Promise<RunOutcome> {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
     const model = settings.model;

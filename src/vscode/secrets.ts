@@ -1,5 +1,6 @@
 // API keys in SecretStorage, each bound to the origin (scheme, host, port) it was entered for.
 import * as vscode from 'vscode';
+import { Disposable } from './disposable';
 
 const KEY_PREFIX = 'parley.apiKey:';
 /** Origins that have a key (not secret: just the list, so "Clear API Key" can show it). */
@@ -19,12 +20,15 @@ export function isLoopbackOrigin(origin: string): boolean {
 
 export type KeyState = { kind: 'key'; key: string } | { kind: 'none-needed' } | { kind: 'missing' };
 
-export class ApiKeyStore {
-  private readonly changed = new vscode.EventEmitter<string>();
+/** Reading the key: `get(origin)`, used by Requester.target for every request. */
+export class ApiKeyStore extends Disposable {
+  private readonly changed = this._register(new vscode.EventEmitter<string>());
   /** Fires with the origin whose key changed. */
   readonly onDidChange = this.changed.event;
 
-  constructor(private readonly secrets: vscode.SecretStorage, private readonly state: vscode.Memento) {}
+  constructor(private readonly secrets: vscode.SecretStorage, private readonly state: vscode.Memento) {
+    super();
+  }
 
   /** The key for exactly this origin; never another origin's. */
   async get(origin: string): Promise<KeyState> {
@@ -66,10 +70,6 @@ export class ApiKeyStore {
 
   private noKeyOrigins(): string[] {
     return this.state.get<string[]>(NO_KEY_STATE, []);
-  }
-
-  dispose(): void {
-    this.changed.dispose();
   }
 }
 

@@ -3,37 +3,19 @@ import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
 import { noticeText } from '../core/markdownText';
-import { readSettings } from './config';
-import type { Log } from './log';
-import type { ReportDocuments } from './reports';
-import type { Requester, Target } from './requester';
+import type { Settings } from './config';
+import { readyTarget, type ReadyTarget } from './requester';
+import type { Services } from './services';
 
 /**
  * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
  * (and no "needs no key" mark) it still tests, without one, and the report says so.
  */
-export async function testConnection(requester: Requester, log: Log, reports: ReportDocuments): Promise<void> {
-  const t = await requester.target();
-  let target: Target;
-  let keyMissing = false;
-  if ('endpoint' in t) {
-    target = t;
-  } else if (t.kind === 'no-key') {
-    const found = targetWithoutKey(t.origin);
-    if (!found) {
-      void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
-      return;
-    }
-    target = found;
-    keyMissing = true;
-  } else {
-    log.warn(`Test Connection: ${t.error.message}`);
-    void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
-      if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
-    });
-    return;
-  }
-
+export async function testConnection(s: Services): Promise<void> {
+  const found = await testTarget(s);
+  if (!found) return;
+  const { target, keyMissing } = found;
+  const { requester, log } = s;
   log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
   const abort = new AbortController();
   const report = await vscode.window.withProgress(
@@ -67,17 +49,40 @@ export async function testConnection(requester: Requester, log: Log, reports: Re
     void vscode.window.showErrorMessage('Parley: Test Connection could not run. See the log ("Parley: Show Log").');
     return;
   }
-
   // What the probe learnt (a refused parameter) serves the next chat request too.
   if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
     await requester.rememberAdaptations(target, report.adaptations);
   }
+  await showReport(s, target, report);
+}
 
+/** The target to test: the ready one, or without a key when none is set; undefined (and said) when there is none. */
+async function testTarget(s: Services): Promise<{ target: ReadyTarget; keyMissing: boolean } | undefined> {
+  const t = await s.requester.target();
+  if (t.kind === 'ready') return { target: t, keyMissing: false };
+  if (t.kind === 'no-key') {
+    const found = targetWithoutKey(t.settings, t.origin);
+    if (!found) {
+      void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
+      return undefined;
+    }
+    return { target: found, keyMissing: true };
+  }
+  s.log.warn(`Test Connection: ${t.error.message}`);
+  void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
+    if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
+  });
+  return undefined;
+}
+
+/** Opens the report as a read-only document and says in a notification whether the connection works. */
+async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport): Promise<void> {
+  const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
   const markdown = log.clean(reportMarkdown(report));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
-  const doc = await reports.show('Parley Test Connection.md', markdown);
+  const doc = await s.reports.show('Parley Test Connection.md', markdown);
   await vscode.window.showTextDocument(doc, { preview: false });
   try {
     await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
@@ -99,12 +104,11 @@ export async function testConnection(requester: Requester, log: Log, reports: Re
 }
 
 /** The target Requester would use for `origin` if a key were set: same settings, no key. */
-function targetWithoutKey(origin: string): Target | undefined {
-  const settings = readSettings();
+function targetWithoutKey(settings: Settings, origin: string): ReadyTarget | undefined {
   for (const base of [settings.baseUrl, settings.userBaseUrl]) {
     try {
       const endpoint = resolveEndpoint(base);
-      if (endpoint.origin === origin) return { settings, endpoint, apiKey: undefined, host: new URL(endpoint.origin).host };
+      if (endpoint.origin === origin) return readyTarget(settings, endpoint);
     } catch {
       // try the next one
     }

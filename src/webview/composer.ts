@@ -144,7 +144,7 @@ export class Composer {
   }
 
   private onSendClick(): void {
-    if (this.generating) post({ type: 'cancel' });
+    if (this.generating) post({ type: 'stop' });
     else this.send();
     this.focus();
   }

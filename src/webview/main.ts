@@ -134,7 +134,7 @@ document.addEventListener('keydown', (e) => {
   if (e.key !== 'Escape' || e.defaultPrevented) return;
   if (generating) {
     e.preventDefault();
-    post({ type: 'cancel' });
+    post({ type: 'stop' });
   } else if (history.visible) {
     e.preventDefault();
     showChat();

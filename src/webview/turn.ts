@@ -228,7 +228,7 @@ export class TurnItem {
     const label = STATUS_LABELS[v.status];
     if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
     if (v.status === 'truncated') {
-      footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'continue' }) }, 'Continue'));
+      footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }
     if (v.usage) footer.append(h('span', { class: 'usage', title: `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` }, usageText(v.usage)));
     if (!this.streaming) {

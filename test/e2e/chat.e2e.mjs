@@ -236,6 +236,20 @@ export const tests = {
     await close();
     if (after.length !== 0) throw new Error('"Parley: Stop" is still offered after the reply stopped');
   },
+  async 'Escape in the chat view stops a streaming reply (the view handles it; there is no second route through a keybinding)'(wb) {
+    wb.endpoint.options.chunkDelayMs = 300;
+    try {
+      const chat = wb.chatFrame();
+      await ask(chat, 'Tell me something long');
+      await visible(chat.getByRole('button', { name: 'Stop' }), 'the Stop button while the answer streams');
+      await waitFor('some streamed text', async () => (await replyText(chat)).length > 20);
+      await step('pressing Escape in the composer', () => chat.getByRole('textbox', { name: 'Message Parley' }).press('Escape'));
+      await visible(lastReply(chat).getByText('Stopped', { exact: true }), 'the Stopped badge after Escape');
+      await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply stopped)');
+    } finally {
+      wb.endpoint.options.chunkDelayMs = 25;
+    }
+  },
 };
 
 /** Waits for the Explain request of `file` and its answer in the chat. */

@@ -15,7 +15,7 @@ suite('Bad input gets a clear error', function () {
     api = await parley();
     server = await startTestServer((_req, res) => writeSse(res, [chunk('fine'), chunk('', 'stop')]));
     await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be ready', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
+    await waitFor('the chat view to be ready', () => api.recorded.posted.some((m) => m.type === 'snapshot'), 20_000);
   });
 
   suiteTeardown(async () => {
@@ -27,11 +27,11 @@ suite('Bad input gets a clear error', function () {
     await userSettings({ baseUrl: server.url, model: 'm', temperature: undefined });
     await api.chat.newChat();
     server.requests.length = 0;
-    api.view.lastPosted.length = 0;
+    api.recorded.posted.length = 0;
   });
 
   function composerErrors(): string[] {
-    return api.view.lastPosted.flatMap((m) => (m.type === 'composerError' ? [m.text] : []));
+    return api.recorded.posted.flatMap((m) => (m.type === 'composerError' ? [m.text] : []));
   }
 
   test('an empty prompt is refused in words, and nothing is sent', async () => {

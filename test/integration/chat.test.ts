@@ -5,7 +5,8 @@ import { startTestServer, type RecordedRequest, type TestServer } from '../suppo
 import { chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { HistoryStore } from '../../src/vscode/history';
-import { UsageTracker } from '../../src/vscode/usage';
+import { statusLabel, statusText, UsageTracker } from '../../src/vscode/statusBar';
+import { recordFrom } from '../../src/core/usageLedger';
 
 type Script = (req: RecordedRequest, res: import('node:http').ServerResponse) => void | Promise<void>;
 
@@ -34,6 +35,19 @@ suite('Chat, editor commands and usage', function () {
     const t = api.chat.current.turns;
     return t[t.length - 1];
   }
+
+  test('the status bar text shows the server total, and marks estimates with ≈', () => {
+    const at = new Date(2026, 10, 22, 10).getTime();
+    const server = recordFrom(
+      { prompt_tokens: 1000, completion_tokens: 234, total_tokens: 1234, completion_tokens_details: { reasoning_tokens: 100 }, prompt_tokens_details: { cached_tokens: 0 } },
+      { model: 'gpt-x', host: 'api.example.com', durationMs: 2000, source: 'chat', at },
+    );
+    const estimate = recordFrom({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, estimated: true }, { model: 'llama', host: '127.0.0.1:11434', durationMs: 500, source: 'explain', at });
+    assert.equal(statusText(server), '$(pulse) 1,234');
+    assert.equal(statusLabel(server), 'Parley usage: last request 1,234 tokens');
+    assert.equal(statusText(estimate), '$(pulse) ≈15');
+    assert.match(statusLabel(estimate), /^Parley usage: last request ≈15 tokens/);
+  });
 
   test('a prompt streams its reply into the conversation, and the status bar shows the server total', async () => {
     script = (_req, res) => writeSse(res, [chunk('Hello'), chunk(', '), chunk('world'), chunk('', 'stop'), usageChunk(11, 3)]);
@@ -133,7 +147,7 @@ suite('Chat, editor commands and usage', function () {
       assert.deepEqual(sum(await a.ledger()), [1000 + 7 * 333, 10]);
       assert.deepEqual(sum(await b.ledger()), [1000 + 7 * 333, 10]);
       assert.equal(kept.has('parley.usageLedger'), false, 'the global-state ledger was moved');
-      assert.match(await a.reportText(), /This window: 999 tokens in 3 requests/);
+      assert.match(await a.reportText(api.settings.current.pricing), /This window: 999 tokens in 3 requests/);
       assert.equal(await a.reset(async () => true), true);
       assert.deepEqual(await b.ledger(), {}, 'a reset in one window clears the other window\'s totals too');
       await b.record(rec(Date.now() + 1));
@@ -181,10 +195,10 @@ suite('Chat, editor commands and usage', function () {
     await api.chat.send('Remember me', []);
     const id = api.chat.current.id;
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
-    api.view.lastPosted.length = 0;
+    api.recorded.posted.length = 0;
     await vscode.commands.executeCommand('parley.openChat');
     const snap = await waitFor('a snapshot from the rebuilt view', () =>
-      api.view.lastPosted.find((m) => m.type === 'snapshot' && m.conversation.id === id), 20_000);
+      api.recorded.posted.find((m) => m.type === 'snapshot' && m.conversation.id === id), 20_000);
     assert.ok(snap.type === 'snapshot');
     assert.deepEqual(snap.conversation.turns.map((t) => t.text), ['Remember me', 'Persisted reply']);
     // What a window reload does: read only the open conversation from storage.
@@ -201,7 +215,7 @@ suite('Chat, editor commands and usage', function () {
     const event = (delta: object) =>
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`;
     let turnId = '';
-    const rebuilt = () => api.view.lastPosted.some((m) => m.type === 'snapshot' && m.conversation.turns.some((t) => t.id === turnId));
+    const rebuilt = () => api.recorded.posted.some((m) => m.type === 'snapshot' && m.conversation.turns.some((t) => t.id === turnId));
     let last = 0;
     script = async (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -222,13 +236,13 @@ suite('Chat, editor commands and usage', function () {
     await waitFor('the held part of the stream', () => lastAssistant()?.text.includes('w20 '));
     turnId = lastAssistant().id;
     await vscode.commands.executeCommand('workbench.action.closeSidebar');
-    api.view.lastPosted.length = 0;
+    api.recorded.posted.length = 0;
     await vscode.commands.executeCommand('parley.openChat');
     release();
     await asking;
     const reply = lastAssistant();
     assert.equal(reply.status, 'done');
-    const posted = [...api.view.lastPosted];
+    const posted = [...api.recorded.posted];
     const at = posted.map((m) => m.type === 'snapshot' && m.conversation.turns.some((t) => t.id === turnId)).lastIndexOf(true);
     assert.ok(at >= 0, 'the rebuilt view got a snapshot holding the streaming turn');
     const snap = posted[at];
@@ -264,11 +278,11 @@ suite('Chat, editor commands and usage', function () {
     await api.chat.regenerate();
     assert.equal(lastAssistant().text, 'reply 3');
     assert.equal(api.chat.current.turns.filter((t) => t.role === 'assistant').length, 2, 'the regenerated reply replaced the old one');
-    api.view.lastPosted.length = 0;
+    api.recorded.posted.length = 0;
     await vscode.commands.executeCommand('parley.openChat');
     await api.chat.editLast();
     assert.equal(api.chat.current.turns.at(-1)?.text, 'cut', 'the last question and its reply were taken out');
-    const back = api.view.lastPosted.find((m) => m.type === 'composerText');
+    const back = api.recorded.posted.find((m) => m.type === 'composerText');
     assert.ok(back && back.type === 'composerText');
     assert.match(back.text, /Continue/);
   });

@@ -6,7 +6,8 @@ import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { chunk, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
-import { ChatController, statusOf } from '../../src/vscode/chatController';
+import { ChatController } from '../../src/vscode/chatController';
+import { statusOf } from '../../src/vscode/turnRunner';
 import { HistoryStore } from '../../src/vscode/history';
 import type { ChatResult, EndState } from '../../src/core/types';
 import type { HostMessage } from '../../src/shared/protocol';
@@ -44,7 +45,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
   const config = () => vscode.workspace.getConfiguration('parley');
   const conversationsDir = () => vscode.Uri.joinPath(api.context.globalStorageUri, 'conversations');
   const fileOf = (id: string) => vscode.Uri.joinPath(conversationsDir(), `${id}.json`);
-  const posted = () => api.view.lastPosted;
+  const posted = () => api.recorded.posted;
   /** The last message of `type` posted to the view (that also passes `where`). */
   const lastOf = <T extends HostMessage['type']>(type: T, where: (m: Extract<HostMessage, { type: T }>) => boolean = () => true) =>
     [...posted()].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type && where(m as Extract<HostMessage, { type: T }>));
@@ -73,7 +74,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     });
     await userSettings({ baseUrl: server.url, model: 'panel-model' });
     await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be resolved', () => api.view.recorded?.html, 20_000);
+    await waitFor('the chat view to be resolved', () => api.recorded.html, 20_000);
     // What the webview sends when it loads: the view attaches and posts a snapshot.
     await route({ type: 'ready' });
     await waitFor('a snapshot', () => posted().some((m) => m.type === 'snapshot'));
@@ -247,7 +248,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.equal(lastOf('snapshot')?.conversation.turns.length, 0, 'the view shows the new, empty chat');
 
     // A reload after Clear restores nothing.
-    const reloaded = new ChatController(api.requester, new HistoryStore(api.context.globalStorageUri, api.context.globalState), api.log);
+    const reloaded = new ChatController(api.requester, new HistoryStore(api.context.globalStorageUri, api.context.globalState), api.log, api.settings);
     try {
       await reloaded.restore();
       assert.equal(reloaded.current.turns.length, 0);
@@ -286,7 +287,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
         read.push(id);
         return load(id);
       };
-      const reloaded = new ChatController(api.requester, store, api.log);
+      const reloaded = new ChatController(api.requester, store, api.log, api.settings);
       try {
         await reloaded.restore();
         assert.deepEqual(read, [open], 'only the open conversation was read');
@@ -311,7 +312,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     for (const open of [other, 'gone0000', undefined]) {
       const store = new HistoryStore(api.context.globalStorageUri, memoryMemento());
       await store.setOpen(open);
-      const reloaded = new ChatController(api.requester, store, api.log);
+      const reloaded = new ChatController(api.requester, store, api.log, api.settings);
       try {
         await reloaded.restore();
         assert.equal(reloaded.current.turns.length, 0, `open conversation ${String(open)}`);
@@ -361,7 +362,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     }
     // A server that lists no models: the header offers no picker, so the user types the name.
     posted().length = 0;
-    await api.chat.endpointChanged();
+    await api.chat.views.endpointChanged();
     const plain = await waitFor('a header for the test server', () =>
       lastOf('header', (m) => m.header.endpoint === new URL(server.url).host));
     assert.ok(plain.type === 'header');
@@ -389,7 +390,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       await driveQuickInput('the key prompt to be dismissed', applying, ['workbench.action.closeQuickOpen']);
       assert.equal(api.keys.origins().includes('https://api.openai.com'), false, 'no key stored');
       const t = await api.requester.target();
-      assert.ok('kind' in t && t.kind === 'no-key' && t.origin === 'https://api.openai.com');
+      assert.ok(t.kind === 'no-key' && t.origin === 'https://api.openai.com');
       assert.equal(config().inspect('baseUrl')?.workspaceValue, undefined, 'nothing written to the workspace');
     } finally {
       await userSettings({ baseUrl: server.url, model: 'panel-model' });
@@ -464,7 +465,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       assert.deepEqual(await api.keys.get(remote), { kind: 'none-needed' });
       assert.equal(api.keys.origins().includes(remote), false, 'no key was stored');
       const t = await api.requester.target();
-      assert.ok(!('kind' in t), 'the endpoint is usable');
+      assert.ok(t.kind === 'ready', 'the endpoint is usable');
       assert.equal(t.endpoint.origin, remote);
       assert.equal(t.apiKey, undefined);
       await waitFor('the setup card to go', () => posted().some((m) => m.type === 'setup' && m.setup === undefined));
@@ -473,7 +474,24 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       await userSettings({ baseUrl: server.url });
     }
     const t = await api.requester.target();
-    assert.ok(!('kind' in t) && t.endpoint.origin === server.origin);
+    assert.ok(t.kind === 'ready' && t.endpoint.origin === server.origin);
+  });
+
+  test('Retry and Continue reach the chat by one route, the action: Continue asks on, Retry asks again in place', async () => {
+    script = (_req, res) => writeSse(res, [chunk('Cut sh'), chunk('', 'length')]);
+    await api.chat.send('A long answer, please', []);
+    assert.equal(api.chat.current.turns.at(-1)?.status, 'truncated');
+    script = (_req, res) => writeSse(res, [chunk('ort. The end.'), chunk('', 'stop')]);
+    await route({ type: 'action', action: 'continue' });
+    const turns = api.chat.current.turns;
+    assert.deepEqual(turns.map((t) => [t.role, t.note ?? t.status]), [['user', 'done'], ['assistant', 'truncated'], ['user', 'Continue'], ['assistant', 'done']]);
+    assert.equal(turns.at(-1)?.text, 'ort. The end.');
+
+    script = (_req, res) => writeSse(res, [chunk('Asked again.'), chunk('', 'stop')]);
+    await route({ type: 'action', action: 'retry' });
+    assert.equal(api.chat.current.turns.length, 4, 'the last reply was replaced, not added to');
+    assert.equal(api.chat.current.turns.at(-1)?.text, 'Asked again.');
+    assert.equal(server.requests.filter((r) => r.method === 'POST').length, 3);
   });
 
   // ---- how a reply ended ------------------------------------------------------------------------

@@ -53,7 +53,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
   test('until a workspace origin is allowed, the header names the endpoint requests really go to; a dismissed question is asked again', async () => {
     await userSettings({ baseUrl: a.url, model: 'm' });
     await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be ready', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
+    await waitFor('the chat view to be ready', () => api.recorded.posted.some((m) => m.type === 'snapshot'), 20_000);
     await vscode.workspace.getConfiguration('parley').update('baseUrl', b.url, vscode.ConfigurationTarget.Workspace);
     await waitFor('the workspace value to apply', () => vscode.workspace.getConfiguration('parley').inspect('baseUrl')?.workspaceValue === b.url);
     await api.requester.resetWorkspaceOrigins();
@@ -80,9 +80,9 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
 
   /** The header the panel gets when the endpoint is looked at again. */
   async function headerNow(): Promise<HeaderView> {
-    api.view.lastPosted.length = 0;
-    await api.chat.endpointChanged();
-    const m = await waitFor('a header message', () => api.view.lastPosted.find((p) => p.type === 'header'));
+    api.recorded.posted.length = 0;
+    await api.chat.views.endpointChanged();
+    const m = await waitFor('a header message', () => api.recorded.posted.find((p) => p.type === 'header'));
     assert.ok(m.type === 'header');
     return m.header;
   }
@@ -110,7 +110,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     await userSettings({ baseUrl: remote, model: 'm' });
     try {
       const t = await api.requester.target();
-      assert.ok('kind' in t && t.kind === 'no-key', 'no key for the new origin');
+      assert.ok(t.kind === 'no-key', 'no key for the new origin');
       await api.chat.send('hello?', []);
       const reply = api.chat.current.turns.at(-1);
       assert.equal(reply?.status, 'error');
@@ -120,7 +120,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
 
       await api.keys.markNoKeyNeeded(remote);
       const keyless = await api.requester.target();
-      assert.ok(!('kind' in keyless), 'marked as needing none');
+      assert.ok(keyless.kind === 'ready', 'marked as needing none');
       assert.equal(keyless.apiKey, undefined, 'and no other origin\'s key is borrowed');
     } finally {
       await api.keys.delete(remote);
@@ -130,7 +130,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
 
   test('the real webview gets the strict CSP, no command URIs and only the bundle and media folders', async () => {
     await vscode.commands.executeCommand('parley.openChat');
-    const rec = await waitFor('the view to be resolved', () => (api.view.recorded?.html ? api.view.recorded : undefined));
+    const rec = await waitFor('the view to be resolved', () => (api.recorded.html ? api.recorded : undefined));
     const html = String(rec.html);
     const meta = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html);
     const nonce = /<script nonce="([^"]+)"/.exec(html)?.[1];
@@ -239,8 +239,8 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
       assert.ok(exported.includes(`${AS_WRITTEN}\nand my other key [redacted]`), `the user's words as written:\n${exported}`);
 
       await vscode.commands.executeCommand('parley.openChat');
-      await waitFor('the webview to take a snapshot', () => api.view.lastPosted.some((m) => m.type === 'snapshot'), 20_000);
-      assert.equal(containsSecret(api.view.lastPosted, KEY_A), false, 'messages posted to the webview');
+      await waitFor('the webview to take a snapshot', () => api.recorded.posted.some((m) => m.type === 'snapshot'), 20_000);
+      assert.equal(containsSecret(api.recorded.posted, KEY_A), false, 'messages posted to the webview');
 
       for (const [name, memento] of [['global', api.context.globalState], ['workspace', api.context.workspaceState]] as const) {
         for (const k of memento.keys()) assert.equal(containsSecret(memento.get(k), KEY_A), false, `${name} state ${k}`);

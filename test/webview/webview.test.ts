@@ -758,7 +758,7 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(await waitPosted('send'), { type: 'send', text: 'about this image', images: [image] });
   });
 
-  it('turns Send into Stop while generating; Stop and Escape post cancel', async () => {
+  it('turns Send into Stop while generating; Stop and Escape post stop', async () => {
     await host(snapshot());
     await page.getByRole('button', { name: 'Send', exact: true }).waitFor(WAIT);
     await host({ type: 'generating', value: true });
@@ -767,10 +767,10 @@ describe('chat webview (Chromium)', function () {
     assert.equal(await page.getByRole('button', { name: 'Send', exact: true }).count(), 0);
     await clearPosted();
     await stop.click();
-    await waitPosted('cancel');
+    await waitPosted('stop');
     await clearPosted();
     await page.keyboard.press('Escape');
-    await waitPosted('cancel');
+    await waitPosted('stop');
     // Enter while generating sends nothing.
     await page.getByLabel('Message Parley').fill('queued?');
     await page.getByLabel('Message Parley').press('Enter');
@@ -817,7 +817,7 @@ describe('chat webview (Chromium)', function () {
     await page.getByText('Truncated', { exact: true }).waitFor(WAIT);
     assert.equal(await page.locator('article[aria-label="Parley"] .usage').textContent(), '≈ 1,234 tokens (estimated)');
     await page.getByRole('button', { name: 'Continue' }).click();
-    await waitPosted('continue');
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'action' && m.action === 'continue'), undefined, WAIT);
     await page.getByRole('button', { name: 'Regenerate reply' }).click();
     await waitPosted('regenerate');
     await page.getByRole('button', { name: 'Edit and resend' }).click();

@@ -4,16 +4,26 @@ import { watch, promises as fs, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import {
-  emptyTotals, reportMarkdown, statusLabel, statusText, tooltipMarkdown,
-  type Ledger, type Totals, type UsageRecord,
+  emptyTotals, formatTokens, reportMarkdown, tooltipMarkdown,
+  type Ledger, type Price, type Totals, type UsageRecord,
 } from '../core/usageLedger';
 import {
   LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, usageLine, windowTotalsOf,
   type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
-import { readSettings } from './config';
+import { Disposable } from './disposable';
 import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import type { ReportDocuments } from './reports';
+
+/** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
+export function statusText(r: UsageRecord): string {
+  return `$(pulse) ${r.estimated ? '≈' : ''}${formatTokens(r.total)}`;
+}
+
+/** Screen-reader label for the status bar item. */
+export function statusLabel(r: UsageRecord): string {
+  return `Parley usage: last request ${r.estimated ? '≈' : ''}${formatTokens(r.total)} tokens${r.estimated ? ' (estimated)' : ''}`;
+}
 
 /** The usage report's document name. */
 export const USAGE_REPORT = 'Parley Usage.md';
@@ -36,9 +46,9 @@ interface LogRead {
  * the bytes added since the last read) when this window records, when another window's log changes (a file watcher),
  * when the window gets focus, and for each report. Nothing is read at activation.
  */
-export class UsageTracker implements vscode.Disposable {
+export class UsageTracker extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
-  readonly item = vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100);
+  readonly item = this._register(vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100));
   /** This window's log; a new id per extension host, so no other window ever writes to it. */
   readonly windowId = randomUUID();
   private readonly dir: string;
@@ -54,19 +64,20 @@ export class UsageTracker implements vscode.Disposable {
   private migrated = false;
   private watcher: FSWatcher | undefined;
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly changed = new vscode.EventEmitter<UsageRecord>();
-  private readonly focus: vscode.Disposable;
+  private readonly changed = this._register(new vscode.EventEmitter<UsageRecord>());
   /** Fires after each recorded request. */
   readonly onDidRecord = this.changed.event;
 
   constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
+    super();
     this.dir = join(storage.fsPath, 'usage');
     this.item.name = 'Parley Usage';
     this.item.command = 'parley.showUsage';
     // Hidden until the first request of the window.
-    this.focus = vscode.window.onDidChangeWindowState((s) => {
+    this._register(vscode.window.onDidChangeWindowState((s) => {
       if (s.focused && this.last) void this.refreshAndRender();
-    });
+    }));
+    this._register({ dispose: () => this.unwatch() });
   }
 
   get lastRecord(): UsageRecord | undefined {
@@ -221,10 +232,10 @@ export class UsageTracker implements vscode.Disposable {
     return doc;
   }
 
-  /** The usage report, made afresh from every window's log each time VS Code reads it. */
-  async reportText(): Promise<string> {
+  /** The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`. */
+  async reportText(pricing: Record<string, Price>): Promise<string> {
     await this.refresh().catch(() => {});
-    return reportMarkdown(this.merged, this.windowTotals, readSettings().pricing, Date.now());
+    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now());
   }
 
   /**
@@ -241,11 +252,12 @@ export class UsageTracker implements vscode.Disposable {
     await this.refreshAndRender();
     return true;
   }
+}
 
-  dispose(): void {
-    this.unwatch();
-    this.focus.dispose();
-    this.item.dispose();
-    this.changed.dispose();
-  }
+/** Parley: Reset Usage, after the user confirms. */
+export function resetUsage(usage: UsageTracker): Promise<boolean> {
+  return usage.reset(async () => {
+    const yes = 'Reset';
+    return (await vscode.window.showWarningMessage('Reset all Parley usage totals?', { modal: true }, yes)) === yes;
+  });
 }

@@ -1,0 +1,68 @@
+// The chat commands: open, new chat, Stop, history, export, and attaching an image from a file.
+import * as vscode from 'vscode';
+import { sniffImage } from '../core/images';
+import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
+import { revealChatView } from './chatView';
+import { openUntitled } from './editors';
+import type { Services } from './services';
+
+/** Parley: New Chat. */
+export async function newChat(s: Services): Promise<void> {
+  await revealChatView();
+  await s.chat.newChat();
+}
+
+/** Parley: Stop (command id `parley.cancel`), the Stop button and Escape: aborts the running turn. */
+export function stop(s: Services): Promise<void> {
+  return s.chat.stop();
+}
+
+/** Parley: Export Chat as Markdown, without any stored key. */
+export async function exportChat(s: Services): Promise<void> {
+  if (s.chat.current.turns.length === 0) {
+    void vscode.window.showInformationMessage('Parley: the chat is empty; nothing to export.');
+    return;
+  }
+  await openUntitled(s.chat.markdown(await s.keys.storedKeys()), 'markdown');
+}
+
+/** Parley: Show Chat History: a pick of saved conversations; the picked one opens in the view. */
+export async function showHistory(s: Services): Promise<void> {
+  const items = await s.history.list();
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Parley: no saved conversations yet.');
+    return;
+  }
+  const pick = await vscode.window.showQuickPick(
+    items.map((i) => ({ label: i.title, description: new Date(i.updatedAt).toLocaleString(), detail: `${i.turnCount} messages`, id: i.id })),
+    { title: 'Parley: Chat History', matchOnDescription: true },
+  );
+  if (!pick) return;
+  await revealChatView();
+  await s.chat.openConversation(pick.id);
+}
+
+/** The composer's image button: files are checked by size first, then by their bytes. */
+export async function pickImage(s: Services): Promise<void> {
+  const uris = await vscode.window.showOpenDialog({
+    canSelectMany: true,
+    openLabel: 'Attach',
+    filters: { Images: ['png', 'jpg', 'jpeg', 'gif', 'webp'] },
+  });
+  const post = s.chat.channel.post.bind(s.chat.channel);
+  for (const uri of uris ?? []) {
+    const name = uri.path.split('/').pop() ?? 'image';
+    // Size first: a huge file is refused without being read.
+    if ((await vscode.workspace.fs.stat(uri)).size > LIMITS.imageBytes) {
+      post({ type: 'composerError', text: `${name} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB; it was not attached.` });
+      continue;
+    }
+    const bytes = await vscode.workspace.fs.readFile(uri);
+    const mime = sniffImage(bytes);
+    if (!mime || !(IMAGE_MIME_TYPES as readonly string[]).includes(mime)) {
+      post({ type: 'composerError', text: `${name} is not a PNG, JPEG, GIF or WebP image; it was not attached.` });
+      continue;
+    }
+    post({ type: 'imageAttached', image: { name, dataUrl: `data:${mime};base64,${Buffer.from(bytes).toString('base64')}` } });
+  }
+}

@@ -1,0 +1,135 @@
+// The editor commands: Explain Selection, Add Selection to Chat, Generate Code (JSON mode, opened in a new editor).
+import * as vscode from 'vscode';
+import { generateMessages, type CodeContext } from '../core/editorPrompts';
+import { errorView } from '../core/errorView';
+import { parseGenerated } from '../core/generatedCode';
+import { noticeText } from '../core/markdownText';
+import { newId } from './chatController';
+import { revealChatView } from './chatView';
+import { openSettings } from './config';
+import { contextFromEditor, openUntitled } from './editors';
+import { setApiKey } from './keyCommands';
+import type { ReadyTarget, TargetProblem } from './requester';
+import type { Services } from './services';
+
+function lineWords(ctx: CodeContext): string {
+  return ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}–${ctx.endLine}`;
+}
+
+function cutWords(ctx: CodeContext, max: number): string {
+  return ctx.truncated ? ` (cut to ${max.toLocaleString('en-US')} characters)` : '';
+}
+
+/** Explain Selection: the selection, else the enclosing block or the line, explained in the chat. */
+export async function explainSelection(s: Services): Promise<void> {
+  const editor = s.editors.current;
+  if (!editor) {
+    void vscode.window.showInformationMessage('Parley: open a file and select the code to explain.');
+    return;
+  }
+  const max = s.settings.current.maxContextChars;
+  const found = contextFromEditor(editor, max, true);
+  if (!found) {
+    void vscode.window.showInformationMessage('Parley: nothing to explain on an empty line. Select some code, or put the cursor in it.');
+    return;
+  }
+  const { ctx, used } = found;
+  await revealChatView();
+  await s.chat.ask(
+    {
+      id: newId(),
+      role: 'user',
+      text: 'Explain this code: what it does, how it works, and anything surprising or risky.',
+      note: `Explain ${used}: ${ctx.path}, ${lineWords(ctx)}${cutWords(ctx, max)}`,
+      contextItems: [{ id: newId(), ...ctx }],
+      status: 'done',
+    },
+    'explain',
+  );
+}
+
+/** Add Selection to Chat: the selection becomes a chip for the next question. */
+export async function addSelectionToChat(s: Services): Promise<void> {
+  const editor = s.editors.current;
+  if (!editor || editor.selection.isEmpty) {
+    void vscode.window.showInformationMessage('Parley: select some code first.');
+    return;
+  }
+  const max = s.settings.current.maxContextChars;
+  const found = contextFromEditor(editor, max, false);
+  if (!found) return;
+  s.chat.context.add({ id: newId(), ...found.ctx });
+  await revealChatView();
+  if (found.ctx.truncated) void vscode.window.showInformationMessage(`Parley: the selection was cut to ${max.toLocaleString('en-US')} characters.`);
+}
+
+function problemMessage(p: TargetProblem): string {
+  return p.kind === 'no-key' ? `No API key is set for ${p.origin}. Run "Parley: Set API Key".` : p.error.message;
+}
+
+/** Generate Code. A description given as the command's argument (keybindings, tests) skips the input box. */
+export async function generateCode(s: Services, given?: unknown): Promise<void> {
+  const t = await s.requester.target(undefined, true);
+  if (t.kind !== 'ready') {
+    const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
+    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${problemMessage(t)}`), action);
+    if (a === 'Set API Key') await setApiKey(s);
+    else if (a) await openSettings();
+    return;
+  }
+  const editor = vscode.window.activeTextEditor;
+  const max = t.settings.maxContextChars;
+  const ctx = editor ? contextFromEditor(editor, max, false)?.ctx : undefined;
+  const description = typeof given === 'string' ? given : await vscode.window.showInputBox({
+    title: 'Parley: Generate Code',
+    prompt: ctx ? `Describe the code to generate. The selection (${ctx.path}, ${lineWords(ctx)}) goes along as context.` : 'Describe the code to generate.',
+    placeHolder: 'A TypeScript function that parses ISO dates…',
+    ignoreFocusOut: true,
+  });
+  if (!description?.trim()) return;
+  await runGenerate(s, t, description.trim(), ctx);
+}
+
+/** Sends the Generate Code request (one AbortController, aborted by the notification's Cancel) and opens the result. */
+async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx: CodeContext | undefined): Promise<void> {
+  const outcome = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Parley: generating code with ${t.settings.model}…`, cancellable: true },
+    async (_progress, token) => {
+      const abort = new AbortController();
+      const sub = token.onCancellationRequested(() => abort.abort());
+      try {
+        return await s.requester.run(t, {
+          messages: generateMessages(description, ctx),
+          source: 'generate',
+          stream: false,
+          responseFormat: { type: 'json_object' },
+          signal: abort.signal,
+        });
+      } finally {
+        sub.dispose();
+      }
+    },
+  );
+  const r = outcome.result;
+  if (r.ended === 'cancelled') {
+    void vscode.window.showInformationMessage('Parley: code generation cancelled.');
+    return;
+  }
+  if (r.ended === 'error' && r.error) {
+    const view = errorView(r.error, { model: t.settings.model, url: t.endpoint.url });
+    const words = s.log.clean([view.title, view.detail, view.hint].filter(Boolean).join(' '));
+    if (r.text) await openUntitled(r.text, 'plaintext');
+    const action = view.actions.includes('setApiKey') ? 'Set API Key' : view.actions.includes('openSettings') ? 'Open Settings' : undefined;
+    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${words}`), ...(action ? [action] : []));
+    if (a === 'Set API Key') await setApiKey(s);
+    else if (a === 'Open Settings') await openSettings();
+    return;
+  }
+  const parsed = parseGenerated(r.text);
+  if (!parsed.ok) {
+    await openUntitled(r.text, 'plaintext');
+    void vscode.window.showErrorMessage(`Parley: ${parsed.reason} The raw reply is open in a new editor.`);
+    return;
+  }
+  await openUntitled(parsed.value.code, parsed.value.language, parsed.value.filename || undefined);
+}

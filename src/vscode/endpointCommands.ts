@@ -1,0 +1,65 @@
+// The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
+import * as vscode from 'vscode';
+import { PRESETS } from '../core/presets';
+import { writeUserSetting } from './config';
+import { setApiKey } from './keyCommands';
+import type { Services } from './services';
+
+/** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
+export async function selectModel(s: Services): Promise<void> {
+  const models = await s.chat.views.refreshModels(true);
+  const current = s.settings.current.model;
+  let model: string | undefined;
+  if (models.length > 0) {
+    const other = 'Type a model name…';
+    const pick = await vscode.window.showQuickPick([...models.map((m) => ({ label: m, description: m === current ? 'current' : undefined })), { label: other }], {
+      title: 'Parley: Select Model',
+    });
+    if (!pick) return;
+    model = pick.label === other ? undefined : pick.label;
+  }
+  model ??= await vscode.window.showInputBox({ title: 'Parley: Model', value: current, prompt: 'The model name sent as "model".' });
+  if (model === undefined) return;
+  await setModel(model);
+}
+
+/** Writes `parley.model` to user settings, if it is a plausible name. */
+export async function setModel(model: string): Promise<void> {
+  const m = model.trim();
+  if (!m || /[\s]/.test(m)) {
+    void vscode.window.showErrorMessage('Parley: a model name cannot be empty or contain spaces or line breaks.');
+    return;
+  }
+  await writeUserSetting('model', m);
+}
+
+/** A preset from the setup card: its base URL and model go to user settings; then the key, if it needs one. */
+export async function applyPreset(s: Services, id: string): Promise<void> {
+  const p = PRESETS.find((x) => x.id === id);
+  if (!p) return;
+  if (p.id === 'custom') {
+    await vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
+    return;
+  }
+  await writeUserSetting('baseUrl', p.baseUrl);
+  await writeUserSetting('model', p.model);
+  const t = await s.requester.target();
+  if (t.kind === 'no-key' && p.needsKey) await setApiKey(s);
+}
+
+/** Parley: Reset Endpoint Adaptations. */
+export async function resetAdaptations(s: Services): Promise<void> {
+  await s.requester.resetAdaptations();
+  s.log.info('Endpoint adaptations forgotten.');
+  void vscode.window.showInformationMessage('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
+}
+
+/** Parley: Forget Workspace Endpoint Answers. */
+export async function resetWorkspaceOrigins(s: Services): Promise<void> {
+  const n = await s.requester.resetWorkspaceOrigins();
+  s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints.`);
+  void vscode.window.showInformationMessage(n
+    ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; Parley asks again before using one.`
+    : 'Parley: there were no answers about workspace endpoints to forget.');
+  await s.chat.views.endpointChanged();
+}

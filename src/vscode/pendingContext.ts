@@ -1,0 +1,43 @@
+// Code attached to the next question (Add Selection to Chat, Edit last question), shown as chips above the composer.
+import type { ContextItem } from '../core/conversation';
+import type { ContextChip } from '../shared/protocol';
+import type { ViewChannel } from './viewChannel';
+
+/** The chips waiting for the next question. Every change is posted, so the composer always shows what will be sent. */
+export class PendingContext {
+  private items: ContextItem[] = [];
+
+  constructor(private readonly channel: ViewChannel) {}
+
+  /** What the webview may see: the chips, without the code. */
+  chips(): ContextChip[] {
+    return this.items.map(({ code: _c, ...chip }) => chip);
+  }
+
+  add(item: ContextItem): void {
+    this.items.push(item);
+    this.changed();
+  }
+
+  remove(id: string): void {
+    this.items = this.items.filter((c) => c.id !== id);
+    this.changed();
+  }
+
+  /** Puts chips back without posting them: the snapshot that follows shows them (Edit last question). */
+  putBack(items: readonly ContextItem[]): void {
+    this.items.push(...items);
+  }
+
+  /** Takes every chip for a question being sent; the composer shows none afterwards. */
+  take(): ContextItem[] {
+    const taken = this.items;
+    this.items = [];
+    this.changed();
+    return taken;
+  }
+
+  private changed(): void {
+    this.channel.post({ type: 'pendingContext', chips: this.chips() });
+  }
+}

@@ -1,0 +1,80 @@
+// Where each validated message from the chat webview goes: the chat, or the command function of its job.
+import * as vscode from 'vscode';
+import type { ActionId, WebviewMessage } from '../shared/protocol';
+import { pickImage, stop } from './chatCommands';
+import { openLink } from './chatView';
+import { openSettings } from './config';
+import { insertCode, openCode } from './editors';
+import { applyPreset, selectModel, setModel } from './endpointCommands';
+import { markNoKey, setApiKey } from './keyCommands';
+import type { Services } from './services';
+import { testConnection } from './testConnection';
+
+/** Handles one message the webview sent (already validated by parseWebviewMessage). */
+export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promise<void> {
+  const chat = s.chat;
+  switch (m.type) {
+    case 'ready':
+      return chat.snapshot();
+    case 'send':
+      return chat.send(m.text, m.images);
+    case 'stop':
+      return stop(s);
+    case 'regenerate':
+      return chat.regenerate();
+    case 'editLast':
+      return chat.editLast();
+    case 'copy':
+      return vscode.env.clipboard.writeText(m.text);
+    case 'insertCode':
+      return insertCode(s.editors, m.code);
+    case 'openCode':
+      return openCode(m.code, m.language);
+    case 'openLink':
+      return openLink(m.url, s.log);
+    case 'newChat':
+      return chat.newChat();
+    case 'requestHistory':
+      return chat.postHistory();
+    case 'openConversation':
+      await chat.openConversation(m.id);
+      return;
+    case 'deleteConversation':
+      return chat.deleteConversation(m.id);
+    case 'clearHistory':
+      return chat.clearHistory();
+    case 'action':
+      return runAction(s, m.action);
+    case 'applyPreset':
+      return applyPreset(s, m.id);
+    case 'pickModel':
+      return selectModel(s);
+    case 'setModel':
+      return setModel(m.model);
+    case 'pickImage':
+      return pickImage(s);
+    case 'removeContext':
+      return chat.context.remove(m.id);
+  }
+}
+
+/** The buttons of error cards, the setup card and notices. Retry and Continue reach the chat only this way. */
+async function runAction(s: Services, action: ActionId): Promise<void> {
+  switch (action) {
+    case 'retry':
+      return s.chat.regenerate();
+    case 'continue':
+      return s.chat.continueReply();
+    case 'setApiKey':
+      return setApiKey(s);
+    case 'markNoKey':
+      return markNoKey(s);
+    case 'openSettings':
+      await openSettings();
+      return;
+    case 'testConnection':
+      return testConnection(s);
+    case 'showLog':
+      return s.log.show();
+  }
+}
