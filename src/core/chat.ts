@@ -1,11 +1,10 @@
 // chat(): one chat request, composed of its stages: fetchWithRetry, the body read as SSE events or as one JSON completion, the finish.
-import type { ClientOptions } from './client';
 import { errorFromResponse, ParleyError, withoutSecrets } from './errors';
 import { fetchWithRetry } from './retry';
 import { SSE_LINE, SSE_START, SseDecoder } from './sse';
 import { Accumulator } from './stream';
 import { estimateUsage } from './tokenEstimate';
-import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, type ResponseInfo } from './transport';
+import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, type ClientOptions, type ResponseInfo } from './transport';
 import type { ChatMessage, ChatResult, EndState, StreamEvent } from './types';
 
 /**

@@ -1,35 +1,11 @@
 // The client's public face: streamChat() and complete() (one chat request each, see chat.ts for its stages) and listModels().
 import { chat } from './chat';
 import { errorFromResponse, ParleyError, withoutSecrets } from './errors';
-import { failedFetch, readText, RequestAbort, send, type Attempt, type ResponseInfo } from './transport';
-import type { Endpoint } from './endpoint';
+import { failedFetch, readText, RequestAbort, send, type Attempt, type ClientOptions, type ResponseInfo } from './transport';
 import type { ChatResult, StreamEvent } from './types';
 
 export { MAX_BODY_BYTES } from './chat';
-export type { ResponseInfo } from './transport';
-
-/** How to reach an endpoint, and the limits of one request. */
-export interface ClientOptions {
-  endpoint: Endpoint;
-  /** Sent only as `Authorization: Bearer` to endpoint.origin; never logged, never in errors. */
-  apiKey?: string;
-  /**
-   * Extra request headers. Authorization, Host, Content-Length and Cookie, invalid names, control characters and
-   * non-Latin-1 values are refused before any request, as a `config` error (see validateHeaders).
-   */
-  headers?: Record<string, string>;
-  /** Wait for response headers (default 60 s). */
-  requestTimeoutMs?: number;
-  /** Longest silence between body bytes, SSE comments included (default 300 s; 0 = off). */
-  idleTimeoutMs?: number;
-  /** Retries of 408/409/429/5xx/connection errors before any body byte is handed out (default 2). */
-  maxRetries?: number;
-  /** The caller's stop signal (one per user action); aborting it closes the socket. */
-  signal?: AbortSignal;
-  /** Request log lines. Never given the key or message content. `info` marks the lines worth keeping by default. */
-  log?: (line: string, level?: 'info' | 'debug') => void;
-  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
-}
+export type { ClientOptions, ResponseInfo } from './transport';
 
 /** A streamed reply: iterate it for events, or await `result` (which resolves however the stream ends). */
 export interface ChatStream extends AsyncIterable<StreamEvent> {

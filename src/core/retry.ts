@@ -1,7 +1,6 @@
 // fetchWithRetry(): a chat POST until it has a 2xx response, retrying 408/409/429/5xx and lost connections with backoff.
-import type { ClientOptions } from './client';
 import { errorFromResponse, ParleyError } from './errors';
-import { DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, failedFetch, MAX_ERROR_BODY, readText, send, type Attempt, type RequestAbort, type ResponseInfo } from './transport';
+import { DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, failedFetch, MAX_ERROR_BODY, readText, send, type Attempt, type ClientOptions, type RequestAbort, type ResponseInfo } from './transport';
 
 /** Backoff between retries: from 0.5 s, never more than 8 s. */
 const MIN_BACKOFF = 500;

@@ -1,7 +1,30 @@
 // The wire: one request's abort controller, send() with its redirect rule, bodies read as bytes or as text, and fetch failures in words.
-import type { ClientOptions } from './client';
+import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
+
+/** How to reach an endpoint, and the limits of one request. */
+export interface ClientOptions {
+  endpoint: Endpoint;
+  /** Sent only as `Authorization: Bearer` to endpoint.origin; never logged, never in errors. */
+  apiKey?: string;
+  /**
+   * Extra request headers. Authorization, Host, Content-Length and Cookie, invalid names, control characters and
+   * non-Latin-1 values are refused before any request, as a `config` error (see validateHeaders).
+   */
+  headers?: Record<string, string>;
+  /** Wait for response headers (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Longest silence between body bytes, SSE comments included (default 300 s; 0 = off). */
+  idleTimeoutMs?: number;
+  /** Retries of 408/409/429/5xx/connection errors before any body byte is handed out (default 2). */
+  maxRetries?: number;
+  /** The caller's stop signal (one per user action); aborting it closes the socket. */
+  signal?: AbortSignal;
+  /** Request log lines. Never given the key or message content. `info` marks the lines worth keeping by default. */
+  log?: (line: string, level?: 'info' | 'debug') => void;
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+}
 
 /** Wait for response headers, by default. */
 export const DEFAULT_HEADER_TIMEOUT = 60_000;
