@@ -2,7 +2,7 @@
 // (model text only ever becomes Text nodes; no HTML is parsed); code is highlighted into nodes too (highlight.ts).
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
-import { h } from './dom';
+import { h, textNodes } from './dom';
 import { codeNodes } from './highlight';
 
 /** True for absolute http(s) URLs: the only links that become anchors (and that the host will open). */
@@ -138,7 +138,7 @@ const INDENTED = 8;
  * nodes: model text only ever becomes Text nodes, elements come from TAGS, and the only attributes set are an
  * ordered list's start, a table cell's alignment class, the class of a deeply nested quote or list and a checked
  * http(s) link. Nothing is parsed as HTML,
- * so there is no markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the
+ * so there is no markup to sanitise (textNodes only wraps long runs of text in spans). Links: only absolute http(s) targets become anchors, never nested; the
  * others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
  */
 function renderTokens(tokens: Token[], root: Node, env: object): void {
@@ -156,7 +156,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
           walk(t.children ?? []);
           break;
         case 'text':
-          add(document.createTextNode(t.content));
+          add(textNodes(t.content));
           break;
         case 'softbreak':
           add(document.createTextNode('\n'));
@@ -166,7 +166,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
           add(document.createTextNode('\n'));
           break;
         case 'code_inline':
-          add(h('code', null, t.content));
+          add(h('code', null, textNodes(t.content)));
           break;
         case 'fence':
           add(codeBlock(t.content, fenceLanguage(t.info ? md.utils.unescapeAll(t.info) : '')));
@@ -176,7 +176,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
           break;
         case 'parley_plain':
           // Source past the nesting limit, as it was written (createMarkdown).
-          add(h('p', { class: 'md-plain' }, t.content));
+          add(h('p', { class: 'md-plain' }, textNodes(t.content)));
           break;
         case 'hr':
           add(document.createElement('hr'));
