@@ -135,11 +135,10 @@ const INDENTED = 8;
 
 /**
  * Builds the DOM for markdown-it's tokens, as its HTML renderer would render them with Parley's rules, but as
- * nodes: model text only ever becomes Text nodes, elements come from TAGS, and the only attributes set are an
- * ordered list's start, a table cell's alignment class, the class of a deeply nested quote or list and a checked
- * http(s) link. Nothing is parsed as HTML,
- * so there is no markup to sanitise (textNodes only wraps long runs of text in spans). Links: only absolute http(s) targets become anchors, never nested; the
- * others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
+ * nodes: model text only ever becomes Text nodes (a long unbroken run in a span of its own: dom.ts, textNodes),
+ * elements come from TAGS, and the only attributes set are an ordered list's start, a table cell's alignment class,
+ * the class of a deeply nested quote or list and a checked http(s) link. Nothing is parsed as HTML, so there is no
+ * markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
  */
 function renderTokens(tokens: Token[], root: Node, env: object): void {
   const stack: Node[] = [root];
