@@ -2,7 +2,7 @@
 // (model text only ever becomes Text nodes; no HTML is parsed); code is highlighted into nodes too (highlight.ts).
 import MarkdownIt from 'markdown-it';
 import type Token from 'markdown-it/lib/token.mjs';
-import { h } from './dom';
+import { h, textNodes } from './dom';
 import { codeNodes } from './highlight';
 
 /** True for absolute http(s) URLs: the only links that become anchors (and that the host will open). */
@@ -49,6 +49,31 @@ function createMarkdown(): MarkdownIt {
   // Every link target is accepted by the parser so that the renderer can decide: unsafe targets keep
   // their text and lose the anchor, rather than showing raw Markdown syntax.
   md.validateLink = () => true;
+
+  // Past maxNesting (100 levels of quotes and lists) markdown-it drops the rest of the block unseen, yet Copy and
+  // Export still have it: there, the rest of the block's source becomes one plain-text token instead.
+  const tokenize = md.block.tokenize;
+  md.block.tokenize = function (state, startLine, endLine) {
+    // (maxNesting is an option of markdown-it's presets that its types leave out.)
+    if (state.level < ((state.md.options as { maxNesting?: number }).maxNesting ?? 100)) {
+      tokenize.call(this, state, startLine, endLine);
+      return;
+    }
+    // The container's lines: up to the first line indented less than its content (a list item's `endLine` is the
+    // end of the document). markdown-it's own loop stops there too, between blocks; it skipped to `endLine`.
+    const line = state.skipEmptyLines(startLine);
+    state.line = line;
+    let end = line;
+    for (let l = line; l < endLine && (state.isEmpty(l) || state.sCount[l] >= state.blkIndent); l++) {
+      if (!state.isEmpty(l)) end = l + 1;
+    }
+    if (end === line) return;
+    const token = state.push('parley_plain', '', 0);
+    token.content = state.getLines(line, end, state.blkIndent, false);
+    token.map = [line, end];
+    token.block = true;
+    state.line = end;
+  };
 
   // Table alignment arrives as style="text-align:…", which the CSP would refuse: make it a class.
   md.core.ruler.push('parley_align', (state) => {
@@ -100,15 +125,25 @@ const TAGS = new Set([
   'table', 'thead', 'tbody', 'tr', 'th', 'td',
 ]);
 
+/** The elements that indent their content. */
+const INDENTING = new Set(['blockquote', 'ul', 'ol']);
+/**
+ * How many of them nested still indent. Each takes ~23 px: a hundred (the parser's limit) would push their text far
+ * out of the panel, where the reader never sees it although Copy copies it.
+ */
+const INDENTED = 8;
+
 /**
  * Builds the DOM for markdown-it's tokens, as its HTML renderer would render them with Parley's rules, but as
- * nodes: model text only ever becomes Text nodes, elements come from TAGS, and the only attributes set are an
- * ordered list's start, a table cell's alignment class and a checked http(s) link. Nothing is parsed as HTML,
- * so there is no markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the
- * others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
+ * nodes: model text only ever becomes Text nodes (a long unbroken run in a span of its own: dom.ts, textNodes),
+ * elements come from TAGS, and the only attributes set are an ordered list's start, a table cell's alignment class,
+ * the class of a deeply nested quote or list and a checked http(s) link. Nothing is parsed as HTML, so there is no
+ * markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
  */
 function renderTokens(tokens: Token[], root: Node, env: object): void {
   const stack: Node[] = [root];
+  /** How many quotes and lists are open: past INDENTED of them, one more indents no further (class "deep"). */
+  let indents = 0;
   /** For each open link: whether it became an anchor (which is on `stack`) or was dropped. */
   const links: boolean[] = [];
   const top = () => stack[stack.length - 1];
@@ -120,7 +155,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
           walk(t.children ?? []);
           break;
         case 'text':
-          add(document.createTextNode(t.content));
+          add(textNodes(t.content));
           break;
         case 'softbreak':
           add(document.createTextNode('\n'));
@@ -130,13 +165,17 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
           add(document.createTextNode('\n'));
           break;
         case 'code_inline':
-          add(h('code', null, t.content));
+          add(h('code', null, textNodes(t.content)));
           break;
         case 'fence':
           add(codeBlock(t.content, fenceLanguage(t.info ? md.utils.unescapeAll(t.info) : '')));
           break;
         case 'code_block':
           add(codeBlock(t.content, ''));
+          break;
+        case 'parley_plain':
+          // Source past the nesting limit, as it was written (createMarkdown).
+          add(h('p', { class: 'md-plain' }, textNodes(t.content)));
           break;
         case 'hr':
           add(document.createElement('hr'));
@@ -165,6 +204,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
               break;
             }
             const el = document.createElement(t.tag);
+            if (INDENTING.has(t.tag) && ++indents > INDENTED) el.className = 'deep';
             // The only class a token carries is a table cell's alignment (parley_align).
             const cls = t.attrGet('class');
             if (cls && /^align-(left|right|center)$/.test(cls)) el.className = cls;
@@ -172,6 +212,7 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
             if (start) el.setAttribute('start', start);
             stack.push(add(el));
           } else if (t.nesting === -1) {
+            if (INDENTING.has(t.tag)) indents--;
             stack.pop();
           } else if (t.content) {
             // Nothing else is expected (raw HTML is off); whatever it is shows as text.

