@@ -217,10 +217,7 @@ export const tests = {
     if (idle.length !== 0) throw new Error('"Parley: Stop" is offered while nothing streams');
     wb.endpoint.options.chunkDelayMs = 300;
     try {
-      const chat = wb.chatFrame();
-      await ask(chat, 'Tell me something long');
-      await visible(chat.getByRole('button', { name: 'Stop' }), 'the Stop button while the answer streams');
-      await waitFor('some streamed text', async () => (await replyText(chat)).length > 20);
+      const chat = await startLongReply(wb);
       const streaming = await stopEntries();
       if (streaming.length !== 1) {
         await close();
@@ -239,10 +236,7 @@ export const tests = {
   async 'Escape in the chat view stops a streaming reply (the view handles it; there is no second route through a keybinding)'(wb) {
     wb.endpoint.options.chunkDelayMs = 300;
     try {
-      const chat = wb.chatFrame();
-      await ask(chat, 'Tell me something long');
-      await visible(chat.getByRole('button', { name: 'Stop' }), 'the Stop button while the answer streams');
-      await waitFor('some streamed text', async () => (await replyText(chat)).length > 20);
+      const chat = await startLongReply(wb);
       await step('pressing Escape in the composer', () => chat.getByRole('textbox', { name: 'Message Parley' }).press('Escape'));
       await visible(lastReply(chat).getByText('Stopped', { exact: true }), 'the Stopped badge after Escape');
       await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply stopped)');
@@ -251,6 +245,15 @@ export const tests = {
     }
   },
 };
+
+/** Asks for a long reply and returns the chat frame once some of it has streamed (the endpoint must be slowed first). */
+async function startLongReply(wb) {
+  const chat = wb.chatFrame();
+  await ask(chat, 'Tell me something long');
+  await visible(chat.getByRole('button', { name: 'Stop' }), 'the Stop button while the answer streams');
+  await waitFor('some streamed text', async () => (await replyText(chat)).length > 20);
+  return chat;
+}
 
 /** Waits for the Explain request of `file` and its answer in the chat. */
 async function expectExplained(wb, before, { file, language }) {
