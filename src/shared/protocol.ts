@@ -48,6 +48,31 @@ export interface ContextChip {
   truncated: boolean;
 }
 
+/** Where one tool call stands: `waiting` asks the reader (Allow once, Always allow this tool, Deny). */
+export type ToolCallStatus = 'waiting' | 'running' | 'done' | 'denied' | 'failed';
+
+/** One tool call of a turn, shown as a compact card between the text parts. */
+export interface ToolCallView {
+  /** The model's tool_call id. */
+  id: string;
+  name: string;
+  /** The main argument, for the card's one line: a path, a query ('' when there is none). */
+  summary: string;
+  /** The arguments exactly as the model sent them (JSON text). */
+  arguments: string;
+  status: ToolCallStatus;
+  /** How long the call ran, once it ended. */
+  ms?: number;
+  /** The text the model received as the result (redacted), once there is one. */
+  result?: string;
+}
+
+/** A round of a turn that used tools: the text the model wrote, then the calls it made. */
+export interface ToolStepView {
+  text: string;
+  calls: ToolCallView[];
+}
+
 export interface TurnView {
   id: string;
   role: 'user' | 'assistant';
@@ -67,6 +92,13 @@ export interface TurnView {
   usage?: UsageView;
   error?: ErrorView;
   model?: string;
+  /**
+   * Rounds that ended in tool calls, before the current `text` (assistant turns only). The turn reads: each step's
+   * text and its calls' cards, in order, then `text`.
+   */
+  steps?: ToolStepView[];
+  /** Requests the turn made (more than one when it used tools); `usage` is their sum. */
+  requests?: number;
 }
 
 export interface ConversationView {
@@ -125,6 +157,11 @@ export type HostMessage =
   | { type: 'delta'; turnId: string; text?: string; reasoning?: string }
   /** Final state of a turn (status, usage, error); text is the full text for reconciliation. */
   | { type: 'turnEnd'; turn: TurnView }
+  /**
+   * A tool round began or a call changed: the turn's steps as they are now. When a round ended in tool calls its text
+   * moved into the last step, and the turn's streaming text starts again from empty.
+   */
+  | { type: 'turnSteps'; turnId: string; steps: ToolStepView[] }
   | { type: 'generating'; value: boolean }
   | { type: 'header'; header: HeaderView }
   | { type: 'setup'; setup?: SetupView }
@@ -136,6 +173,8 @@ export type HostMessage =
   /** Put text back in the composer (Edit last question). */
   | { type: 'composerText'; text: string; images?: ImageView[] }
   | { type: 'imageAttached'; image: ImageView }
+  /** Whether the composer's tools switch is on for this conversation, and whether tools are available at all. */
+  | { type: 'tools'; enabled: boolean; available: boolean }
   | { type: 'focusComposer' };
 
 /** Messages from the webview to the host. The host validates each with parseWebviewMessage. */
@@ -161,7 +200,14 @@ export type WebviewMessage =
   | { type: 'pickModel' }
   | { type: 'setModel'; model: string }
   | { type: 'pickImage' }
-  | { type: 'removeContext'; id: string };
+  | { type: 'removeContext'; id: string }
+  /** The reader's answer to a waiting tool call: only a click or key in the panel approves anything. */
+  | { type: 'toolApproval'; callId: string; decision: ToolDecision }
+  /** The composer's tools switch, for this conversation. */
+  | { type: 'setTools'; enabled: boolean };
+
+/** Allow once, Always allow this tool (for this window's session), or Deny. */
+export type ToolDecision = 'once' | 'always' | 'deny';
 
 /** Limits the host enforces on what the webview sends. */
 export const LIMITS = {
@@ -242,6 +288,16 @@ export function parseWebviewMessage(raw: unknown): Parsed {
       const model = str(m.model, LIMITS.modelChars, 'model');
       if (typeof model !== 'string') return model;
       return ok({ type, model });
+    }
+    case 'toolApproval': {
+      const callId = str(m.callId, LIMITS.idChars, 'callId');
+      if (typeof callId !== 'string') return callId;
+      if (m.decision !== 'once' && m.decision !== 'always' && m.decision !== 'deny') return bad('unknown decision');
+      return ok({ type, callId, decision: m.decision });
+    }
+    case 'setTools': {
+      if (typeof m.enabled !== 'boolean') return bad('enabled is not a boolean');
+      return ok({ type, enabled: m.enabled });
     }
     case 'action': {
       if (!ACTION_IDS.includes(m.action as ActionId)) return bad('unknown action');
