@@ -1,7 +1,8 @@
 // Conversations as the host stores them, and how they turn into wire messages and Markdown.
 import { redactSecrets } from './redact';
+import { STOPPED_RESULT } from './toolLoop';
 import type { ChatMessage, ContentPart } from './types';
-import type { ContextChip, ConversationView, TurnView } from '../shared/protocol';
+import type { ContextChip, ConversationView, ToolStepView, TurnView } from '../shared/protocol';
 
 /** Code attached to a question: the chip the reader sees plus the code that is sent. */
 export interface ContextItem extends ContextChip {
@@ -19,6 +20,8 @@ export interface Conversation {
   createdAt: number;
   updatedAt: number;
   turns: Turn[];
+  /** The composer's tools switch was turned off for this conversation. */
+  toolsOff?: boolean;
 }
 
 /** A fresh, empty conversation. */
@@ -73,7 +76,8 @@ export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: {
         out.push({ role: 'user', content: text });
       }
     } else {
-      if (!t.text && t.status === 'error') continue;
+      if (t.steps?.length) out.push(...stepMessages(t.steps));
+      if (!t.text && (t.status === 'error' || t.steps?.length)) continue;
       const msg: ChatMessage = { role: 'assistant', content: t.text };
       if (opts.sendReasoningBack && t.reasoning) {
         // Back under the name the server sent it in; reasoning_content (DeepSeek's) when that is unknown.
@@ -86,6 +90,25 @@ export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: {
   }
   // Two user messages in a row (after a dropped failed reply) are fine for every server we know,
   // but an assistant message last would make the model continue it; callers add the next user turn.
+  return out;
+}
+
+/**
+ * A turn's tool rounds as wire messages: each round's assistant message with its calls, then one `tool` message per
+ * call, in order. Every call is answered, even one that never finished (the turn was stopped, the window closed), so
+ * that a conversation reloaded from history and continued is a valid sequence: no call without a result.
+ */
+export function stepMessages(steps: readonly ToolStepView[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const step of steps) {
+    if (step.calls.length === 0) continue;
+    out.push({
+      role: 'assistant',
+      content: step.text || null,
+      tool_calls: step.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    });
+    for (const c of step.calls) out.push({ role: 'tool', tool_call_id: c.id, content: c.result ?? STOPPED_RESULT });
+  }
   return out;
 }
 
@@ -108,6 +131,14 @@ const STATUS_WORDS: Partial<Record<TurnView['status'], string>> = {
   error: 'Error',
 };
 
+/** A tool call in an export: what ran, how it ended, its exact arguments and result in fences. */
+function toolCallMarkdown(c: ToolStepView['calls'][number]): string {
+  const lines = [`**Tool \`${c.name}\`**${c.summary ? ` ${c.summary}` : ''}: ${c.status}${c.ms !== undefined ? ` in ${c.ms} ms` : ''}`];
+  lines.push('', fenceFor(c.arguments) + 'json', c.arguments, fenceFor(c.arguments));
+  if (c.result !== undefined) lines.push('', fenceFor(c.result) + 'text', c.result, fenceFor(c.result));
+  return lines.join('\n');
+}
+
 /** The conversation as a Markdown document. Images appear by name only; keys never appear here. */
 export function toMarkdown(c: Conversation): string {
   const out: string[] = [`# ${c.title}`, ''];
@@ -123,10 +154,14 @@ export function toMarkdown(c: Conversation): string {
       if (t.reasoning) {
         out.push('<details><summary>Thinking</summary>', '', t.reasoning, '', '</details>', '');
       }
+      for (const step of t.steps ?? []) {
+        if (step.text) out.push(step.text, '');
+        for (const c of step.calls) out.push(toolCallMarkdown(c), '');
+      }
       if (t.text) out.push(t.text, '');
       const status = STATUS_WORDS[t.status];
       if (status) out.push(`_${status}${t.error ? `: ${t.error.title}${t.error.detail ? ` (${t.error.detail})` : ''}` : ''}_`, '');
-      if (t.usage) out.push(`_${t.usage.estimated ? '≈ ' : ''}${t.usage.total.toLocaleString('en-US')} tokens${t.usage.estimated ? ' (estimated)' : ''}_`, '');
+      if (t.usage) out.push(`_${t.usage.estimated ? '≈ ' : ''}${t.usage.total.toLocaleString('en-US')} tokens${t.usage.estimated ? ' (estimated)' : ''}${(t.requests ?? 1) > 1 ? ` in ${t.requests} requests` : ''}_`, '');
     }
   }
   return out.join('\n');

@@ -13,6 +13,8 @@ import type { HistoryStore } from './history';
 import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import type { Requester } from './requester';
+import { guardMessage } from '../core/toolLoop';
+import { runToolTurn, ToolSession, type ToolSettings, type TurnTool } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
 import { ViewChannel } from './viewChannel';
 
@@ -49,6 +51,8 @@ export class ChatController implements vscode.Disposable {
   readonly runner: TurnRunner;
   readonly views: ChatViewModels;
   readonly context: PendingContext;
+  /** Calls waiting for the reader, and the tools always allowed in this window. */
+  readonly tools = new ToolSession();
 
   constructor(
     private readonly requester: Requester,
@@ -56,6 +60,8 @@ export class ChatController implements vscode.Disposable {
     private readonly log: Log,
     private readonly settings: SettingsSnapshot,
     readonly channel = new ViewChannel(),
+    /** The tools a turn may offer now ([] in Restricted Mode or when they are off), and their settings. */
+    private readonly toolbox: () => { tools: TurnTool[]; settings: ToolSettings } = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
   ) {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log);
@@ -95,6 +101,8 @@ export class ChatController implements vscode.Disposable {
       setup: views.setup(target),
       pendingContext: context.chips(),
     });
+    const box = this.toolbox();
+    channel.post({ type: 'tools', enabled: !this.conversation.toolsOff, available: box.settings.enabled && box.tools.length > 0 });
     void views.refreshModels(false, target);
   }
 
@@ -141,12 +149,28 @@ export class ChatController implements vscode.Disposable {
       if (target.kind !== 'ready') return runner.end(turn, 'error', views.problemError(target));
       await this.save(c);
       const messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
-      const { result: r } = await runner.request(turn, { target, messages, source, signal });
+      const box = this.toolbox();
+      const tools = box.settings.enabled && !c.toolsOff ? box.tools : [];
+      const end = await runToolTurn({
+        turn, runner, channel, log: this.log, session: this.tools, target, tools, signal, source,
+        askBeforeReading: box.settings.askBeforeReading,
+        toolsRefused: () => channel.post({ type: 'notice', text: `${settings.model} cannot use tools at this server; Parley goes on without them.` }),
+      }, messages, box.settings);
+      const r = end.result;
+      if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });
       runner.end(turn, statusOf(r), r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined);
     }, async () => {
       c.updatedAt = Date.now();
       await this.save(c);
     });
+  }
+
+  /** The composer's tools switch: on or off for the open conversation, kept with it. */
+  async setToolsEnabled(enabled: boolean): Promise<void> {
+    this.conversation.toolsOff = enabled ? undefined : true;
+    if (this.conversation.turns.length) await this.save();
+    const box = this.toolbox();
+    this.channel.post({ type: 'tools', enabled, available: box.settings.enabled && box.tools.length > 0 });
   }
 
   /** Stops the running turn, if any, and waits until it is closed and saved. */

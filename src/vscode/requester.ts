@@ -75,6 +75,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   stream?: boolean;
   responseFormat?: RequestSettings['responseFormat'];
+  /** Tools offered to the model (the chat's tool loop); a server that refuses them is learnt like any parameter. */
+  tools?: RequestSettings['tools'];
   onEvent?: (e: StreamEvent) => void;
   /** Called once per parameter the server turned out not to accept. */
   onAdapted?: (param: string) => void;
@@ -165,7 +167,7 @@ export class Requester {
     };
   }
 
-  requestSettings(t: ReadyTarget, opts: Pick<RunOptions, 'stream' | 'responseFormat'>): RequestSettings {
+  requestSettings(t: ReadyTarget, opts: Pick<RunOptions, 'stream' | 'responseFormat' | 'tools'>): RequestSettings {
     const s = t.settings;
     return {
       model: s.model,
@@ -177,6 +179,7 @@ export class Requester {
       presencePenalty: s.presencePenalty,
       frequencyPenalty: s.frequencyPenalty,
       responseFormat: opts.responseFormat,
+      tools: opts.tools?.length ? opts.tools : undefined,
     };
   }
 

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { turnView, type Turn } from '../core/conversation';
 import { DeltaPacer } from '../core/deltaPacer';
-import type { ChatResult, ChatMessage, StreamEvent } from '../core/types';
+import type { ChatResult, ChatMessage, StreamEvent, ToolDefinition } from '../core/types';
 import type { ErrorView, TurnStatus } from '../shared/protocol';
 import type { Log } from './log';
 import type { ReadyTarget, Requester, RunOutcome } from './requester';
@@ -36,6 +36,8 @@ export interface TurnRequest {
   source: 'chat' | 'explain';
   /** The turn's signal, as `run` handed it to the work. */
   signal: AbortSignal;
+  /** Tools offered to the model in this request. */
+  tools?: ToolDefinition[];
 }
 
 /**
@@ -91,6 +93,7 @@ export class TurnRunner implements vscode.Disposable {
       messages: req.messages,
       source: req.source,
       signal: req.signal,
+      tools: req.tools,
       onEvent: (e) => this.onEvent(turn, e),
       onAdapted: (p) => this.adapted(p),
     });

@@ -55,6 +55,12 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
       return pickImage(s);
     case 'removeContext':
       return chat.context.remove(m.id);
+    case 'toolApproval':
+      // Only the panel's own buttons send this: a tool result or model text cannot approve anything.
+      if (!chat.tools.answer(m.callId, m.decision)) s.log.debug(`tool approval for ${m.callId}: no call waits for it`);
+      return;
+    case 'setTools':
+      return chat.setToolsEnabled(m.enabled);
   }
 }
 

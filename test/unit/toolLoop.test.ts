@@ -1,0 +1,245 @@
+// The tool loop (src/core/toolLoop.ts) against a real local server scripted to answer with tool calls: one call,
+// parallel calls, arguments split across chunks, the recorded provider quirks, the exact messages of the next
+// request, the guards, a stop mid-call, and a conversation from history continued with a valid message sequence.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ServerResponse } from 'node:http';
+import { toMessages, type Turn } from '../../src/core/conversation';
+import { chatWithFallback } from '../../src/core/fallback';
+import { REPEAT_LIMIT, runToolLoop, STOPPED_RESULT, type ToolLoopHost, type ToolOutcome } from '../../src/core/toolLoop';
+import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../../src/core/types';
+import { clientOptions, deltaChunk } from '../support/client';
+import { sse, withServer, writeWay, allWays, type RecordedRequest, type TestServer } from '../support/server';
+
+const TOOLS: ToolDefinition[] = [
+  { type: 'function', function: { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } },
+  { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { location: { type: 'string' } } } } },
+  { type: 'function', function: { name: 'llm_version', parameters: { type: 'object', properties: {} } } },
+];
+const START: ChatMessage[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'What is in a.txt?' }];
+
+/** A tool call delta (index, id, name, arguments as given; undefined fields are left out). */
+function callDelta(index: number | undefined, id: string | undefined, name: string | undefined, args: string | null | undefined) {
+  const fn: Record<string, unknown> = {};
+  if (name !== undefined) fn.name = name;
+  if (args !== undefined) fn.arguments = args;
+  const tc: Record<string, unknown> = { type: 'function', function: fn };
+  if (index !== undefined) tc.index = index;
+  if (id !== undefined) tc.id = id;
+  return tc;
+}
+
+const toolsReply = (...deltas: Array<Record<string, unknown>>) => sse([
+  ...deltas.map((tc) => deltaChunk({ tool_calls: [tc] })),
+  deltaChunk({}, 'tool_calls'),
+  { id: 'c', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } },
+]);
+const textReply = (text: string) => sse([deltaChunk({ content: text }, 'stop'), { id: 'c', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 20, completion_tokens: 3, total_tokens: 23 } }]);
+
+/** What the test's tools do: a file system of two files, and a call log. */
+class Host implements ToolLoopHost {
+  readonly rounds: Array<{ text: string; calls: ToolCall[] }> = [];
+  readonly ran: ToolCall[] = [];
+  readonly controller = new AbortController();
+  onRun?: (call: ToolCall) => void;
+
+  constructor(private readonly s: TestServer) {}
+
+  async request(messages: ChatMessage[]): Promise<{ result: ChatResult; tokens: number }> {
+    const { result } = await chatWithFallback(clientOptions(this.s, { signal: this.controller.signal }), { model: 'm', stream: true, tools: TOOLS }, messages, undefined);
+    return { result, tokens: result.usage.total_tokens };
+  }
+
+  round(text: string, calls: ToolCall[]): void {
+    this.rounds.push({ text, calls });
+  }
+
+  async run(call: ToolCall): Promise<ToolOutcome> {
+    this.ran.push(call);
+    this.onRun?.(call);
+    if (this.controller.signal.aborted) return { status: 'stopped', content: STOPPED_RESULT };
+    const files: Record<string, string> = { 'a.txt': 'alpha', 'b.txt': 'beta' };
+    const args = JSON.parse(call.function.arguments || '{}') as { path?: string; location?: string };
+    if (call.function.name === 'read_file') return args.path && args.path in files ? { status: 'done', content: files[args.path] } : { status: 'failed', content: 'no such file' };
+    return { status: 'done', content: `${call.function.name}(${args.location ?? ''})` };
+  }
+
+  stopped(): boolean {
+    return this.controller.signal.aborted;
+  }
+}
+
+/** Serves one scripted reply per request, in order; the last one again if asked more often. */
+async function scripted<T>(replies: Array<string | ((res: ServerResponse) => Promise<void>)>, fn: (s: TestServer, host: Host) => Promise<T>): Promise<T> {
+  let n = 0;
+  return withServer(async (_req, res) => {
+    const r = replies[Math.min(n++, replies.length - 1)];
+    if (typeof r === 'function') return r(res);
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    await writeWay(res, r, allWays(5)[2]);
+  }, (s) => fn(s, new Host(s)));
+}
+
+const sent = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
+const LIMITS = { maxRounds: 10, maxTurnTokens: 100_000 };
+
+describe('the tool loop', function () {
+  this.timeout(20_000);
+
+  it('one call: runs it, then sends the assistant message with the call and one tool message with its id', async () => {
+    await scripted([toolsReply(callDelta(0, 'call_1', 'read_file', '{"path":"a.txt"}')), textReply('It says alpha.')], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.text, 'It says alpha.');
+      assert.equal(end.requests, 2);
+      assert.equal(end.guard, undefined);
+      assert.deepEqual(host.ran.map((c) => c.function.arguments), ['{"path":"a.txt"}']);
+      assert.equal(s.requests.length, 2);
+      assert.deepEqual(sent(s.requests[0]), START);
+      assert.ok((s.requests[0].json as { tools?: unknown[] }).tools?.length === TOOLS.length, 'tools are offered');
+      assert.deepEqual(sent(s.requests[1]), [
+        ...START,
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'alpha' },
+      ]);
+    });
+  });
+
+  it('parallel calls with arguments split across chunks: all run, in order, all answered in order', async () => {
+    const reply = toolsReply(
+      callDelta(0, 'call_a', 'read_file', ''), callDelta(1, 'call_b', 'read_file', ''),
+      callDelta(0, undefined, undefined, '{"pa'), callDelta(1, undefined, undefined, '{"path":'),
+      callDelta(0, undefined, undefined, 'th":"a.txt"}'), callDelta(1, undefined, undefined, '"b.txt"}'),
+    );
+    await scripted([reply, textReply('alpha and beta')], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.text, 'alpha and beta');
+      assert.deepEqual(host.ran.map((c) => c.id), ['call_a', 'call_b']);
+      const second = sent(s.requests[1]);
+      assert.deepEqual(second.slice(2).map((m) => [m.role, m.tool_call_id ?? null, m.content]), [
+        ['assistant', null, null], ['tool', 'call_a', 'alpha'], ['tool', 'call_b', 'beta'],
+      ]);
+      assert.deepEqual(second[2].tool_calls?.map((c) => c.function.arguments), ['{"path":"a.txt"}', '{"path":"b.txt"}']);
+    });
+  });
+
+  const fixtures = path.resolve(__dirname, '../../../test/fixtures/providers');
+  const recorded: Array<[string, string, string]> = [
+    ['mistral-tool-call-no-index.chunks.jsonl', 'no index', 'weather'],
+    ['alibaba-qwen-tool-call-empty-id.chunks.jsonl', 'empty id continuations', 'weather'],
+    ['openrouter-tool-call-arguments-null.sse', 'arguments: null', 'llm_version'],
+    ['openrouter-novita-tool-call-repeated-id-name.sse', 'a repeated id and name, and no finish_reason', 'llm_version'],
+  ];
+  for (const [file, quirk, name] of recorded) {
+    it(`recorded provider quirk (${quirk}): the call runs once and the next request answers its id`, async () => {
+      const raw = fs.readFileSync(path.join(fixtures, file), 'utf8');
+      const body = file.endsWith('.jsonl') ? raw.split('\n').filter((l) => l.trim()).map((l) => `data: ${l}\n\n`).join('') + 'data: [DONE]\n\n' : raw;
+      await scripted([body, textReply('done')], async (s, host) => {
+        const end = await runToolLoop(START, host, LIMITS);
+        assert.equal(end.result.text, 'done');
+        assert.deepEqual(host.ran.map((c) => c.function.name), [name]);
+        const second = sent(s.requests[1]);
+        const call = second[2].tool_calls?.[0];
+        assert.ok(call?.id, 'the call has an id');
+        assert.equal(second[2].tool_calls?.length, 1);
+        assert.deepEqual([second[3].role, second[3].tool_call_id], ['tool', call.id]);
+        assert.equal(second.length, 4);
+      });
+    });
+  }
+
+  it(`the same call ${REPEAT_LIMIT} times in a row ends the turn before it runs again`, async () => {
+    const again = toolsReply(callDelta(0, 'x', 'read_file', '{"path": "a.txt"}'));
+    await scripted([again], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.guard, 'repeat');
+      assert.equal(host.ran.length, REPEAT_LIMIT - 1);
+      assert.equal(s.requests.length, REPEAT_LIMIT);
+    });
+  });
+
+  it('at most maxRounds rounds of calls', async () => {
+    let n = 0;
+    const different = async (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(toolsReply(callDelta(0, `c${n}`, 'weather', JSON.stringify({ location: `city ${n++}` }))));
+    };
+    await scripted([different], async (s, host) => {
+      const end = await runToolLoop(START, host, { maxRounds: 3, maxTurnTokens: 100_000 });
+      assert.equal(end.guard, 'rounds');
+      assert.equal(host.ran.length, 3);
+      assert.equal(s.requests.length, 4);
+    });
+  });
+
+  it('a per-turn token budget: no round starts once the turn used it', async () => {
+    let n = 0;
+    const different = async (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(toolsReply(callDelta(0, `c${n}`, 'weather', JSON.stringify({ location: `city ${n++}` }))));
+    };
+    await scripted([different], async (s, host) => {
+      // Each request reports 15 tokens: after the second the turn has used 30.
+      const end = await runToolLoop(START, host, { maxRounds: 10, maxTurnTokens: 30 });
+      assert.equal(end.guard, 'tokens');
+      assert.equal(host.ran.length, 1);
+      assert.equal(s.requests.length, 2);
+    });
+  });
+
+  it('Stop while a call runs: no further request, and the loop ends cancelled', async () => {
+    const two = toolsReply(callDelta(0, 'a', 'read_file', '{"path":"a.txt"}'), callDelta(1, 'b', 'read_file', '{"path":"b.txt"}'));
+    await scripted([two, textReply('never')], async (s, host) => {
+      host.onRun = () => host.controller.abort();
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.ended, 'cancelled');
+      assert.equal(host.ran.length, 1, 'the second call does not start');
+      assert.equal(s.requests.length, 1);
+    });
+  });
+
+  it('a reply with no calls ends the loop after one request, as a chat without tools', async () => {
+    await scripted([textReply('plain')], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.text, 'plain');
+      assert.equal(end.requests, 1);
+      assert.equal(host.rounds.length, 0);
+    });
+  });
+});
+
+describe('a conversation with tool calls, from history', () => {
+  it('sends every call with its result, a stopped call answered too: no orphan tool message, no call without a result', () => {
+    const turns: Turn[] = [
+      { id: 'u1', role: 'user', text: 'read a and b', status: 'done' },
+      {
+        id: 'a1', role: 'assistant', text: 'Both read.', status: 'done', requests: 2,
+        steps: [{ text: 'Reading.', calls: [
+          { id: 'c1', name: 'read_file', summary: 'a.txt', arguments: '{"path":"a.txt"}', status: 'done', result: 'alpha' },
+          { id: 'c2', name: 'read_file', summary: 'b.txt', arguments: '{"path":"b.txt"}', status: 'denied', result: 'The user denied this call.' },
+        ] }],
+      },
+      { id: 'u2', role: 'user', text: 'again', status: 'done' },
+      { id: 'a2', role: 'assistant', text: '', status: 'stopped', steps: [{ text: '', calls: [
+        { id: 'c3', name: 'read_file', summary: 'a.txt', arguments: '{"path":"a.txt"}', status: 'running' },
+      ] }] },
+      { id: 'u3', role: 'user', text: 'go on', status: 'done' },
+    ];
+    const m = toMessages('', turns, { sendReasoningBack: false });
+    assert.deepEqual(m.map((x) => [x.role, x.tool_call_id ?? (x.tool_calls?.map((c) => c.id).join(',') || null)]), [
+      ['user', null], ['assistant', 'c1,c2'], ['tool', 'c1'], ['tool', 'c2'], ['assistant', null],
+      ['user', null], ['assistant', 'c3'], ['tool', 'c3'],
+      ['user', null],
+    ]);
+    assert.equal(m[1].content, 'Reading.');
+    assert.equal(m[4].content, 'Both read.');
+    assert.equal(m[7].content, STOPPED_RESULT);
+    // Every tool message answers a call of the assistant message before it; every call is answered.
+    const calls = new Set<string>();
+    for (const x of m) {
+      if (x.role === 'assistant') for (const c of x.tool_calls ?? []) calls.add(c.id);
+      if (x.role === 'tool') assert.ok(calls.delete(x.tool_call_id ?? ''), `orphan tool message ${x.tool_call_id}`);
+      if (x.role === 'user') assert.equal(calls.size, 0, 'a call without a result');
+    }
+  });
+});
