@@ -15,6 +15,9 @@ export class Composer {
   readonly el: HTMLElement;
   readonly input: HTMLTextAreaElement;
   private readonly sendButton: HTMLButtonElement;
+  /** The tools switch: shown only when tools are available; aria-pressed says whether they are on. */
+  private readonly toolsButton: HTMLButtonElement;
+  private toolsEnabled = false;
   private readonly thumbs: HTMLElement;
   private readonly chips: HTMLElement;
   private readonly error: HTMLElement;
@@ -46,9 +49,16 @@ export class Composer {
       type: 'button', class: 'icon-btn', 'aria-label': 'Attach image', title: 'Attach image (PNG, JPEG, GIF, WebP)',
       onclick: () => post({ type: 'pickImage' }),
     }, icon('image'));
+    this.toolsButton = h('button', {
+      type: 'button', class: 'icon-btn tools-btn hidden', 'aria-label': 'Use tools', 'aria-pressed': 'false',
+      onclick: () => {
+        this.setTools(!this.toolsEnabled, true);
+        post({ type: 'setTools', enabled: this.toolsEnabled });
+      },
+    }, icon('tools'));
     this.el = h('div', { class: 'composer' },
       this.chips, this.thumbs, this.error,
-      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, attach, this.sendButton)));
+      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, this.toolsButton, attach, this.sendButton)));
     this.el.addEventListener('dragover', (e) => {
       if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
     });
@@ -68,6 +78,17 @@ export class Composer {
     this.sendButton.setAttribute('aria-label', value ? 'Stop' : 'Send');
     this.sendButton.title = value ? 'Stop (Escape)' : 'Send (Enter)';
     this.sendButton.classList.toggle('stop', value);
+  }
+
+  /** The host's word on tools for this conversation (`tools`); the switch shows only when they are available. */
+  setTools(enabled: boolean, available: boolean): void {
+    this.toolsEnabled = enabled;
+    const b = this.toolsButton;
+    b.setAttribute('aria-pressed', String(enabled));
+    b.title = enabled
+      ? 'Tools on: the model may read files, search and look at diagnostics in this workspace. Click to turn off for this conversation.'
+      : 'Tools off for this conversation. Click to let the model read files, search and look at diagnostics.';
+    b.classList.toggle('hidden', !available);
   }
 
   /** Puts a question back in the composer (Edit last question), with its images, and focuses it. */

@@ -102,6 +102,7 @@ const ICONS = {
   history: 'M8 4v4l2.5 1.5M2.5 8a5.5 5.5 0 1 0 1.6-3.9M2.5 2.5v2.5H5',
   close: 'M4 4l8 8M12 4l-8 8',
   down: 'M8 3v10M4 9l4 4 4-4',
+  tools: 'M13.2 4.6l-2.1 2.1-1.8-1.8 2.1-2.1a3 3 0 0 0-3.9 3.9L3 11.2a1.3 1.3 0 0 0 1.8 1.8l4.5-4.5a3 3 0 0 0 3.9-3.9z',
 } as const;
 
 /** An inline SVG icon, hidden from assistive technology (its button carries the label). */

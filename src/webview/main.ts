@@ -54,6 +54,12 @@ function handle(msg: HostMessage): void {
     case 'turnEnd':
       transcript.turnEnd(msg.turn);
       break;
+    case 'turnSteps':
+      transcript.turnSteps(msg.turnId, msg.steps);
+      break;
+    case 'tools':
+      composer.setTools(msg.enabled, msg.available);
+      break;
     case 'generating':
       setGenerating(msg.value);
       break;

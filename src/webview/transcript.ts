@@ -1,8 +1,9 @@
 // The conversation log: turns, virtualisation of long conversations, auto-scroll and "Jump to latest".
-import type { TurnView } from '../shared/protocol';
+import type { ToolCallView, ToolStepView, TurnView } from '../shared/protocol';
 import { Announcer } from './announcer';
 import { h, icon } from './dom';
 import { flushNow } from './frame';
+import type { StepsView } from './toolCards';
 import { TurnItem, type TurnHost } from './turn';
 
 /** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */
@@ -101,6 +102,11 @@ export class Transcript implements TurnHost {
     this.byId.get(turnId)?.delta(text, reasoning);
   }
 
+  /** A tool round began or a call changed (turnSteps). */
+  turnSteps(turnId: string, steps: ToolStepView[]): void {
+    this.byId.get(turnId)?.setSteps([...steps]);
+  }
+
   turnEnd(turn: TurnView): void {
     const item = this.byId.get(turn.id);
     if (!item) {
@@ -130,6 +136,26 @@ export class Transcript implements TurnHost {
 
   onOpenRendered(el: HTMLElement): void {
     this.announcer.openRendered(el);
+  }
+
+  streamRestarted(): void {
+    this.announcer.reset();
+  }
+
+  /**
+   * A tool call asks for approval: the question is announced, and focus moves to its first button unless the reader
+   * is typing (a draft in the composer, or another field) or already in another question. A reader who is typing is
+   * not interrupted; Shift+Tab from the composer reaches the question's last button.
+   */
+  toolQuestion(question: HTMLElement, call: ToolCallView, steps: StepsView): void {
+    this.announcer.say(`Approval needed. ${question.getAttribute('aria-label') ?? call.name} Allow once, Always allow this tool, or Deny.`);
+    queueMicrotask(() => {
+      if (!question.isConnected) return;
+      const active = document.activeElement;
+      if (isTyping(active) || active?.closest('.tool-question')) return;
+      steps.tookFocus(active);
+      question.querySelector('button')?.focus();
+    });
   }
 
   /** Starts or stops the one-second tick that updates "Thinking… N s" labels. */
@@ -215,7 +241,18 @@ export class Transcript implements TurnHost {
   }
 }
 
+/** True when `el` is a field the reader is typing in: the composer with a draft, or any other input. */
+function isTyping(el: Element | null): boolean {
+  if (el instanceof HTMLTextAreaElement) return el.value.trim() !== '';
+  return el instanceof HTMLInputElement || el instanceof HTMLSelectElement;
+}
+
 /** Turns are mutated as deltas arrive; never mutate the host's message objects. */
 function structuredCloneTurn(turn: TurnView): TurnView {
-  return { ...turn, images: turn.images ? [...turn.images] : undefined, context: turn.context ? [...turn.context] : undefined };
+  return {
+    ...turn,
+    images: turn.images ? [...turn.images] : undefined,
+    context: turn.context ? [...turn.context] : undefined,
+    steps: turn.steps ? [...turn.steps] : undefined,
+  };
 }

@@ -1,7 +1,8 @@
 // One message in the transcript: its <article>, its body (or a placeholder of remembered height) and its actions.
-import type { ActionId, ErrorView, ImageView, TurnStatus, TurnView, UsageView } from '../shared/protocol';
+import type { ActionId, ErrorView, ImageView, ToolCallView, ToolStepView, TurnStatus, TurnView, UsageView } from '../shared/protocol';
 import { appendText, formatCount, h, textNodes } from './dom';
 import { MarkdownStream } from './markdownStream';
+import { StepsView } from './toolCards';
 import { post } from './vscodeApi';
 
 /** Button labels for host actions, shared by error cards, the setup card and notices. */
@@ -52,6 +53,19 @@ export function usageText(usage: UsageView): string {
   return usage.estimated ? `≈ ${formatCount(usage.total)} tokens (estimated)` : `${formatCount(usage.total)} tokens`;
 }
 
+/** The footer's usage: the turn's sum and, when it took more than one request, how many ("· 3 requests"). */
+function turnUsageText(usage: UsageView | undefined, requests: number | undefined): string {
+  const count = requests !== undefined && requests > 1 ? `${formatCount(requests)} requests` : '';
+  if (!usage) return count;
+  return count ? `${usageText(usage)} · ${count}` : usageText(usage);
+}
+
+/** An assistant turn's whole text, as Copy gives it: each tool round's text, then the last reply. */
+function fullText(view: TurnView): string {
+  const parts = (view.steps ?? []).map((s) => s.text).filter((t) => /\S/.test(t));
+  return [...parts, view.text].filter((t) => t !== '').join('\n\n');
+}
+
 function errorCard(error: ErrorView): HTMLElement {
   return h('div', { class: 'error-card', role: 'alert' },
     h('div', { class: 'error-title' }, error.title),
@@ -66,6 +80,10 @@ export interface TurnHost {
   onBlock(el: HTMLElement): void;
   onOpenRendered(el: HTMLElement): void;
   thinkingChanged(): void;
+  /** A new round of a tool-using reply starts streaming its text afresh. */
+  streamRestarted(): void;
+  /** A tool call waits for the reader's approval; its question was just built. */
+  toolQuestion(question: HTMLElement, call: ToolCallView, steps: StepsView): void;
 }
 
 /** One transcript entry. The body may be a placeholder; `view` always holds the full state to rebuild it. */
@@ -76,6 +94,8 @@ export class TurnItem {
   /** Last measured (or estimated) body height, used while the body is a placeholder. */
   height: number;
   private stream?: MarkdownStream;
+  /** The tool rounds before the streaming text, once the turn has any. */
+  private stepsView?: StepsView;
   private chrome?: HTMLElement;
   private reasoningEl?: HTMLElement;
   private thinkingLabel?: HTMLElement;
@@ -132,6 +152,7 @@ export class TurnItem {
     if (height > 0) this.height = height;
     this.rendered = false;
     this.stream = undefined;
+    this.stepsView = undefined;
     this.chrome = undefined;
     this.reasoningEl = undefined;
     this.thinkingLabel = undefined;
@@ -175,11 +196,36 @@ export class TurnItem {
     // The host's final reasoning is the truth; deltas were a preview of it.
     if (this.reasoningEl && this.reasoningEl.textContent !== (turn.reasoning ?? '')) this.reasoningEl.replaceChildren(textNodes(turn.reasoning ?? ''));
     if (this.stream && !this.stream.isFinished) {
+      this.showSteps();
       this.stream.finish(turn.text);
       this.renderChrome();
     } else {
       this.rerender();
     }
+  }
+
+  /**
+   * The turn's tool rounds as they are now (turnSteps). When a round was added, its text moved into the last step
+   * and the streaming text starts again from empty: the old stream ends (speaking its last sentences) and a fresh
+   * one takes its place, to which later deltas append.
+   */
+  setSteps(steps: ToolStepView[]): void {
+    const grew = steps.length > (this.view.steps?.length ?? 0);
+    this.view.steps = steps;
+    if (grew) this.view.text = '';
+    if (!this.rendered) return;
+    if (!this.streaming || !this.stream) {
+      this.rerender();
+      return;
+    }
+    if (grew) {
+      const old = this.stream;
+      if (!old.isFinished) old.finish(steps[steps.length - 1].text);
+      old.el.replaceWith(this.newStream().el);
+      old.dispose();
+      this.host.streamRestarted();
+    }
+    this.showSteps();
   }
 
   /** Refreshes the elapsed-seconds label of a Thinking block. */
@@ -198,16 +244,37 @@ export class TurnItem {
   private assistantParts(): Node[] {
     const parts: Node[] = [];
     if (this.view.reasoning) parts.push(this.thinkingBlock());
+    this.stepsView = undefined;
+    if (this.view.steps?.length) parts.push(this.makeStepsView().el);
     this.stream?.dispose();
-    this.stream = new MarkdownStream(this.view.text, this.streaming);
-    if (this.streaming) {
-      this.stream.onBlock = (el) => this.host.onBlock(el);
-      this.stream.onOpenRendered = (el) => this.host.onOpenRendered(el);
-    }
     this.chrome = h('div', { class: 'turn-chrome' });
-    parts.push(this.stream.el, this.chrome);
+    parts.push(this.newStream().el, this.chrome);
     this.renderChrome();
     return parts;
+  }
+
+  /** A MarkdownStream for the current `text` (streaming, with the transcript's hooks, or finished). */
+  private newStream(): MarkdownStream {
+    const stream = new MarkdownStream(this.view.text, this.streaming);
+    if (this.streaming) {
+      stream.onBlock = (el) => this.host.onBlock(el);
+      stream.onOpenRendered = (el) => this.host.onOpenRendered(el);
+    }
+    this.stream = stream;
+    return stream;
+  }
+
+  private makeStepsView(): StepsView {
+    const view: StepsView = new StepsView({ questionShown: (q, call) => this.host.toolQuestion(q, call, view) });
+    view.update(this.view.steps ?? []);
+    this.stepsView = view;
+    return view;
+  }
+
+  /** Brings the rendered steps up to `view.steps`; the first steps of a turn go in just before its streaming text. */
+  private showSteps(): void {
+    if (this.stepsView) this.stepsView.update(this.view.steps ?? []);
+    else if (this.view.steps?.length) this.stream?.el.before(this.makeStepsView().el);
   }
 
   private thinkingBlock(): HTMLElement {
@@ -230,10 +297,11 @@ export class TurnItem {
     if (v.status === 'truncated') {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }
-    if (v.usage) footer.append(h('span', { class: 'usage', title: `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` }, usageText(v.usage)));
+    const usage = turnUsageText(v.usage, v.requests);
+    if (usage) footer.append(h('span', { class: 'usage', title: v.usage ? `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` : '' }, usage));
     if (!this.streaming) {
       footer.append(h('span', { class: 'turn-actions' },
-        h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy'),
+        h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: fullText(this.view) }) }, 'Copy'),
         h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate')));
     }
     chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
@@ -260,6 +328,7 @@ export class TurnItem {
 /** A first guess at a body's height before it was ever rendered: about 60 characters per 20px line. */
 function estimateHeight(view: TurnView): number {
   let lines = 0;
-  for (const para of view.text.split('\n')) lines += Math.max(1, Math.ceil(para.length / 60));
-  return 40 + Math.min(lines, 2000) * 20 + (view.images?.length ? 80 : 0);
+  for (const para of fullText(view).split('\n')) lines += Math.max(1, Math.ceil(para.length / 60));
+  const calls = (view.steps ?? []).reduce((n, s) => n + s.calls.length, 0);
+  return 40 + Math.min(lines, 2000) * 20 + (view.images?.length ? 80 : 0) + calls * 30;
 }

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { HostMessage, TurnView, WebviewMessage } from '../../src/shared/protocol';
+import type { HostMessage, ToolCallView, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
 import hljs from 'highlight.js/lib/core';
 import MarkdownIt from 'markdown-it';
@@ -1185,6 +1185,266 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(skipping.map((g) => g.height), rendered.map((g) => g.height), 'each skipped group keeps its size');
     assert.equal(before, await scrollHeight());
     assert.equal(await page.evaluate(() => document.querySelectorAll('.md p').length), 80, 'all text stays in the page');
+  });
+
+  describe('tool rounds', () => {
+    const readCall: ToolCallView = {
+      id: 'call_1', name: 'read_file', summary: 'src/a.ts', arguments: '{"path":"src/a.ts","startLine":1}',
+      status: 'done', ms: 12, result: 'export const a = 1;\n<b>not bold</b> & **not strong**\n',
+    };
+    const deniedCall: ToolCallView = { id: 'call_2', name: 'run_command', summary: 'npm test', arguments: '{"command":"npm test"}', status: 'denied' };
+    const listCall: ToolCallView = { id: 'call_3', name: 'list_directory', summary: 'src', arguments: '{"path":"src"}', status: 'done', ms: 1500, result: 'a.ts\nb.ts' };
+    const TEXT1 = 'I will **look** at two things:\n\n- the file\n- the tests\n';
+    const TEXT2 = 'The file exports `a`. Now the folder.';
+    const FINAL = 'There are two files, and `a` is **1**.';
+    const finalTurn: TurnView = {
+      ...reply('a1', FINAL, 'done'),
+      steps: [{ text: TEXT1, calls: [readCall, deniedCall] }, { text: TEXT2, calls: [listCall] }],
+      requests: 3,
+      usage: { prompt: 5210, completion: 342, total: 5552, estimated: false },
+    };
+
+    /** Sends text in pieces, as deltas, letting frames pass now and then. */
+    async function stream(turnId: string, text: string): Promise<void> {
+      for (const [i, piece] of chunks(text, 5).entries()) {
+        await host({ type: 'delta', turnId, text: piece });
+        if (i % 3 === 0) await frames();
+      }
+    }
+
+    /**
+     * The last reply's DOM, with each .md's blocks taken out of their .grp/.blk wrappers (how a reply is grouped
+     * depends on how it streamed; what it shows does not).
+     */
+    async function replyDom(): Promise<string> {
+      return page.evaluate(() => {
+        const article = Array.from(document.querySelectorAll('article[aria-label="Parley"]')).pop()!.cloneNode(true) as Element;
+        for (const md of Array.from(article.querySelectorAll('.md'))) {
+          md.replaceChildren(...Array.from(md.querySelectorAll(':scope > .grp > .blk > *')));
+        }
+        return article.outerHTML;
+      });
+    }
+
+    /** The streaming text of the last reply: the .md after its steps. */
+    async function streamingText(): Promise<string> {
+      return page.evaluate(() => Array.from(document.querySelectorAll('article[aria-label="Parley"] .turn-body > .md')).pop()!.textContent ?? '');
+    }
+
+    it('shows steps and cards the same, streamed round by round or from a snapshot; the text restarts each round', async () => {
+      await host(snapshot([user('u1', 'Look around')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+      await stream('a1', TEXT1);
+      await page.waitForFunction(() => document.querySelector('.turn-body > .md')?.textContent?.includes('the tests'), undefined, WAIT);
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: TEXT1, calls: [{ ...readCall, status: 'running', ms: undefined, result: undefined }, { ...deniedCall, status: 'waiting' }] }] });
+      await page.waitForSelector('.tool-card.status-running', WAIT);
+      assert.equal(await streamingText(), '', 'the round\'s text moved into its step; the streaming text starts empty');
+      assert.deepEqual(await page.locator('.tool-step > .md').evaluate((md) => ({ strong: md.querySelector('strong')?.textContent, items: Array.from(md.querySelectorAll('li')).map((li) => li.textContent) })),
+        { strong: 'look', items: ['the file', 'the tests'] }, 'the step\'s text renders as Markdown');
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: TEXT1, calls: [readCall, { ...deniedCall, status: 'waiting' }] }] });
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: TEXT1, calls: [readCall, deniedCall] }] });
+      await stream('a1', TEXT2);
+      await page.waitForFunction((t) => Array.from(document.querySelectorAll('.turn-body > .md')).pop()?.textContent === t, 'The file exports a. Now the folder.', WAIT);
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [finalTurn.steps![0], { text: TEXT2, calls: [{ ...listCall, status: 'running', ms: undefined, result: undefined }] }] });
+      assert.equal(await streamingText(), '');
+      await host({ type: 'turnSteps', turnId: 'a1', steps: finalTurn.steps! });
+      await stream('a1', FINAL);
+      await page.waitForFunction(() => Array.from(document.querySelectorAll('.turn-body > .md')).pop()?.textContent?.endsWith('is 1.'), undefined, WAIT);
+      assert.equal(await streamingText(), 'There are two files, and a is 1.', 'later deltas append to the fresh text only');
+      await host({ type: 'turnEnd', turn: finalTurn }, { type: 'generating', value: false });
+      await page.waitForSelector('article[aria-label="Parley"] .usage', WAIT);
+      const streamed = await replyDom();
+
+      await host(snapshot([user('u1', 'Look around'), finalTurn]));
+      await page.waitForFunction(() => !document.querySelector('.tool-card.status-running') && document.querySelectorAll('.tool-card').length === 3, undefined, WAIT);
+      const fromSnapshot = await replyDom();
+      assert.equal(streamed, fromSnapshot);
+
+      const shape = await page.evaluate(() => {
+        const body = document.querySelector('article[aria-label="Parley"] .turn-body')!;
+        return {
+          parts: Array.from(body.children).map((c) => c.className),
+          steps: Array.from(body.querySelectorAll('.tool-step')).map((s) => Array.from(s.children).map((c) => c.className)),
+          cards: Array.from(body.querySelectorAll('.tool-card')).map((c) => ({
+            cls: c.className,
+            name: c.querySelector('.tool-name')?.textContent,
+            arg: c.querySelector('.tool-arg')?.textContent,
+            status: c.querySelector('.tool-status')?.textContent,
+            ms: c.querySelector('.tool-ms')?.textContent ?? null,
+          })),
+          questions: body.querySelectorAll('.tool-question').length,
+          usage: body.querySelector('.usage')?.textContent,
+        };
+      });
+      assert.deepEqual(shape.parts, ['tool-steps', 'md', 'turn-chrome']);
+      assert.deepEqual(shape.steps, [['md', 'tool-calls'], ['md', 'tool-calls']]);
+      assert.deepEqual(shape.cards, [
+        { cls: 'tool-card status-done', name: 'read_file', arg: 'src/a.ts', status: 'Done', ms: '12 ms' },
+        { cls: 'tool-card status-denied', name: 'run_command', arg: 'npm test', status: 'Denied', ms: null },
+        { cls: 'tool-card status-done', name: 'list_directory', arg: 'src', status: 'Done', ms: '1.5 s' },
+      ]);
+      assert.equal(shape.questions, 0);
+      assert.equal(shape.usage, '5,552 tokens · 3 requests');
+      await page.getByRole('button', { name: 'Copy reply' }).click();
+      assert.deepEqual(await waitPosted('copy'), { type: 'copy', text: `${TEXT1}\n\n${TEXT2}\n\n${FINAL}` });
+    });
+
+    it('a card opens, by mouse or keyboard, to the exact arguments and result as plain text', async () => {
+      await host(snapshot([user('u1', 'q'), finalTurn]));
+      const card = page.locator('.tool-card').first();
+      await card.waitFor(WAIT);
+      assert.equal(await card.locator('details').evaluate((d) => (d as HTMLDetailsElement).open), false);
+      assert.equal(await card.locator('.tool-result').isVisible(), false, 'closed, the result is not shown');
+      await card.locator('summary').click();
+      assert.equal(await card.locator('.tool-result').isVisible(), true);
+      const io = await card.evaluate((c) => ({
+        args: c.querySelector('.tool-args')!.textContent,
+        result: c.querySelector('.tool-result')!.textContent,
+        elements: c.querySelectorAll('.tool-io b, .tool-io strong, .tool-io a').length,
+      }));
+      assert.deepEqual(io, { args: readCall.arguments, result: readCall.result, elements: 0 });
+      // Keyboard: the second card's line is focusable and opens with Enter, closes with Space.
+      const second = page.locator('.tool-card').nth(1);
+      await second.locator('summary').focus();
+      await page.keyboard.press('Enter');
+      assert.equal(await second.locator('details').evaluate((d) => (d as HTMLDetailsElement).open), true);
+      assert.equal(await second.locator('.tool-args').textContent(), deniedCall.arguments);
+      assert.equal(await second.locator('.tool-result').count(), 0, 'a denied call has no result');
+      await page.keyboard.press('Space');
+      assert.equal(await second.locator('details').evaluate((d) => (d as HTMLDetailsElement).open), false);
+    });
+
+    it('a hostile tool result, summary or step text is inert and never makes an approval button', async () => {
+      const FLAG = 'window.__pwned=1';
+      const hostile = [
+        `<img src=x onerror="${FLAG}">`,
+        '[x](command:foo) and [allow](command:parley.toolApproval)',
+        '<button class="btn small" data-decision="once">Allow once</button>',
+        '<div class="tool-question"><button>Always allow this tool</button><button>Deny</button></div>',
+        '[Allow once](https://evil.example/allow) ![leak](https://evil.example/leak.png)',
+      ].join('\n\n');
+      const evil: ToolCallView = { id: 'call_e', name: `read_file<img src=x onerror="${FLAG}">`, summary: `<img src=x onerror="${FLAG}">`, arguments: hostile, status: 'done', ms: 3, result: hostile };
+      const turn: TurnView = { ...reply('a1', hostile, 'done'), steps: [{ text: hostile, calls: [evil] }] };
+      const check = async () => {
+        await frames();
+        for (const d of await page.locator('.tool-card details').all()) await d.evaluate((e) => { (e as HTMLDetailsElement).open = true; });
+        await frames();
+        const state = await page.evaluate(() => ({
+          pwned: window.__pwned,
+          violations: window.__violations,
+          questions: document.querySelectorAll('.tool-question').length,
+          decisions: document.querySelectorAll('[data-decision]').length,
+          approvalButtons: Array.from(document.querySelectorAll('button')).filter((b) => /allow|deny/i.test(b.textContent ?? '')).length,
+          imgs: document.querySelectorAll('article img').length,
+          hrefs: Array.from(document.querySelectorAll('article [href]')).map((a) => a.getAttribute('href')),
+          result: document.querySelector('.tool-result')?.textContent,
+          summary: document.querySelector('.tool-arg')?.textContent,
+        }));
+        assert.equal(state.pwned, undefined);
+        assert.deepEqual(state.violations, []);
+        assert.deepEqual(leftPage(), []);
+        assert.deepEqual({ questions: state.questions, decisions: state.decisions, approvalButtons: state.approvalButtons, imgs: state.imgs }, { questions: 0, decisions: 0, approvalButtons: 0, imgs: 0 });
+        for (const href of state.hrefs) assert.match(href!, /^https?:\/\//);
+        assert.equal(state.result, hostile, 'the result shows exactly, as text');
+        assert.equal(state.summary, evil.summary);
+      };
+      await host(snapshot([user('u1', 'q'), turn]));
+      await page.waitForSelector('.tool-card', WAIT);
+      await check();
+      // Streamed: the same through turnSteps, with the call running then done.
+      await host({ type: 'turnStart', turn: user('u2', 'again') }, { type: 'turnStart', turn: reply('a2', '', 'streaming') });
+      await stream('a2', hostile.slice(0, 200));
+      await host({ type: 'turnSteps', turnId: 'a2', steps: [{ text: hostile, calls: [{ ...evil, status: 'running', result: undefined }] }] });
+      await host({ type: 'turnSteps', turnId: 'a2', steps: [{ text: hostile, calls: [evil] }] });
+      await host({ type: 'turnEnd', turn: { ...turn, id: 'a2' } });
+      await page.waitForFunction(() => document.querySelectorAll('.tool-card.status-done').length === 2, undefined, WAIT);
+      await check();
+    });
+
+    it('a waiting call asks: focus moves to the question, it is announced, and each answer posts toolApproval', async () => {
+      const waiting = (id: string, summary: string): ToolCallView => ({ id, name: 'run_command', summary, arguments: JSON.stringify({ command: summary }), status: 'waiting' });
+      await host(snapshot([user('u1', 'q')], { generating: true }), { type: 'turnStart', turn: reply('a1', '', 'streaming') });
+      await stream('a1', 'Running the tests.');
+      await page.locator('textarea').focus();
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [waiting('w1', 'npm test')] }] });
+      const question = page.locator('.tool-question');
+      await question.waitFor(WAIT);
+      // The composer was empty: the reader was waiting, not typing, so focus moved to the question.
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Allow once', undefined, WAIT);
+      assert.equal(await question.getAttribute('role'), 'group');
+      assert.equal(await question.getAttribute('aria-label'), 'Run run_command on npm test?');
+      await page.waitForFunction(() => document.querySelector('[aria-live="polite"]')?.textContent?.includes('Approval needed. Run run_command on npm test? Allow once, Always allow this tool, or Deny.'), undefined, WAIT);
+      await clearPosted();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Always allow this tool');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Enter');
+      assert.deepEqual(await posted(), [{ type: 'toolApproval', callId: 'w1', decision: 'always' }], 'one answer, however often pressed');
+      // The host's word: running. The buttons go, and focus goes back to the composer, where it was.
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [{ ...waiting('w1', 'npm test'), status: 'running' }] }] });
+      await page.waitForFunction(() => !document.querySelector('.tool-question'), undefined, WAIT);
+      await page.waitForFunction(() => document.activeElement?.tagName === 'TEXTAREA', undefined, WAIT);
+
+      // Two more calls wait, one after the other: Deny by Space, Allow once by click.
+      const done = { ...waiting('w1', 'npm test'), status: 'done' as const, ms: 900, result: 'ok' };
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [done, waiting('w2', 'npm run lint')] }] });
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Allow once' && document.activeElement.closest('.tool-question')?.getAttribute('aria-label') === 'Run run_command on npm run lint?', undefined, WAIT);
+      await clearPosted();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Space');
+      assert.deepEqual(await posted(), [{ type: 'toolApproval', callId: 'w2', decision: 'deny' }]);
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [done, { ...waiting('w2', 'npm run lint'), status: 'denied' }, waiting('w3', 'git status')] }] });
+      await page.getByRole('group', { name: 'Run run_command on git status?' }).waitFor(WAIT);
+      await clearPosted();
+      await page.getByRole('button', { name: 'Allow once' }).click();
+      assert.deepEqual(await posted(), [{ type: 'toolApproval', callId: 'w3', decision: 'once' }]);
+      assert.equal(await page.getByRole('button', { name: 'Allow once' }).count(), 1, 'only the waiting call asks');
+
+      // A reader typing in the composer keeps the focus; Shift+Tab reaches the question.
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [done, { ...waiting('w2', 'npm run lint'), status: 'denied' }, { ...waiting('w3', 'git status'), status: 'done', result: '' }] }] });
+      await page.waitForFunction(() => !document.querySelector('.tool-question'), undefined, WAIT);
+      await page.locator('textarea').fill('half a sentence');
+      await page.locator('textarea').focus();
+      await stream('a1', 'More.');
+      await host({ type: 'turnSteps', turnId: 'a1', steps: [{ text: 'Running the tests.', calls: [done] }, { text: 'More.', calls: [waiting('w4', 'rm -rf dist')] }] });
+      await page.getByRole('group', { name: 'Run run_command on rm -rf dist?' }).waitFor(WAIT);
+      await frames();
+      assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'TEXTAREA', 'typing is not interrupted');
+      assert.equal(await page.locator('textarea').inputValue(), 'half a sentence');
+      await page.keyboard.press('Shift+Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Deny');
+      await clearPosted();
+      await page.keyboard.press('Enter');
+      assert.deepEqual(await posted(), [{ type: 'toolApproval', callId: 'w4', decision: 'deny' }]);
+    });
+
+    it('the composer\'s tools switch shows only when tools are available, and posts setTools', async () => {
+      await host(snapshot());
+      const toggle = page.getByRole('button', { name: 'Use tools' });
+      assert.equal(await toggle.isVisible(), false, 'hidden until the host says tools are available');
+      await host({ type: 'tools', enabled: false, available: true });
+      await toggle.waitFor({ state: 'visible', ...WAIT });
+      assert.equal(await toggle.getAttribute('aria-pressed'), 'false');
+      await clearPosted();
+      await toggle.click();
+      assert.deepEqual(await waitPosted('setTools'), { type: 'setTools', enabled: true });
+      assert.equal(await toggle.getAttribute('aria-pressed'), 'true');
+      await toggle.focus();
+      await page.keyboard.press('Space');
+      assert.deepEqual((await posted()).filter((m) => m.type === 'setTools'), [{ type: 'setTools', enabled: true }, { type: 'setTools', enabled: false }]);
+      await host({ type: 'tools', enabled: true, available: true });
+      await page.waitForFunction(() => document.querySelector('.tools-btn')?.getAttribute('aria-pressed') === 'true', undefined, WAIT);
+      await host({ type: 'tools', enabled: true, available: false });
+      await toggle.waitFor({ state: 'hidden', ...WAIT });
+    });
+
+    it('the footer shows the turn\'s usage with the number of requests, only when more than one', async () => {
+      const usage = { prompt: 100, completion: 23, total: 123, estimated: false };
+      await host(snapshot([user('u1', 'q'), { ...reply('a1', 'one'), usage, requests: 1 }, user('u2', 'q'), { ...finalTurn, id: 'a2' },
+        user('u3', 'q'), { ...reply('a3', 'est'), usage: { ...usage, estimated: true }, requests: 2 }]));
+      await page.waitForSelector('.usage', WAIT);
+      assert.deepEqual(await page.locator('.usage').allTextContents(), ['123 tokens', '5,552 tokens · 3 requests', '≈ 123 tokens (estimated) · 2 requests']);
+    });
   });
 
   describe('untrusted model output', () => {

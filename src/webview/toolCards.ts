@@ -1,0 +1,168 @@
+// A turn's tool rounds: each step's text (Markdown, as a finished reply) and one compact card per tool call.
+import type { ToolCallStatus, ToolCallView, ToolDecision, ToolStepView } from '../shared/protocol';
+import { h, textNodes } from './dom';
+import { MarkdownStream } from './markdownStream';
+import { post } from './vscodeApi';
+
+const STATUS_WORDS: Record<ToolCallStatus, string> = {
+  waiting: 'Waiting for approval',
+  running: 'Running…',
+  done: 'Done',
+  denied: 'Denied',
+  failed: 'Failed',
+};
+
+const DECISIONS: { decision: ToolDecision; label: string; primary: boolean }[] = [
+  { decision: 'once', label: 'Allow once', primary: true },
+  { decision: 'always', label: 'Always allow this tool', primary: false },
+  { decision: 'deny', label: 'Deny', primary: false },
+];
+
+/** "120 ms", "1.4 s", "12 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
+  const s = ms / 1000;
+  return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
+}
+
+/** What the question says, shown and spoken: "Run read_file on src/a.ts?". */
+function questionText(call: ToolCallView): string {
+  return `Run ${call.name}${call.summary ? ` on ${call.summary}` : ''}?`;
+}
+
+/**
+ * The approval question of a waiting call. It is built from the call's status alone: nothing in a result or in
+ * model text can produce it. A click answers once; the buttons go when the host reports the new status.
+ */
+function approvalQuestion(call: ToolCallView): HTMLElement {
+  let answered = false;
+  const question = h('div', { class: 'tool-question', role: 'group', 'aria-label': questionText(call) },
+    h('div', { class: 'tool-question-text' }, questionText(call)));
+  const buttons = h('div', { class: 'actions' }, ...DECISIONS.map(({ decision, label, primary }) => h('button', {
+    type: 'button',
+    class: primary ? 'btn small' : 'btn small secondary',
+    'data-decision': decision,
+    onclick: () => {
+      if (answered) return;
+      answered = true;
+      question.classList.add('answered');
+      post({ type: 'toolApproval', callId: call.id, decision });
+    },
+  }, label)));
+  question.append(buttons);
+  return question;
+}
+
+/** One call's card: name, main argument, status and time on one line; arguments and result behind a disclosure. */
+export function toolCard(call: ToolCallView): HTMLElement {
+  const status = h('span', { class: 'tool-status' }, STATUS_WORDS[call.status]);
+  const summary = h('summary', { class: 'tool-line' },
+    h('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
+    h('span', { class: 'tool-name' }, call.name),
+    call.summary ? h('span', { class: 'tool-arg', title: call.summary }, call.summary) : null,
+    status,
+    call.ms !== undefined ? h('span', { class: 'tool-ms' }, formatDuration(call.ms)) : null);
+  const io = h('div', { class: 'tool-io' },
+    h('div', { class: 'tool-label' }, 'Arguments'),
+    h('pre', { class: 'tool-text tool-args' }, textNodes(call.arguments)),
+    call.result !== undefined ? h('div', { class: 'tool-label' }, 'Result') : null,
+    call.result !== undefined ? h('pre', { class: 'tool-text tool-result' }, textNodes(call.result)) : null);
+  return h('div', { class: `tool-card status-${call.status}` },
+    h('details', { class: 'tool-details' }, summary, io),
+    call.status === 'waiting' ? approvalQuestion(call) : null);
+}
+
+/** The text of one step: a finished reply's render, or nothing when the model wrote none. */
+function stepText(text: string): HTMLElement | null {
+  return /\S/.test(text) ? new MarkdownStream(text, false).el : null;
+}
+
+/** Hooks the turn gives its steps: a question appeared (to announce it and, maybe, focus it). */
+export interface StepsHost {
+  questionShown(question: HTMLElement, call: ToolCallView): void;
+}
+
+interface RenderedStep {
+  text: string;
+  textEl: HTMLElement | null;
+  calls: ToolCallView[];
+  cards: HTMLElement[];
+  el: HTMLElement;
+}
+
+const sameCall = (a: ToolCallView, b: ToolCallView) => a.id === b.id && a.name === b.name && a.summary === b.summary &&
+  a.arguments === b.arguments && a.status === b.status && a.ms === b.ms && a.result === b.result;
+
+/**
+ * The steps of one turn. update() makes the DOM what a fresh render of the steps gives, touching only the steps
+ * and cards that changed; a changed card is built anew and keeps whether it was open and where focus was.
+ */
+export class StepsView {
+  readonly el = h('div', { class: 'tool-steps' });
+  private rendered: RenderedStep[] = [];
+  /** Where focus was before a question took it: it goes back there once the question is answered. */
+  private returnFocus?: HTMLElement;
+
+  constructor(private readonly host: StepsHost) {}
+
+  update(steps: readonly ToolStepView[]): void {
+    steps.forEach((step, i) => this.updateStep(i, step));
+    for (const old of this.rendered.splice(steps.length)) old.el.remove();
+  }
+
+  /** Focus moves into a question that just appeared: remember where it came from. */
+  tookFocus(from: Element | null): void {
+    this.returnFocus = from instanceof HTMLElement && from !== document.body ? from : undefined;
+  }
+
+  private updateStep(i: number, step: ToolStepView): void {
+    let r = this.rendered[i];
+    if (!r) {
+      r = { text: step.text, textEl: stepText(step.text), calls: [], cards: [], el: h('div', { class: 'tool-step' }) };
+      r.el.append(...(r.textEl ? [r.textEl] : []), h('div', { class: 'tool-calls' }));
+      this.rendered.push(r);
+      this.el.append(r.el);
+    } else if (r.text !== step.text) {
+      const textEl = stepText(step.text);
+      if (r.textEl && textEl) r.textEl.replaceWith(textEl);
+      else if (r.textEl) r.textEl.remove();
+      else if (textEl) r.el.prepend(textEl);
+      r.text = step.text;
+      r.textEl = textEl;
+    }
+    const list = r.el.lastElementChild!;
+    step.calls.forEach((call, j) => {
+      const old = r.calls[j];
+      if (old && sameCall(old, call)) return;
+      const card = toolCard(call);
+      const oldCard = r.cards[j];
+      if (oldCard) {
+        this.carryState(oldCard, card);
+        oldCard.replaceWith(card);
+      } else {
+        list.append(card);
+      }
+      r.calls[j] = { ...call };
+      r.cards[j] = card;
+      const question = card.querySelector<HTMLElement>('.tool-question');
+      if (question && old?.status !== 'waiting') this.host.questionShown(question, call);
+    });
+    for (const card of r.cards.splice(step.calls.length)) card.remove();
+    r.calls.length = step.calls.length;
+  }
+
+  /** A card is replaced: it stays open if it was, and focus inside it lands on its counterpart. */
+  private carryState(oldCard: HTMLElement, card: HTMLElement): void {
+    const oldDetails = oldCard.querySelector('details');
+    if (oldDetails?.open) card.querySelector('details')!.open = true;
+    const active = document.activeElement;
+    if (!active || !oldCard.contains(active)) return;
+    const decision = (active as HTMLElement).dataset?.decision;
+    const sameButton = decision ? card.querySelector<HTMLElement>(`button[data-decision="${decision}"]`) : null;
+    // The question was answered: focus goes back to where it was before the question took it, or to the card.
+    const back = this.returnFocus?.isConnected ? this.returnFocus : undefined;
+    const target = sameButton ?? (decision && back ? back : card.querySelector('summary'));
+    if (!sameButton) this.returnFocus = undefined;
+    queueMicrotask(() => target?.focus());
+  }
+}
