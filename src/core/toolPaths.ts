@@ -1,5 +1,5 @@
 // Paths the model gives to the workspace tools: resolved inside a workspace folder, `..` escapes refused, excludes matched.
-import picomatch from 'picomatch';
+import zeptomatch from 'zeptomatch';
 
 /**
  * A failure of a tool call whose message is meant for the model (a refused path, bad arguments, a missing file).
@@ -142,7 +142,8 @@ export interface ExcludeMatcher {
 }
 
 /**
- * Compiles the exclude globs (picomatch; dotfiles match, case-insensitive so that `.ENV` is refused too).
+ * Compiles the exclude globs with zeptomatch (VS Code's glob syntax: `*`, `**`, `?`, `[…]`, `{a,b}`; dotfiles match
+ * like any file), case-insensitive so that `.ENV` is refused too. zeptomatch, not picomatch: a third of the bundle size (8 KB).
  * A path is excluded when it or any folder above it matches, as with VS Code's `files.exclude`.
  */
 export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
@@ -151,7 +152,9 @@ export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
   for (const glob of globs) {
     if (typeof glob !== 'string' || !glob.trim()) continue;
     try {
-      compiled.push({ glob, test: picomatch(glob.replace(/\\/g, '/'), { dot: true, nocase: true }) });
+      const re = zeptomatch.compile(glob.replace(/\\/g, '/'));
+      const nocase = new RegExp(re.source, re.flags.includes('i') ? re.flags : `${re.flags}i`);
+      compiled.push({ glob, test: (p) => nocase.test(p) });
     } catch {
       invalid.push(glob);
     }

@@ -119,6 +119,11 @@ describe('tool paths (excludeMatcher)', () => {
     assert.equal(own.match('build/x.log'), 'build/*.log');
     assert.equal(own.match('build/x.txt'), undefined);
     assert.equal(excludeMatcher([]).match('.env'), undefined);
+    const syntax = excludeMatcher(['**/*.{crt,p12}', 'tmp/[ab]?.txt']);
+    assert.equal(syntax.match('x/y.CRT'), '**/*.{crt,p12}');
+    assert.equal(syntax.match('a.p12'), '**/*.{crt,p12}');
+    assert.equal(syntax.match('tmp/a1.txt'), 'tmp/[ab]?.txt');
+    assert.equal(syntax.match('tmp/c1.txt'), undefined);
   });
 });
 
