@@ -34,6 +34,9 @@ async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit
   try {
     // `undefined` exclude: files.exclude and search.exclude apply, as in the Search view.
     uris = await vscode.workspace.findFiles(include, undefined, limit, cancel.token);
+  } catch (e) {
+    signal.throwIfAborted();
+    throw e;
   } finally {
     cancel.dispose();
   }
