@@ -10,6 +10,8 @@ import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarg
 /** Most files search_text looks at, and files larger than it skips. */
 const MAX_SEARCH_FILES = 5000;
 const MAX_SEARCH_BYTES = 1024 * 1024;
+/** How many paths find_files asks VS Code's search for, to sort and cut to maxResults. */
+const FIND_LIMIT = 2000;
 
 const GLOB_HELP = 'Relative to the workspace folder(s): "**/*.ts" finds TypeScript files at any depth, "src/**" everything under src. With several folders, a glob that starts with a folder name searches only that folder.';
 
@@ -85,8 +87,9 @@ export function findFilesTool(settings: BuiltinToolSettings): WorkspaceTool {
       const glob = requiredString('find_files', args, 'glob', 'a glob such as "**/*.ts"');
       const max = optionalInt('find_files', args, 'maxResults', 1, 1000) ?? 100;
       const ws = new ToolWorkspace(settings);
-      // Asks for more than max: the excludes filter some out after the search.
-      const { targets, full } = await findTargets(ws, includePattern('find_files', ws, glob), max * 2 + 20, signal);
+      // Asks for many more than max: the search returns an arbitrary subset at its limit, and the excludes filter
+      // some out afterwards; the first `max` of a sorted larger set are stable from call to call.
+      const { targets, full } = await findTargets(ws, includePattern('find_files', ws, glob), Math.max(FIND_LIMIT, max * 2), signal);
       if (targets.length === 0) return `No files match "${glob}" (files.exclude, search.exclude and parley.tools.exclude apply).`;
       const more = targets.length > max || full;
       const header = `${Math.min(max, targets.length)} ${targets.length === 1 ? 'file matches' : 'files match'} "${glob}"${more ? ` (more exist: only the first ${max} are listed; narrow the glob)` : ''}:`;
