@@ -1,5 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
+import { DEFAULT_TOOL_EXCLUDE } from '../core/toolPaths';
 import { Disposable } from './disposable';
 
 /** Where the effective value of a setting came from. */
@@ -8,6 +9,18 @@ export type SettingSource = 'default' | 'user' | 'workspace' | 'folder';
 export interface Price {
   input: number;
   output: number;
+}
+
+/** The `parley.tools.*` settings. */
+export interface ToolsSettings {
+  enabled: boolean;
+  /** Globs (relative to each workspace folder) the built-in tools never read. */
+  exclude: string[];
+  maxResultChars: number;
+  maxRounds: number;
+  maxTurnTokens: number;
+  /** Ask before the built-in read tools run too (other tools always ask). */
+  askBeforeReading: boolean;
 }
 
 /** Every Parley setting, typed. Values are as the user wrote them: core validates ranges and URLs. */
@@ -31,6 +44,7 @@ export interface Settings {
   sendReasoningBack: boolean;
   pricing: Record<string, Price>;
   logLevel: 'off' | 'info' | 'debug' | 'trace';
+  tools: ToolsSettings;
   /** Out-of-range or mistyped tuning values that were replaced, in words, for the log. */
   adjusted: string[];
 }
@@ -84,8 +98,21 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
+    tools: {
+      enabled: get<unknown>('tools.enabled') !== false,
+      exclude: stringList(get<unknown>('tools.exclude'), DEFAULT_TOOL_EXCLUDE),
+      maxResultChars: Math.round(clamp('tools.maxResultChars', 1000, 1_000_000, 20_000)),
+      maxRounds: Math.round(clamp('tools.maxRounds', 1, 100, 10)),
+      maxTurnTokens: Math.round(clamp('tools.maxTurnTokens', 1000, 100_000_000, 200_000)),
+      askBeforeReading: get<unknown>('tools.askBeforeReading') === true,
+    },
     adjusted,
   };
+}
+
+/** A list of strings from a setting; the default when it is not an array (non-strings dropped). */
+function stringList(v: unknown, fallback: readonly string[]): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [...fallback];
 }
 
 /** Settings that only tune time and retries are clamped rather than refused: a bad value must not block chat. */

@@ -1,0 +1,196 @@
+// The find_files and search_text tools: files by glob through VS Code's search (files.exclude and search.exclude
+// apply), and text or regex search over them.
+//
+// search_text reads the files itself: vscode.workspace.findTextInFiles is a proposed API, not available to Parley.
+import * as vscode from 'vscode';
+import { ToolError } from '../../core/toolPaths';
+import { cappedList, compileQuery, decodeText, looksBinary, matchingLines, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
+import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+
+/** Most files search_text looks at, and files larger than it skips. */
+const MAX_SEARCH_FILES = 5000;
+const MAX_SEARCH_BYTES = 1024 * 1024;
+/** How many paths find_files asks VS Code's search for, to sort and cut to maxResults. */
+const FIND_LIMIT = 2000;
+
+const GLOB_HELP = 'Relative to the workspace folder(s): "**/*.ts" finds TypeScript files at any depth, "src/**" everything under src. With several folders, a glob that starts with a folder name searches only that folder.';
+
+/** The glob as VS Code's search takes it: a RelativePattern when it starts with a workspace folder's name. */
+function includePattern(tool: string, ws: ToolWorkspace, glob: string): vscode.GlobPattern {
+  if (ws.folders.length === 0) throw new ToolError('No folder is open in VS Code, so there are no workspace files to search.');
+  const g = glob.replace(/\\/g, '/');
+  if (g.startsWith('/') || /^[a-zA-Z]:/.test(g) || g.split('/').includes('..')) {
+    throw new ToolError(`${tool}: the glob "${glob}" must be relative to the workspace folders (no leading "/", drive or "..").`);
+  }
+  if (ws.folders.length > 1) {
+    const folder = ws.folders.find((f) => g.startsWith(`${f.name}/`));
+    if (folder) return new vscode.RelativePattern(folder, g.slice(folder.name.length + 1));
+  }
+  return g;
+}
+
+/** Files matching `include`, under the settings' excludes and VS Code's, sorted, without symlink escapes. */
+async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
+  const cancel = cancellationFor(signal);
+  let uris: vscode.Uri[];
+  try {
+    // `undefined` exclude: files.exclude and search.exclude apply, as in the Search view.
+    uris = await vscode.workspace.findFiles(include, undefined, limit, cancel.token);
+  } catch (e) {
+    signal.throwIfAborted();
+    throw e;
+  } finally {
+    cancel.dispose();
+  }
+  signal.throwIfAborted();
+  const targets: ToolTarget[] = [];
+  for (const uri of uris) {
+    const t = ws.fromUri(uri);
+    if (t && (await linksOk(ws, t))) targets.push(t);
+  }
+  targets.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
+  return { targets, full: uris.length >= limit };
+}
+
+async function linksOk(ws: ToolWorkspace, t: ToolTarget): Promise<boolean> {
+  try {
+    await ws.checkLinks(t);
+    return true;
+  } catch (e) {
+    if (e instanceof ToolError) return false;
+    throw e;
+  }
+}
+
+/** The find_files tool: workspace files whose path matches a glob. */
+export function findFilesTool(settings: BuiltinToolSettings): WorkspaceTool {
+  return {
+    kind: 'read',
+    definition: {
+      type: 'function',
+      function: {
+        name: 'find_files',
+        description: "Finds workspace files whose path matches a glob, honouring the user's files.exclude and search.exclude. Returns paths, sorted.",
+        parameters: {
+          type: 'object',
+          properties: {
+            glob: { type: 'string', description: GLOB_HELP },
+            maxResults: { type: 'integer', minimum: 1, maximum: 1000, description: 'Most paths to return. Default: 100.' },
+          },
+          required: ['glob'],
+          additionalProperties: false,
+        },
+      },
+    },
+    summary: (args) => (typeof args.glob === 'string' ? args.glob : ''),
+    async run(args, signal) {
+      const glob = requiredString('find_files', args, 'glob', 'a glob such as "**/*.ts"');
+      const max = optionalInt('find_files', args, 'maxResults', 1, 1000) ?? 100;
+      const ws = new ToolWorkspace(settings);
+      // Asks for many more than max: the search returns an arbitrary subset at its limit, and the excludes filter
+      // some out afterwards; the first `max` of a sorted larger set are stable from call to call.
+      const { targets, full } = await findTargets(ws, includePattern('find_files', ws, glob), Math.max(FIND_LIMIT, max * 2), signal);
+      if (targets.length === 0) return `No files match "${glob}" (files.exclude, search.exclude and parley.tools.exclude apply).`;
+      const more = targets.length > max || full;
+      const header = `${Math.min(max, targets.length)} ${targets.length === 1 ? 'file matches' : 'files match'} "${glob}"${more ? ` (more exist: only the first ${max} are listed; narrow the glob)` : ''}:`;
+      return `${header}\n${cappedList(targets.slice(0, max).map((t) => t.shown), settings.maxResultChars - 200, 'Narrow the glob.')}`;
+    },
+  };
+}
+
+interface SearchArgs {
+  query: string;
+  isRegex: boolean;
+  caseSensitive: boolean;
+  glob: string;
+  max: number;
+}
+
+function searchArgs(args: Record<string, unknown>): SearchArgs {
+  if (typeof args.query !== 'string' || args.query === '') throw new ToolError('search_text: "query" is required: the text (or, with isRegex, the regular expression) to find.');
+  return {
+    query: args.query,
+    isRegex: optionalBool('search_text', args, 'isRegex') ?? false,
+    caseSensitive: optionalBool('search_text', args, 'caseSensitive') ?? false,
+    glob: optionalString('search_text', args, 'glob', 'which files to search, such as "src/**/*.ts"') ?? '**/*',
+    max: optionalInt('search_text', args, 'maxResults', 1, 500) ?? 50,
+  };
+}
+
+/** The search_text tool: matching lines as `path:line: text`, in path order, up to a cap. */
+export function searchTextTool(settings: BuiltinToolSettings): WorkspaceTool {
+  return {
+    kind: 'read',
+    definition: {
+      type: 'function',
+      function: {
+        name: 'search_text',
+        description: 'Searches the text of workspace files for a literal string or a regular expression (JavaScript syntax, one line at a time). Returns matching lines as "path:line: text". Binary files, files over 1 MB and excluded files are skipped.',
+        parameters: {
+          type: 'object',
+          properties: {
+            query: { type: 'string', description: 'The text to find, or a regular expression when isRegex is true.' },
+            isRegex: { type: 'boolean', description: 'Treat query as a regular expression. Default: false.' },
+            caseSensitive: { type: 'boolean', description: 'Match case. Default: false.' },
+            glob: { type: 'string', description: `Which files to search. Default: all. ${GLOB_HELP}` },
+            maxResults: { type: 'integer', minimum: 1, maximum: 500, description: 'Most matching lines to return. Default: 50.' },
+          },
+          required: ['query'],
+          additionalProperties: false,
+        },
+      },
+    },
+    summary: (args) => (typeof args.query === 'string' ? args.query + (typeof args.glob === 'string' && args.glob ? ` in ${args.glob}` : '') : ''),
+    async run(args, signal) {
+      const a = searchArgs(args);
+      const re = compileQuery(a.query, a.isRegex, a.caseSensitive);
+      const ws = new ToolWorkspace(settings);
+      const { targets, full } = await findTargets(ws, includePattern('search_text', ws, a.glob), MAX_SEARCH_FILES, signal);
+      return searchText(ws, targets, re, a, signal, full);
+    },
+  };
+}
+
+async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, full: boolean): Promise<string> {
+  const hits: string[] = [];
+  const files = new Set<string>();
+  let skipped = 0;
+  let searched = 0;
+  for (const t of targets) {
+    signal.throwIfAborted();
+    const text = await searchableText(t);
+    signal.throwIfAborted();
+    if (text === undefined) {
+      skipped++;
+      continue;
+    }
+    searched++;
+    for (const m of matchingLines(text, re, a.max - hits.length)) {
+      hits.push(`${t.shown}:${m.line}: ${m.text}`);
+      files.add(t.shown);
+    }
+    if (hits.length >= a.max) break;
+  }
+  const what = `${a.isRegex ? 'regex' : 'text'} "${a.query}"${a.glob === '**/*' ? '' : ` in ${a.glob}`}`;
+  const notes: string[] = [];
+  if (hits.length >= a.max) notes.push(`[Stopped at maxResults (${a.max}) after ${searched} files: there may be more matches. Narrow the query or the glob, or raise maxResults.]`);
+  else if (full) notes.push(`[Only the first ${MAX_SEARCH_FILES} files were searched: narrow the glob.]`);
+  if (skipped > 0) notes.push(`[${skipped} binary, unreadable or larger than 1 MB ${skipped === 1 ? 'file was' : 'files were'} skipped.]`);
+  if (hits.length === 0) return [`No matches for ${what} in ${searched} ${searched === 1 ? 'file' : 'files'}.`, ...notes].join('\n');
+  const header = `${hits.length} ${hits.length === 1 ? 'match' : 'matches'} for ${what} in ${files.size} ${files.size === 1 ? 'file' : 'files'}:`;
+  return [header, cappedList(hits, ws.settings.maxResultChars - 300, 'Narrow the query or the glob.'), ...notes].join('\n');
+}
+
+/** A file's text for searching, or undefined when it is binary, too large or unreadable. */
+async function searchableText(t: ToolTarget): Promise<string | undefined> {
+  const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
+  if (open) return open.getText();
+  try {
+    const stat = await vscode.workspace.fs.stat(t.uri);
+    if (stat.size > MAX_SEARCH_BYTES || !(stat.type & vscode.FileType.File)) return undefined;
+    const bytes = await vscode.workspace.fs.readFile(t.uri);
+    return looksBinary(bytes) ? undefined : decodeText(bytes);
+  } catch {
+    return undefined;
+  }
+}

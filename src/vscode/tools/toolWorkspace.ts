@@ -1,0 +1,158 @@
+// What the built-in tools share: the tool shape, and access to workspace files that refuses excluded paths and symlink escapes.
+import { promises as fs } from 'node:fs';
+import * as vscode from 'vscode';
+import type { ToolDefinition } from '../../core/types';
+import {
+  ToolError,
+  displayToolPath,
+  excludeMatcher,
+  excludedMessage,
+  isInside,
+  relativeToFolders,
+  resolveToolPath,
+  type ExcludeMatcher,
+  type ToolFolder,
+} from '../../core/toolPaths';
+import type { ToolArgs } from '../../core/toolText';
+
+/** A built-in tool: its definition for the request, the card's one-line summary, and the call itself. */
+export interface WorkspaceTool {
+  definition: ToolDefinition;
+  kind: 'read';
+  /** The main argument, for the card ('' when there is none). Never throws, whatever the arguments. */
+  summary(args: ToolArgs): string;
+  /**
+   * Runs the call. Resolves to the text the model receives; rejects with ToolError (message for the model) for
+   * refused paths, bad arguments and missing files, and with the signal's reason when the signal aborts.
+   */
+  run(args: ToolArgs, signal: AbortSignal): Promise<string>;
+}
+
+/** The settings the built-in tools read (from `parley.tools.*`). */
+export interface BuiltinToolSettings {
+  /** `parley.tools.exclude`: globs, relative to each workspace folder, that are never read. */
+  exclude: readonly string[];
+  /** `parley.tools.maxResultChars`: the most characters one result may have. */
+  maxResultChars: number;
+}
+
+/** A file or folder a tool may touch: resolved, inside a folder, not excluded. */
+export interface ToolTarget {
+  uri: vscode.Uri;
+  folder: vscode.WorkspaceFolder;
+  /** Relative to the folder ('' for the folder itself). */
+  relative: string;
+  /** As shown to the model (resolveToolPath reads it back). */
+  shown: string;
+}
+
+/** Files larger than this are not read whole (read_file) or searched (search_text). */
+export const MAX_READ_BYTES = 10 * 1024 * 1024;
+
+/**
+ * The workspace as one tool call sees it: folders and excludes fixed at the start of the call. Checks each path the
+ * model names (and each file a search finds) before anything is read; symlink checks are cached for the call.
+ */
+export class ToolWorkspace {
+  readonly folders: readonly vscode.WorkspaceFolder[];
+  readonly toolFolders: ToolFolder[];
+  readonly exclude: ExcludeMatcher;
+  private readonly realRoots = new Map<string, Promise<string>>();
+  private readonly linkFree = new Map<string, Promise<boolean>>();
+
+  constructor(readonly settings: BuiltinToolSettings) {
+    this.folders = vscode.workspace.workspaceFolders ?? [];
+    this.toolFolders = this.folders.map((f) => ({ name: f.name, path: f.uri.path }));
+    this.exclude = excludeMatcher(settings.exclude);
+  }
+
+  /** Resolves a path from the model; throws ToolError when it is outside the folders or excluded. */
+  target(input: string): ToolTarget {
+    const r = resolveToolPath(input, this.toolFolders);
+    const folder = this.folders[r.folderIndex];
+    const t = { uri: folder.uri.with({ path: r.path }), folder, relative: r.relative, shown: displayToolPath(this.toolFolders, r.folderIndex, r.relative) };
+    this.refuseExcluded(t);
+    return t;
+  }
+
+  /** The target for a URI VS Code gave (a search result, a diagnostic); undefined when outside every folder or excluded. */
+  fromUri(uri: vscode.Uri): ToolTarget | undefined {
+    const folder = vscode.workspace.getWorkspaceFolder(uri);
+    if (!folder) return undefined;
+    const index = this.folders.findIndex((f) => f.uri.toString() === folder.uri.toString());
+    const r = index >= 0 ? relativeToFolders(uri.path, [this.toolFolders[index]]) : undefined;
+    if (!r || this.exclude.match(r.relative)) return undefined;
+    return { uri, folder, relative: r.relative, shown: displayToolPath(this.toolFolders, index, r.relative) };
+  }
+
+  private refuseExcluded(t: ToolTarget): void {
+    const glob = this.exclude.match(t.relative);
+    if (glob) throw new ToolError(excludedMessage(t.shown, glob));
+  }
+
+  /**
+   * Refuses a target reached through a symbolic link that leaves its folder. file: URIs are resolved with realpath
+   * (the real path must stay in the folder and not be excluded); other schemes cannot be resolved, so any link on the
+   * way is refused. A missing file passes: the read that follows reports it.
+   */
+  async checkLinks(t: ToolTarget): Promise<void> {
+    if (t.uri.scheme === 'file') return this.checkRealPath(t);
+    let dir = t.folder.uri;
+    for (const segment of t.relative.split('/').filter(Boolean)) {
+      dir = vscode.Uri.joinPath(dir, segment);
+      const key = dir.toString();
+      if (!this.linkFree.has(key)) this.linkFree.set(key, statIsLink(dir).then((link) => !link));
+      if (!(await this.linkFree.get(key))) {
+        throw new ToolError(`"${t.shown}" goes through a symbolic link, which cannot be checked on a ${t.uri.scheme} workspace; it is not read.`);
+      }
+    }
+  }
+
+  private async checkRealPath(t: ToolTarget): Promise<void> {
+    const rootKey = t.folder.uri.fsPath;
+    if (!this.realRoots.has(rootKey)) this.realRoots.set(rootKey, fs.realpath(rootKey).catch(() => rootKey));
+    const root = await (this.realRoots.get(rootKey) as Promise<string>);
+    let real: string;
+    try {
+      real = await fs.realpath(t.uri.fsPath);
+    } catch {
+      return;
+    }
+    if (!isInside(real, root)) throw new ToolError(`"${t.shown}" is a symbolic link (or inside one) that leads outside the workspace folder; it is not read.`);
+    const realRelative = relativeToFolders(real, [{ name: '', path: root }])?.relative ?? '';
+    const glob = this.exclude.match(realRelative);
+    if (glob) throw new ToolError(`"${t.shown}" leads through a symbolic link to "${realRelative}", which is excluded by parley.tools.exclude (${glob}): secrets and dependencies are not read.`);
+  }
+
+  /** Stats a target; a missing one is a ToolError that says so. */
+  async stat(t: ToolTarget): Promise<vscode.FileStat> {
+    try {
+      return await vscode.workspace.fs.stat(t.uri);
+    } catch (e) {
+      throw notFound(t, e);
+    }
+  }
+}
+
+async function statIsLink(uri: vscode.Uri): Promise<boolean> {
+  try {
+    return ((await vscode.workspace.fs.stat(uri)).type & vscode.FileType.SymbolicLink) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** A file-system failure in words for the model. */
+export function notFound(t: ToolTarget, e: unknown): ToolError {
+  if (e instanceof ToolError) return e;
+  if (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') return new ToolError(`"${t.shown}" does not exist.`);
+  return new ToolError(`"${t.shown}" could not be read: ${e instanceof Error ? e.message : String(e)}`);
+}
+
+/** A CancellationToken that fires with `signal`; dispose it after the call. */
+export function cancellationFor(signal: AbortSignal): vscode.CancellationTokenSource {
+  const source = new vscode.CancellationTokenSource();
+  if (signal.aborted) source.cancel();
+  else signal.addEventListener('abort', () => source.cancel(), { once: true });
+  return source;
+}

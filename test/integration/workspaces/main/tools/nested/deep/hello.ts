@@ -1,0 +1,2 @@
+// A fixture for the tools' integration tests.
+export const greeting = 'hello from the fixture';
