@@ -13,6 +13,7 @@ import { ApiKeyStore } from './vscode/secrets';
 import type { Services } from './vscode/services';
 import { USAGE_REPORT, UsageTracker } from './vscode/statusBar';
 import { ViewRecorder } from './vscode/testSeam';
+import { workspaceToolbox } from './vscode/toolbox';
 import { routeWebviewMessage } from './vscode/webviewRoutes';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
@@ -25,7 +26,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const usage = new UsageTracker(context.globalStorageUri, context.globalState);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState);
-  const chat = new ChatController(requester, history, log, settings);
+  const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings));
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const editors = new EditorTracker();

@@ -14,7 +14,8 @@ import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import type { Requester } from './requester';
 import { guardMessage } from '../core/toolLoop';
-import { runToolTurn, ToolSession, type ToolSettings, type TurnTool } from './toolTurn';
+import type { Toolbox } from './toolbox';
+import { runToolTurn, ToolSession } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
 import { ViewChannel } from './viewChannel';
 
@@ -61,7 +62,7 @@ export class ChatController implements vscode.Disposable {
     private readonly settings: SettingsSnapshot,
     readonly channel = new ViewChannel(),
     /** The tools a turn may offer now ([] in Restricted Mode or when they are off), and their settings. */
-    private readonly toolbox: () => { tools: TurnTool[]; settings: ToolSettings } = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
+    private readonly toolbox: Toolbox = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
   ) {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log);
@@ -154,7 +155,6 @@ export class ChatController implements vscode.Disposable {
       const end = await runToolTurn({
         turn, runner, channel, log: this.log, session: this.tools, target, tools, signal, source,
         askBeforeReading: box.settings.askBeforeReading,
-        toolsRefused: () => channel.post({ type: 'notice', text: `${settings.model} cannot use tools at this server; Parley goes on without them.` }),
       }, messages, box.settings);
       const r = end.result;
       if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });

@@ -85,8 +85,6 @@ export interface ToolTurnDeps {
   source: 'chat' | 'explain';
   /** Ask before built-in read tools too (parley.tools.askBeforeReading). */
   askBeforeReading: boolean;
-  /** Called once when the server refused tools: the turn goes on without them. */
-  toolsRefused: () => void;
 }
 
 /** Runs one turn through the tool loop. */
@@ -109,11 +107,8 @@ class ToolTurn implements ToolLoopHost {
   async request(messages: ChatMessage[]): Promise<{ result: ChatResult; tokens: number }> {
     const { turn, runner, target, signal, source } = this.d;
     const outcome = await runner.request(turn, { target, messages, source, signal, tools: this.offered });
-    if (this.offered.length && outcome.dropped.includes('tools')) {
-      // The server refused tools: this turn (and, learnt, the next ones) go on without them.
-      this.offered = [];
-      this.d.toolsRefused();
-    }
+    // The server refused tools: this turn (and, learnt, the next ones) go on without them; the runner says so once.
+    if (outcome.dropped.includes('tools')) this.offered = [];
     // Calls to tools that were never offered are not run (a server that sends them unasked).
     const result = this.offered.length ? outcome.result : { ...outcome.result, toolCalls: [] };
     const u = outcome.usage;

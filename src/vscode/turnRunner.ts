@@ -27,6 +27,7 @@ export function statusOf(r: ChatResult): TurnStatus {
 const ADAPTATION_NOTICES: Record<string, string> = {
   stream_options: 'This server does not accept stream_options; usage will be estimated when it sends none.',
   max_tokens: 'This server wants max_completion_tokens instead of max_tokens; Parley now sends that.',
+  tools: 'This model cannot use tools at this server: Parley goes on without them (Reset Endpoint Adaptations tries again).',
 };
 
 /** One request of a turn. A turn makes one now; a tool loop would make several, all under the turn's signal. */
