@@ -26,6 +26,8 @@ import { runs } from '../test/integration/runs.mjs';
 import { BASE_USER_SETTINGS, CACHE_DIR, ROOT, SetupError, codeServerVersion, ensureHost, hasCommand, launchChromium, ownGroup, startCodeServer, writeUserSettings } from './vscode-host.mjs';
 
 const TESTS_ENTRY = join(ROOT, 'out', 'test', 'integration', 'index.js');
+/** A second extension the runs load: one language model tool, as another extension would offer it (vscode.lm.tools). */
+const TOOL_EXTENSION = join(ROOT, 'test', 'integration', 'tool-extension');
 const WORKSPACES = join(ROOT, 'test', 'integration', 'workspaces');
 const RUN_TIMEOUT_MS = Number(process.env.PARLEY_TEST_TIMEOUT_SECONDS || 300) * 1000;
 // From opening the page to the first line of the extension host: the workbench loads and starts the extension host.
@@ -70,7 +72,10 @@ function prepare(run) {
   tempDirs.add(dir);
   const workspace = join(dir, run.workspace);
   cpSync(fixture, workspace, { recursive: true });
-  return { dir, workspace, userDataDir: join(dir, 'user'), extensionsDir: join(dir, 'extensions') };
+  // The profile's extensions: the test tool extension, installed as a folder the way VS Code lays one out.
+  const extensionsDir = join(dir, 'extensions');
+  cpSync(TOOL_EXTENSION, join(extensionsDir, 'parley-test.parley-test-tools-0.0.1'), { recursive: true });
+  return { dir, workspace, userDataDir: join(dir, 'user'), extensionsDir };
 }
 
 function cleanup(dir) {

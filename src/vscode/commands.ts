@@ -30,6 +30,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.resetWorkspaceOrigins': () => resetWorkspaceOrigins(s),
     'parley.selectModel': () => selectModel(s),
     'parley.showLog': () => s.log.show(),
+    'parley.chooseTools': () => s.externalTools.choose(),
   };
   return Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
 }

@@ -2,6 +2,7 @@
 import type { ChatController } from './chatController';
 import type { SettingsSnapshot } from './config';
 import type { EditorTracker } from './editors';
+import type { ExternalTools } from './externalTools';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
 import type { ReportDocuments } from './reports';
@@ -20,4 +21,5 @@ export interface Services {
   chat: ChatController;
   reports: ReportDocuments;
   editors: EditorTracker;
+  externalTools: ExternalTools;
 }

@@ -1,7 +1,8 @@
-// The tools a chat turn may offer right now: the built-in read-only ones, when tools are on, the workspace is trusted
-// (Restricted Mode turns them off) and there is a folder to read.
+// The tools a chat turn may offer right now: the built-in read-only ones when there is a folder to read, and the
+// tools of other extensions and MCP servers the reader turned on; none when tools are off or in Restricted Mode.
 import * as vscode from 'vscode';
 import type { SettingsSnapshot } from './config';
+import type { ExternalTools } from './externalTools';
 import type { ToolSettings, TurnTool } from './toolTurn';
 import { builtinTools } from './tools/builtinTools';
 
@@ -9,13 +10,15 @@ import { builtinTools } from './tools/builtinTools';
 export type Toolbox = () => { tools: TurnTool[]; settings: ToolSettings };
 
 /** The window's toolbox, read afresh for each turn so that a changed setting or trust applies at once. */
-export function workspaceToolbox(settings: SettingsSnapshot): Toolbox {
+export function workspaceToolbox(settings: SettingsSnapshot, external: ExternalTools): Toolbox {
   return () => {
     const s = settings.current.tools;
-    const on = s.enabled && vscode.workspace.isTrusted && (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
-    const tools: TurnTool[] = on
+    if (!s.enabled || !vscode.workspace.isTrusted) return { tools: [], settings: s };
+    const folders = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+    const tools: TurnTool[] = folders
       ? builtinTools(s).map((t) => ({ definition: t.definition, readOnly: t.kind === 'read', summary: (a) => t.summary(a), run: (a, signal) => t.run(a, signal) }))
       : [];
+    tools.push(...external.turnTools(new Set(tools.map((t) => t.definition.function.name))));
     return { tools, settings: s };
   };
 }

@@ -45,4 +45,17 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     assert.equal(chats(user)[0].json.model, 'user-model', "the workspace's model is ignored too");
     assert.deepEqual(asked, [], 'nothing to ask: the workspace value is simply not used');
   });
+
+  test('tools are off: none are offered to the model, even with an extension tool turned on', async () => {
+    await userSettings({ baseUrl: user.url, model: 'user-model', 'tools.enabled': true });
+    await api.externalTools.setEnabled(['parley_test_echo']);
+    try {
+      user.requests.length = 0;
+      await api.chat.send('what files are here?', []);
+      assert.equal(chats(user).length, 1);
+      assert.equal((chats(user)[0].json as { tools?: unknown }).tools, undefined);
+    } finally {
+      await api.externalTools.setEnabled([]);
+    }
+  });
 });

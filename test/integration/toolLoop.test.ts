@@ -216,6 +216,33 @@ suite('Tools: the loop in a chat turn', function () {
     await vscode.commands.executeCommand('parley.resetAdaptations');
   });
 
+  test('a tool from another extension (vscode.lm.tools) is off until turned on, then asks in the panel before it runs', async () => {
+    await waitFor("the test extension's tool in vscode.lm.tools", () => vscode.lm.tools.some((t) => t.name === 'parley_test_echo'), 20_000);
+    const offered = (r: RecordedRequest) => ((r.json as { tools?: Array<{ function: { name: string } }> }).tools ?? []).map((t) => t.function.name);
+    replies = [textReply('nothing to echo')];
+    await api.chat.send('Hello', []);
+    assert.ok(!offered(chats(server)[0]).includes('parley_test_echo'), 'off until the reader turns it on');
+    await api.externalTools.setEnabled(['parley_test_echo']);
+    try {
+      server.requests.length = 0;
+      (server as TestServer & { reset: () => void }).reset();
+      replies = [callReply(['e1', 'parley_test_echo', { text: 'abc' }]), textReply('It echoed.')];
+      const sent = api.chat.send('Echo abc', []);
+      await waitFor('the call to wait for the reader', () => calls().find((c) => c.id === 'e1')?.status === 'waiting');
+      assert.ok(offered(chats(server)[0]).includes('parley_test_echo'));
+      await routeWebviewMessage(api, { type: 'toolApproval', callId: 'e1', decision: 'once' });
+      await sent;
+      const [card] = calls();
+      assert.equal(card.status, 'done');
+      assert.match(card.result ?? '', /^echo #\d+: cba$/);
+      const tool = messagesOf(chats(server)[1]).find((m) => m.role === 'tool');
+      assert.equal(tool?.tool_call_id, 'e1');
+      assert.match(String(tool?.content), /cba/);
+    } finally {
+      await api.externalTools.setEnabled([]);
+    }
+  });
+
   test('the composer switch turns tools off for the conversation: no tools are sent', async () => {
     await routeWebviewMessage(api, { type: 'setTools', enabled: false });
     replies = [textReply('plain')];

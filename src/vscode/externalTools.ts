@@ -1,0 +1,94 @@
+// Tools from other extensions and from MCP servers (`vscode.lm.tools`): off until the reader turns each one on in a
+// picker, always asked for in the panel before they run, and run with `vscode.lm.invokeTool`, which shows a tool's own
+// confirmation (its `prepareInvocation`) as well.
+import * as vscode from 'vscode';
+import type { ToolDefinition } from '../core/types';
+import type { TurnTool } from './toolTurn';
+
+const ENABLED_STATE = 'parley.tools.external';
+
+/** A function name the chat API accepts (`^[a-zA-Z0-9_-]{1,64}$`), made from a tool's own name. */
+export function functionName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64) || 'tool';
+}
+
+/** The text of a tool's result: its text parts; other parts are named, not shown. */
+function resultText(result: vscode.LanguageModelToolResult): string {
+  const parts: string[] = [];
+  for (const p of result.content) {
+    if (p instanceof vscode.LanguageModelTextPart) parts.push(p.value);
+    else parts.push('[a part that is not text]');
+  }
+  return parts.join('\n');
+}
+
+/** The first string argument, for the card. */
+function firstString(args: Record<string, unknown>): string {
+  for (const v of Object.values(args)) if (typeof v === 'string') return v;
+  return '';
+}
+
+/** The tools other extensions and MCP servers offer, and which of them the reader turned on (kept in global state). */
+export class ExternalTools {
+  constructor(private readonly state: vscode.Memento) {}
+
+  /** Names of the tools turned on. */
+  enabled(): string[] {
+    const v = this.state.get<unknown>(ENABLED_STATE);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  }
+
+  async setEnabled(names: readonly string[]): Promise<void> {
+    await this.state.update(ENABLED_STATE, names.length ? [...new Set(names)] : undefined);
+  }
+
+  /** The tools turned on that VS Code lists now (an MCP server's tools appear once it has started), minus `taken` names. */
+  turnTools(taken: ReadonlySet<string>): TurnTool[] {
+    const on = new Set(this.enabled());
+    const out: TurnTool[] = [];
+    const used = new Set(taken);
+    for (const info of vscode.lm.tools) {
+      if (!on.has(info.name)) continue;
+      const name = functionName(info.name);
+      if (used.has(name)) continue;
+      used.add(name);
+      const definition: ToolDefinition = {
+        type: 'function',
+        function: { name, description: info.description.slice(0, 1024), parameters: (info.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} } },
+      };
+      out.push({
+        definition,
+        readOnly: false,
+        summary: firstString,
+        run: async (input, signal) => {
+          const cancel = new vscode.CancellationTokenSource();
+          const onAbort = () => cancel.cancel();
+          signal.addEventListener('abort', onAbort, { once: true });
+          try {
+            return resultText(await vscode.lm.invokeTool(info.name, { input, toolInvocationToken: undefined }, cancel.token));
+          } finally {
+            signal.removeEventListener('abort', onAbort);
+            cancel.dispose();
+          }
+        },
+      });
+    }
+    return out;
+  }
+
+  /** "Parley: Choose Tools from Other Extensions": a picker of every listed tool, the ones on ticked. */
+  async choose(): Promise<void> {
+    const on = new Set(this.enabled());
+    const items = vscode.lm.tools.map((t) => ({ label: t.name, description: t.tags.join(', '), detail: t.description.slice(0, 200), picked: on.has(t.name) }));
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage('Parley: no other extension or MCP server offers tools right now. An MCP server lists its tools once it has started.');
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(items, {
+      canPickMany: true,
+      title: 'Tools Parley may offer the model (each call still asks in the panel)',
+      placeHolder: 'Tick the tools to turn on',
+    });
+    if (picked) await this.setEnabled(picked.map((p) => p.label));
+  }
+}
