@@ -5,7 +5,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { toMessages, type Turn } from '../../src/core/conversation';
+import { exportMarkdown, toMessages, type Turn } from '../../src/core/conversation';
 import { chatWithFallback } from '../../src/core/fallback';
 import { REPEAT_LIMIT, runToolLoop, STOPPED_RESULT, type ToolLoopHost, type ToolOutcome } from '../../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../../src/core/types';
@@ -241,5 +241,27 @@ describe('a conversation with tool calls, from history', () => {
       if (x.role === 'tool') assert.ok(calls.delete(x.tool_call_id ?? ''), `orphan tool message ${x.tool_call_id}`);
       if (x.role === 'user') assert.equal(calls.size, 0, 'a call without a result');
     }
+  });
+});
+
+describe('a conversation with tool calls, exported', () => {
+  it('shows each round: its text, then each call with its status, exact arguments and result, and the requests', () => {
+    const md = exportMarkdown({
+      id: 'c', title: 'Tools', createdAt: 0, updatedAt: 0,
+      turns: [
+        { id: 'u', role: 'user', text: 'read a', status: 'done' },
+        {
+          id: 'a', role: 'assistant', text: 'It says alpha.', status: 'done', requests: 2, usage: { prompt: 30, completion: 8, total: 38, estimated: false },
+          steps: [{ text: 'Reading a.', calls: [{ id: 'c1', name: 'read_file', summary: 'a.txt', arguments: '{"path":"a.txt"}', status: 'done', ms: 3, result: 'alpha ``` fence' }] }],
+        },
+      ],
+    }, []);
+    const i = md.indexOf('Reading a.');
+    const j = md.indexOf('**Tool `read_file`** a.txt: done in 3 ms');
+    const k = md.indexOf('It says alpha.');
+    assert.ok(i >= 0 && j > i && k > j, md);
+    assert.ok(md.includes('```json\n{"path":"a.txt"}\n```'), md);
+    assert.ok(md.includes('````text\nalpha ``` fence\n````'), 'a result with a fence gets a longer one');
+    assert.ok(md.includes('38 tokens in 2 requests'), md);
   });
 });
