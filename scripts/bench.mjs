@@ -1,6 +1,7 @@
 // `npm run bench`: builds and runs the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the
-// openai SDK), then the render benchmark when bench/render.mjs exists. Each prints ratios against a baseline
-// measured in the same run. Exits non-zero when either fails.
+// openai SDK), then the tool loop benchmark (runToolLoop vs the same requests back to back), then the render
+// benchmark when bench/render.mjs exists. Each prints ratios against a baseline measured in the same run. Exits
+// non-zero when any fails.
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -9,18 +10,21 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const clientBundle = join(ROOT, 'out', 'bench', 'client.js');
+const toolLoopBundle = join(ROOT, 'out', 'bench', 'toolLoop.js');
 
 // Bundled like the extension (node, cjs), so Parley's client runs as it ships; the SDK is bundled the same way.
-await esbuild.build({
-  entryPoints: [join(ROOT, 'bench', 'client.ts')],
-  outfile: clientBundle,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  sourcemap: 'linked',
-  logLevel: 'warning',
-});
+for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', toolLoopBundle]]) {
+  await esbuild.build({
+    entryPoints: [join(ROOT, 'bench', entry)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+  });
+}
 
 let failed = false;
 function run(title, args) {
@@ -33,6 +37,8 @@ function run(title, args) {
 }
 
 run('client', [clientBundle]);
+console.log();
+run('tool loop', [toolLoopBundle]);
 const render = join(ROOT, 'bench', 'render.mjs');
 if (existsSync(render)) {
   console.log();
