@@ -202,6 +202,33 @@ suite('Tools: the loop in a chat turn', function () {
     }
   });
 
+  test('the same call three times in a row ends the turn before it runs a third time', async () => {
+    replies = [callReply(['same', 'get_open_editors', {}])];
+    await api.chat.send('Loop on one call', []);
+    const turn = lastTurn();
+    assert.equal(turn.status, 'incomplete');
+    assert.match(turn.error?.title ?? '', /the same tool call 3 times in a row/);
+    assert.deepEqual(turn.error?.actions, ['continue']);
+    assert.equal(calls().length, 2);
+  });
+
+  test("the turn's token budget ends the turn before the next round", async () => {
+    await userSettings({ 'tools.maxTurnTokens': 1000 });
+    await waitFor('the settings snapshot', () => api.settings.current.tools.maxTurnTokens === 1000);
+    try {
+      let k = 0;
+      // Each tool round reports 110 tokens; the summed turn passes 1,000 after the tenth request.
+      replies = [(req, res) => callReply([`t${k}`, 'read_file', { path: 'tools/notes.md', startLine: ++k }])(req, res)];
+      await api.chat.send('Spend', []);
+      const turn = lastTurn();
+      assert.match(turn.error?.title ?? '', /more than 1,000 tokens \(parley\.tools\.maxTurnTokens\)/);
+      assert.equal(turn.usage?.total, 110 * chats(server).length);
+      assert.ok((turn.usage?.total ?? 0) >= 1000);
+    } finally {
+      await userSettings({ 'tools.maxTurnTokens': undefined });
+    }
+  });
+
   test('a server that refuses tools: the turn goes on without them, and the panel says so', async () => {
     replies = [
       (req, res) => ((req.json as { tools?: unknown }).tools
