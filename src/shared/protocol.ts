@@ -48,8 +48,11 @@ export interface ContextChip {
   truncated: boolean;
 }
 
-/** Where one tool call stands: `waiting` asks the reader (Allow once, Always allow this tool, Deny). */
-export type ToolCallStatus = 'waiting' | 'running' | 'done' | 'denied' | 'failed';
+/**
+ * Where one tool call stands: `queued` waits for the calls before it, `waiting` asks the reader (Allow once, Always
+ * allow this tool, Deny).
+ */
+export type ToolCallStatus = 'queued' | 'waiting' | 'running' | 'done' | 'denied' | 'failed';
 
 /** One tool call of a turn, shown as a compact card between the text parts. */
 export interface ToolCallView {

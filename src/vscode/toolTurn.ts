@@ -190,7 +190,7 @@ class ToolTurn implements ToolLoopHost {
         summary = '';
       }
     }
-    return { id: call.id, name: call.function.name, summary: summary.slice(0, 200), arguments: call.function.arguments, status: 'running' };
+    return { id: call.id, name: call.function.name, summary: summary.slice(0, 200), arguments: call.function.arguments, status: 'queued' };
   }
 
   private findView(id: string): ToolCallView {

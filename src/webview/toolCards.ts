@@ -5,6 +5,7 @@ import { MarkdownStream } from './markdownStream';
 import { post } from './vscodeApi';
 
 const STATUS_WORDS: Record<ToolCallStatus, string> = {
+  queued: 'Queued',
   waiting: 'Waiting for approval',
   running: 'Running…',
   done: 'Done',

@@ -32,6 +32,8 @@ export const tests = {
     await visible(question, 'the approval question of the list_directory card');
     for (const name of BUTTONS) await visible(question.getByRole('button', { name, exact: true }), `the "${name}" button`);
     if ((await readCards(reply))[0].status !== 'Waiting for approval') throw new Error(`the waiting card says "${(await readCards(reply))[0].status}"`);
+    // The second call waits its turn, and says so (it does not claim to run).
+    if ((await readCards(reply))[1].status !== 'Queued') throw new Error(`the second card says "${(await readCards(reply))[1].status}" while the first waits, expected "Queued"`);
     await visible(chat.locator('[aria-live="polite"]').getByText(`Approval needed. Run ${CALLS[0].name} on ${CALLS[0].summary}?`, { exact: false }), 'the approval question announced to screen readers');
 
     // Keyboard-reachable: the question took the focus (the composer was empty), and Tab walks its buttons.
