@@ -12,6 +12,7 @@ import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { streamChat } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
+import { median, spread } from './stats';
 
 const CHUNKS = 20_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -239,9 +240,6 @@ async function startServer(): Promise<{ base: string; bodyBytes: number; child: 
   return { base: `http://127.0.0.1:${info.port}`, bodyBytes: info.bytes, child };
 }
 
-function median(xs: number[]): number {
-  return quantile(xs, 0.5);
-}
 
 /** A seeded generator (mulberry32), so that a run's order can be reproduced. */
 function random(seed: number): () => number {
@@ -275,17 +273,11 @@ async function rounds(base: string, warmup: number, count: number, seed: number)
   return samples;
 }
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = q * (s.length - 1);
-  const lo = Math.floor(at);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
-}
 
 /** Per-round ratios a/b: machine noise that hits a whole round cancels out. Median and interquartile range. */
 function paired(a: Timing[], b: Timing[]): { median: number; p25: number; p75: number } {
   const ratios = a.map((t, i) => t.totalMs / b[i].totalMs);
-  return { median: quantile(ratios, 0.5), p25: quantile(ratios, 0.25), p75: quantile(ratios, 0.75) };
+  return spread(ratios);
 }
 
 interface Summary {

@@ -18,6 +18,7 @@ import { chatWithFallback } from '../src/core/fallback';
 import type { RequestSettings } from '../src/core/request';
 import { runToolLoop, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../src/core/types';
+import { median, spread } from './stats';
 
 /** Rounds of tool calls per turn; a turn is ROUNDS + 1 requests (the last one answers with text). */
 const ROUNDS = Number(process.env.BENCH_TOOL_ROUNDS ?? 10);
@@ -212,15 +213,6 @@ async function pairs(turns: Record<Way, Turn>, received: string[], warmup: numbe
   return samples;
 }
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = q * (s.length - 1);
-  const lo = Math.floor(at);
-  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
-}
-
-const median = (xs: number[]) => quantile(xs, 0.5);
-const spread = (xs: number[]) => ({ median: quantile(xs, 0.5), p25: quantile(xs, 0.25), p75: quantile(xs, 0.75) });
 const f2 = (n: number) => n.toFixed(2);
 const f3 = (n: number) => n.toFixed(3);
 const x2 = (n: number) => `${n.toFixed(2)}x`;

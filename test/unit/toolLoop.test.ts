@@ -81,6 +81,15 @@ async function scripted<T>(replies: Array<string | ((res: ServerResponse) => Pro
   }, (s) => fn(s, new Host(s)));
 }
 
+/** A reply that asks for a call the model has not asked for before (another city each time), so no repeat guard fires. */
+function aNewCallEachTime(): (res: ServerResponse) => Promise<void> {
+  let n = 0;
+  return async (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(toolsReply(callDelta(0, `c${n}`, 'weather', JSON.stringify({ location: `city ${n++}` }))));
+  };
+}
+
 const sent = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
 const LIMITS = { maxRounds: 10, maxTurnTokens: 100_000 };
 
@@ -159,12 +168,7 @@ describe('the tool loop', function () {
   });
 
   it('at most maxRounds rounds of calls', async () => {
-    let n = 0;
-    const different = async (res: ServerResponse) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(toolsReply(callDelta(0, `c${n}`, 'weather', JSON.stringify({ location: `city ${n++}` }))));
-    };
-    await scripted([different], async (s, host) => {
+    await scripted([aNewCallEachTime()], async (s, host) => {
       const end = await runToolLoop(START, host, { maxRounds: 3, maxTurnTokens: 100_000 });
       assert.equal(end.guard, 'rounds');
       assert.equal(host.ran.length, 3);
@@ -173,12 +177,7 @@ describe('the tool loop', function () {
   });
 
   it('a per-turn token budget: no round starts once the turn used it', async () => {
-    let n = 0;
-    const different = async (res: ServerResponse) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(toolsReply(callDelta(0, `c${n}`, 'weather', JSON.stringify({ location: `city ${n++}` }))));
-    };
-    await scripted([different], async (s, host) => {
+    await scripted([aNewCallEachTime()], async (s, host) => {
       // Each request reports 15 tokens: after the second the turn has used 30.
       const end = await runToolLoop(START, host, { maxRounds: 10, maxTurnTokens: 30 });
       assert.equal(end.guard, 'tokens');

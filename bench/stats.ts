@@ -1,0 +1,18 @@
+// Order statistics the benchmarks print: a quantile with linear interpolation, the median, and the middle half.
+
+/** The q-quantile (0..1) of xs, interpolated between the two nearest samples. */
+export function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = q * (s.length - 1);
+  const lo = Math.floor(at);
+  return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (at - lo);
+}
+
+export function median(xs: number[]): number {
+  return quantile(xs, 0.5);
+}
+
+/** The median and the middle half (25th to 75th percentile). */
+export function spread(xs: number[]): { median: number; p25: number; p75: number } {
+  return { median: quantile(xs, 0.5), p25: quantile(xs, 0.25), p75: quantile(xs, 0.75) };
+}
