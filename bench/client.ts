@@ -12,7 +12,7 @@ import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { streamChat } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
-import { median, spread } from './stats';
+import { median, row, spread, x2 } from './stats';
 
 const CHUNKS = 20_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -300,8 +300,6 @@ function summarize(samples: Timing[]): Summary {
 }
 
 const f1 = (n: number) => n.toFixed(1);
-const x2 = (n: number) => `${n.toFixed(2)}x`;
-const row = (cells: string[], widths: number[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]) : c.padStart(widths[i]))).join('');
 
 async function main(): Promise<void> {
   const seed = Number(process.env.BENCH_SEED ?? Date.now() % 1_000_000);
@@ -366,7 +364,7 @@ async function main(): Promise<void> {
     const vsSdk = fullSum.sdk.totalMs / fullSum.parley.totalMs;
     const pairedFloor = paired(full.parley, full.floor);
     const pairedSdk = paired(full.sdk, full.parley);
-    const spread = (p: { median: number; p25: number; p75: number }, best: number) =>
+    const perRound = (p: { median: number; p25: number; p75: number }, best: number) =>
       `per round: median ${x2(p.median)}, middle half ${p.p25.toFixed(2)}-${p.p75.toFixed(2)}; fastest reads: ${x2(best)}`;
     const pacedVsFloor = pacedSum.parley.cpuMs / pf.cpuMs;
     const pacedVsSdk = pacedSum.sdk.cpuMs / pacedSum.parley.cpuMs;
@@ -375,8 +373,8 @@ async function main(): Promise<void> {
       parleyAtLeast3xFasterThanSdk: { ratio: vsSdk, met: vsSdk >= 3 },
     };
     console.log('\nTargets (issue 2), full-speed total time, ratio of the medians above (not enforced):');
-    console.log(`  Parley within 1.15x of the floor:       ${x2(vsFloor)}  target ${targets.parleyWithin115xOfFloor.met ? 'met' : 'missed'}   (${spread(pairedFloor, fullSum.parley.totalMinMs / fl.totalMinMs)})`);
-    console.log(`  Parley at least 3x faster than the SDK: ${x2(vsSdk)}  target ${targets.parleyAtLeast3xFasterThanSdk.met ? 'met' : 'missed'}   (${spread(pairedSdk, fullSum.sdk.totalMinMs / fullSum.parley.totalMinMs)})`);
+    console.log(`  Parley within 1.15x of the floor:       ${x2(vsFloor)}  target ${targets.parleyWithin115xOfFloor.met ? 'met' : 'missed'}   (${perRound(pairedFloor, fullSum.parley.totalMinMs / fl.totalMinMs)})`);
+    console.log(`  Parley at least 3x faster than the SDK: ${x2(vsSdk)}  target ${targets.parleyAtLeast3xFasterThanSdk.met ? 'met' : 'missed'}   (${perRound(pairedSdk, fullSum.sdk.totalMinMs / fullSum.parley.totalMinMs)})`);
     console.log(`  (paced, CPU: Parley ${x2(pacedVsFloor)} of the floor, the SDK ${x2(pacedVsSdk)} of Parley)`);
 
     mkdirSync('bench/results', { recursive: true });

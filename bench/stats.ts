@@ -1,4 +1,5 @@
-// Order statistics the benchmarks print: a quantile with linear interpolation, the median, and the middle half.
+// What the benchmarks print: order statistics (a quantile with linear interpolation, the median, the middle half)
+// and the cells of their tables.
 
 /** The q-quantile (0..1) of xs, interpolated between the two nearest samples. */
 export function quantile(xs: number[], q: number): number {
@@ -16,3 +17,9 @@ export function median(xs: number[]): number {
 export function spread(xs: number[]): { median: number; p25: number; p75: number } {
   return { median: quantile(xs, 0.5), p25: quantile(xs, 0.25), p75: quantile(xs, 0.75) };
 }
+
+/** A ratio as printed: "1.04x". */
+export const x2 = (n: number): string => `${n.toFixed(2)}x`;
+
+/** One table row: the first cell left-aligned, the others right-aligned, each to its width. */
+export const row = (cells: string[], widths: number[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]) : c.padStart(widths[i]))).join('');

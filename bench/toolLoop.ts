@@ -18,7 +18,7 @@ import { chatWithFallback } from '../src/core/fallback';
 import type { RequestSettings } from '../src/core/request';
 import { runToolLoop, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../src/core/types';
-import { median, spread } from './stats';
+import { median, row, spread, x2 } from './stats';
 
 /** Rounds of tool calls per turn; a turn is ROUNDS + 1 requests (the last one answers with text). */
 const ROUNDS = Number(process.env.BENCH_TOOL_ROUNDS ?? 10);
@@ -215,8 +215,6 @@ async function pairs(turns: Record<Way, Turn>, received: string[], warmup: numbe
 
 const f2 = (n: number) => n.toFixed(2);
 const f3 = (n: number) => n.toFixed(3);
-const x2 = (n: number) => `${n.toFixed(2)}x`;
-const row = (cells: string[], widths: number[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]) : c.padStart(widths[i]))).join('');
 
 async function main(): Promise<void> {
   const seed = Number(process.env.BENCH_SEED ?? Date.now() % 1_000_000);
