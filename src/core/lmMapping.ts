@@ -3,7 +3,7 @@
 import { errorView } from './errorView';
 import { ParleyError } from './errors';
 import type { RequestSettings } from './request';
-import { estimateTokens, TOKENS_PER_MESSAGE } from './tokenEstimate';
+import { estimateTokens, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE } from './tokenEstimate';
 import type { ChatMessage, ContentPart, ToolCall, ToolDefinition } from './types';
 import type { ActionId } from '../shared/protocol';
 
@@ -116,30 +116,30 @@ export function toolChoiceFor(required: boolean, tools: readonly LmTool[] | unde
   return tools.length === 1 ? { type: 'function', function: { name: tools[0].name } } : 'required';
 }
 
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const isNum = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
+const isInt = (v: unknown) => Number.isInteger(v);
+/** Each request field a caller's `modelOptions` may set: the keys it may come under, and the check its value must pass. */
+const OPTION_FIELDS: Array<[keyof RequestSettings, string[], (v: unknown) => boolean]> = [
+  ['temperature', ['temperature'], isNum],
+  ['topP', ['top_p'], isNum],
+  ['maxTokens', ['max_tokens', 'max_completion_tokens'], (v) => isInt(v) && (v as number) > 0],
+  ['stop', ['stop'], (v) => typeof v === 'string' || (Array.isArray(v) && v.every((x) => typeof x === 'string'))],
+  ['presencePenalty', ['presence_penalty'], isNum],
+  ['frequencyPenalty', ['frequency_penalty'], isNum],
+  ['seed', ['seed'], isInt],
+];
 
 /**
  * The request fields a caller's `modelOptions` may set, and only when their values have the right type. Anything else
  * (a model, messages, a stream flag, a vendor's own keys) is ignored: the request stays Parley's.
  */
 export function settingsFromModelOptions(o: { readonly [name: string]: unknown } | undefined): Partial<RequestSettings> {
-  if (!o) return {};
-  const s: Partial<RequestSettings> = {};
-  const pick = (...keys: string[]) => keys.map((k) => (Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined)).find((v) => v !== undefined);
-  const set = <K extends keyof RequestSettings>(k: K, v: RequestSettings[K] | undefined) => {
-    if (v !== undefined) s[k] = v;
-  };
-  set('temperature', num(pick('temperature')));
-  set('topP', num(pick('top_p', 'topP')));
-  const max = num(pick('max_tokens', 'maxTokens', 'max_completion_tokens'));
-  set('maxTokens', max !== undefined && Number.isInteger(max) && max > 0 ? max : undefined);
-  const stop = pick('stop');
-  set('stop', typeof stop === 'string' || (Array.isArray(stop) && stop.every((x) => typeof x === 'string')) ? (stop as string | string[]) : undefined);
-  set('presencePenalty', num(pick('presence_penalty', 'presencePenalty')));
-  set('frequencyPenalty', num(pick('frequency_penalty', 'frequencyPenalty')));
-  const seed = num(pick('seed'));
-  set('seed', seed !== undefined && Number.isInteger(seed) ? seed : undefined);
-  return s;
+  const s: Record<string, unknown> = {};
+  for (const [field, keys, ok] of OPTION_FIELDS) {
+    const v = keys.map((k) => (o && Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined)).find((x) => x !== undefined);
+    if (v !== undefined && ok(v)) s[field] = v;
+  }
+  return s as Partial<RequestSettings>;
 }
 
 /**
@@ -163,27 +163,15 @@ export function parseToolCalls(calls: readonly ToolCall[], idPrefix: string): Lm
   });
 }
 
-/** Parley's token estimate for a string or a message: fast, no tokenizer (see tokenEstimate.ts). */
+/** Parley's token estimate for a string or a message: fast, no tokenizer and no image encoding (see tokenEstimate.ts). */
 export function countTokens(x: string | LmMessage): number {
   if (typeof x === 'string') return estimateTokens(x);
   let n = TOKENS_PER_MESSAGE;
-  for (const p of x.content) n += partTokens(p);
-  return n;
-}
-
-function partTokens(p: LmPart): number {
-  switch (p.kind) {
-    case 'text':
-      return estimateTokens(p.value);
-    case 'data':
-      return p.mimeType.startsWith('image/') ? 765 : estimateTokens(dataText(p) ?? '');
-    case 'toolCall':
-      return estimateTokens(p.name) + estimateTokens(JSON.stringify(p.input ?? {}));
-    case 'toolResult':
-      return p.content.reduce((a, q) => a + partTokens(q), 0);
-    case 'other':
-      return 0;
+  for (const p of x.content) {
+    // Tool calls and results are counted by their JSON, which is close to what goes on the wire.
+    n += p.kind === 'text' ? estimateTokens(p.value) : p.kind === 'data' ? (p.mimeType.startsWith('image/') ? TOKENS_PER_IMAGE : 0) : estimateTokens(JSON.stringify(p));
   }
+  return n;
 }
 
 const ACTION_WORDS: Partial<Record<ActionId, string>> = {

@@ -8,7 +8,7 @@ import { tokenLimits, type ModelInfo } from '../core/modelInfo';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import type { Log } from './log';
-import type { ReadyTarget, Requester, TargetProblem } from './requester';
+import type { ReadyTarget, Requester } from './requester';
 import type { ApiKeyStore } from './secrets';
 
 export const VENDOR = 'parley';
@@ -57,7 +57,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
   async provideLanguageModelChatInformation(options: vscode.PrepareLanguageModelChatModelOptions, token: vscode.CancellationToken): Promise<vscode.LanguageModelChatInformation[]> {
     const t = await this.requester.target();
     if (t.kind !== 'ready') {
-      if (!options.silent) void this.offerSetup(t);
+      // Asked outright (not silent): the panel's setup card leads to the key or the endpoint.
+      if (!options.silent) void vscode.commands.executeCommand('parley.openChat');
       return [];
     }
     const models = await this.models(t, token);
@@ -66,7 +67,7 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       // A server that refused `tools` for this model (learnt by Parley) gets none offered.
       const refused = this.requester.adaptations(withModel(t, m.id))?.drop?.includes('tools') === true;
       return {
-        id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} at ${t.endpoint.origin}, through Parley`,
+        id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} · ${t.endpoint.origin}`,
         maxInputTokens, maxOutputTokens,
         // Unknown is taken as yes: a server that cannot do it says so in words, which beats a feature hidden for nothing.
         capabilities: { toolCalling: !refused && m.toolCalling !== false, imageInput: m.imageInput !== false },
@@ -94,16 +95,6 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     this.cache = { host: t.host, at: Date.now(), ids, models };
     if (listChanged) this.changed.fire();
     return models;
-  }
-
-  /** Not silent and no endpoint or key: say so, with the way to set it up. */
-  private async offerSetup(p: TargetProblem): Promise<void> {
-    const set = 'Set API Key';
-    const open = 'Open Parley';
-    const text = p.kind === 'no-key' ? `Parley has no API key for ${p.origin}.` : `Parley's endpoint is not usable: ${p.error.message}`;
-    const answer = await vscode.window.showInformationMessage(text, ...(p.kind === 'no-key' ? [set, open] : [open]));
-    if (answer === set) await vscode.commands.executeCommand('parley.setApiKey');
-    else if (answer === open) await vscode.commands.executeCommand('parley.openChat');
   }
 
   async provideLanguageModelChatResponse(
