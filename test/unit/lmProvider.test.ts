@@ -146,7 +146,7 @@ describe('LM provider: tool calls from recorded provider streams', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(body);
       }, async (s) => {
-        const { result } = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, [{ role: 'user', content: 'go' }]);
+        const { result } = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, [{ role: 'user', content: 'go' }], undefined);
         const calls = parseToolCalls(result.toolCalls, 'p_');
         assert.ok(calls.length >= 1, 'at least one call');
         const ids = new Set(calls.map((c) => c.callId));
