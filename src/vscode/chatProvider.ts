@@ -127,9 +127,14 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       if (result.ended === 'error') throw result.error ?? new ParleyError('protocol', 'The request failed.');
       if (result.ended === 'incomplete') throw new ParleyError('protocol', 'The server closed the stream before the reply was complete.');
       // Each call once, whole, in order: the stream's fragments are assembled by core (index, id or position).
-      for (const c of parseToolCalls(result.toolCalls, `parley_${Date.now().toString(36)}_`)) {
-        progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
+      let calls;
+      try {
+        calls = parseToolCalls(result.toolCalls, `parley_${Date.now().toString(36)}_`);
+      } catch (e) {
+        // The model's fault, not the endpoint's: no settings hint.
+        throw new vscode.LanguageModelError(`Parley: ${(e as Error).message}`);
       }
+      for (const c of calls) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
     } catch (e) {
       if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));
       throw e;
