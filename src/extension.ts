@@ -1,6 +1,7 @@
 // Parley's entry point: build the objects in order, register them, push their disposables. Nothing else.
 import * as vscode from 'vscode';
 import { ChatController } from './vscode/chatController';
+import { ParleyChatProvider, VENDOR } from './vscode/chatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
 import { SettingsSnapshot } from './vscode/config';
@@ -37,6 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);
   await chat.restore();
 
+  const lmProvider = new ParleyChatProvider(requester, settings, keys, log);
   const endpointChanged = () => void chat.views.endpointChanged();
   context.subscriptions.push(
     settings,
@@ -48,6 +50,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     view,
     editors,
     vscode.window.registerWebviewViewProvider(VIEW_ID, view),
+    lmProvider,
+    vscode.lm.registerLanguageModelChatProvider(VENDOR, lmProvider),
     ...registerCommands(services),
     // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
     settings.onDidChange(endpointChanged),

@@ -1,6 +1,7 @@
 // The client's public face: streamChat() and complete() (one chat request each, see chat.ts for its stages) and listModels().
 import { chat } from './chat';
 import { errorFromResponse, ParleyError, withoutSecrets } from './errors';
+import { modelListFrom, type ModelInfo } from './modelInfo';
 import { failedFetch, readText, RequestAbort, send, type Attempt, type ClientOptions, type ResponseInfo } from './transport';
 import type { ChatResult, StreamEvent } from './types';
 
@@ -102,6 +103,11 @@ export function complete(opts: ClientOptions, body: Record<string, unknown>): Pr
  * `config` for refused custom headers.
  */
 export async function listModels(opts: ClientOptions): Promise<string[]> {
+  return (await listModelInfo(opts)).map((m) => m.id);
+}
+
+/** The models a server lists at GET …/models, with what it says of each (context window, tools, images). Rejects as listModels. */
+export async function listModelInfo(opts: ClientOptions): Promise<ModelInfo[]> {
   const url = opts.endpoint.modelsUrl;
   if (opts.signal?.aborted) throw new ParleyError('cancelled', `GET ${url} was cancelled.`, { url });
   const req = new RequestAbort(opts.signal);
@@ -131,16 +137,11 @@ export async function listModels(opts: ClientOptions): Promise<string[]> {
     } catch {
       throw errorFromResponse(status, contentType, text, { url, secrets });
     }
-    const o = json as { data?: unknown; models?: unknown; error?: unknown };
+    const o = json as { data?: unknown; error?: unknown };
     if (o && o.error !== undefined && o.error !== null && o.data === undefined) throw errorFromResponse(200, 'application/json', text, { url, secrets });
-    const list = Array.isArray(o?.data) ? o.data : Array.isArray(o?.models) ? o.models : Array.isArray(json) ? (json as unknown[]) : undefined;
+    const list = modelListFrom(json);
     if (!list) throw new ParleyError('protocol', `GET ${url} did not return a model list.`, { url });
-    const ids: string[] = [];
-    for (const m of list) {
-      const id = typeof m === 'string' ? m : (m as { id?: unknown; name?: unknown })?.id ?? (m as { name?: unknown })?.name;
-      if (typeof id === 'string' && id) ids.push(id);
-    }
-    return ids;
+    return list;
   } catch (e) {
     throw e instanceof ParleyError ? withoutSecrets(e, secrets) : e;
   } finally {

@@ -29,6 +29,7 @@ export interface FallbackAttempt {
 export const ADAPTABLE_PARAMS = [
   'stream_options', 'response_format', 'max_tokens', 'temperature', 'top_p',
   'presence_penalty', 'frequency_penalty', 'tools', 'parallel_tool_calls',
+  'tool_choice', 'seed',
 ] as const;
 
 /** The parameter a 400/422 names, if Parley sent it: by `param`, or by name in the message. */

@@ -14,6 +14,9 @@ export interface RequestSettings {
   tools?: ToolDefinition[];
   /** Sent only when set, and only with tools (OpenAI refuses it alone); unset, each server keeps its own default. */
   parallelToolCalls?: boolean;
+  /** `tool_choice`: sent only when set, and only with tools ("required", or one function by name). */
+  toolChoice?: 'auto' | 'required' | { type: 'function'; function: { name: string } };
+  seed?: number;
   responseFormat?: { type: 'json_object' | 'text' } | { type: 'json_schema'; json_schema: unknown };
 }
 
@@ -70,10 +73,15 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   if (settings.tools && settings.tools.length > 0) {
     body.tools = settings.tools;
     if (typeof settings.parallelToolCalls === 'boolean') body.parallel_tool_calls = settings.parallelToolCalls;
+    if (settings.toolChoice !== undefined) body.tool_choice = settings.toolChoice;
   }
+  if (settings.seed !== undefined) body.seed = settings.seed;
   if (settings.responseFormat) body.response_format = settings.responseFormat;
   for (const p of adaptations?.drop ?? []) delete body[p];
-  // parallel_tool_calls means nothing without tools, and OpenAI refuses it alone.
-  if (body.tools === undefined) delete body.parallel_tool_calls;
+  // parallel_tool_calls and tool_choice mean nothing without tools, and OpenAI refuses them alone.
+  if (body.tools === undefined) {
+    delete body.parallel_tool_calls;
+    delete body.tool_choice;
+  }
   return body;
 }

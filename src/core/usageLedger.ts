@@ -15,8 +15,18 @@ export interface UsageRecord {
   cached?: number;
   estimated: boolean;
   durationMs: number;
-  source: 'chat' | 'explain' | 'generate' | 'test';
+  /** What asked: Parley's panel (`chat`), its editor commands, Test Connection, or VS Code's chat and `vscode.lm` callers. */
+  source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat';
 }
+
+/** How the report names each source. */
+export const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
+  chat: "Parley's chat panel",
+  explain: 'Explain Selection',
+  generate: 'Generate Code',
+  test: 'Test Connection',
+  'vscode-chat': "VS Code's chat (vscode.lm)",
+};
 
 /** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */
 export interface Totals {
@@ -155,7 +165,7 @@ function share(t: Totals): string {
 }
 
 /** The full usage report, as Markdown: by day, by model, by endpoint; estimated share; cost when priced. */
-export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number): string {
+export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number, bySource: Record<string, Totals> = {}): string {
   const price = (model: string) => (Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined);
   const all = group(ledger, () => 'all')[0]?.[1] ?? emptyTotals();
   const out = [
@@ -175,6 +185,14 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
   const byModel = group(ledger, (_d, _h, m) => m);
   for (const [model, t] of byModel) {
     out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
+  }
+  const sources = Object.entries(bySource).sort((a, b) => b[1].requests - a[1].requests);
+  if (sources.length > 0) {
+    out.push('', '## By source', '', '| Source | Requests | Total | Estimated |', '|---|---:|---:|---:|');
+    for (const [src, t] of sources) {
+      const name = Object.prototype.hasOwnProperty.call(SOURCE_NAMES, src) ? SOURCE_NAMES[src as UsageRecord['source']] : codeCell(src);
+      out.push(`| ${name} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
+    }
   }
   out.push('', '## By endpoint', '', '| Endpoint | Requests | Total | Estimated |', '|---|---:|---:|---:|');
   for (const [host, t] of group(ledger, (_d, h) => h)) {

@@ -108,6 +108,18 @@ export function windowTotalsOf(records: readonly UsageRecord[], reset: ResetMark
   return t;
 }
 
+/** Totals by source (panel, VS Code's chat…) over every window's records after the last reset; the moved ledger had no sources. */
+export function sourceTotalsOf(logs: Iterable<readonly UsageRecord[]>, reset: ResetMarker | undefined): Record<string, Totals> {
+  const out: Record<string, Totals> = {};
+  for (const records of logs) {
+    for (const r of records) {
+      if (!counts(r, reset) || typeof r.source !== 'string') continue;
+      out[r.source] = addTo(Object.prototype.hasOwnProperty.call(out, r.source) ? out[r.source] : emptyTotals(), r);
+    }
+  }
+  return out;
+}
+
 // addToLedger copies the ledger for each record; merging thousands of records would copy it thousands of times.
 function addToLedgerInPlace(ledger: Ledger, r: UsageRecord): Ledger {
   const one = addToLedger({}, r);

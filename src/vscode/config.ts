@@ -34,6 +34,8 @@ export interface Settings {
   temperature?: number;
   topP?: number;
   maxTokens?: number;
+  /** The context window for VS Code's chat when the server does not say. */
+  contextWindow?: number;
   stop?: string | string[];
   presencePenalty?: number;
   frequencyPenalty?: number;
@@ -88,6 +90,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     temperature: optionalNumber(get('temperature')),
     topP: optionalNumber(get('topP')),
     maxTokens: optionalNumber(get('maxTokens')),
+    contextWindow: optionalNumber(get('contextWindow')),
     stop: typeof stop === 'string' || Array.isArray(stop) ? (stop as string | string[]) : undefined,
     presencePenalty: optionalNumber(get('presencePenalty')),
     frequencyPenalty: optionalNumber(get('frequencyPenalty')),

@@ -77,6 +77,8 @@ export interface RunOptions {
   responseFormat?: RequestSettings['responseFormat'];
   /** Tools offered to the model (the chat's tool loop); a server that refuses them is learnt like any parameter. */
   tools?: RequestSettings['tools'];
+  /** Request fields that win over the settings' (VS Code's chat: its model options and tool_choice). */
+  overrides?: Partial<RequestSettings>;
   onEvent?: (e: StreamEvent) => void;
   /** Called once per parameter the server turned out not to accept. */
   onAdapted?: (param: string) => void;
@@ -167,7 +169,7 @@ export class Requester {
     };
   }
 
-  requestSettings(t: ReadyTarget, opts: Pick<RunOptions, 'stream' | 'responseFormat' | 'tools'>): RequestSettings {
+  requestSettings(t: ReadyTarget, opts: Pick<RunOptions, 'stream' | 'responseFormat' | 'tools' | 'overrides'>): RequestSettings {
     const s = t.settings;
     return {
       model: s.model,
@@ -180,6 +182,7 @@ export class Requester {
       frequencyPenalty: s.frequencyPenalty,
       responseFormat: opts.responseFormat,
       tools: opts.tools?.length ? opts.tools : undefined,
+      ...opts.overrides,
     };
   }
 

@@ -8,7 +8,7 @@ import {
   type Ledger, type Price, type Totals, type UsageRecord,
 } from '../core/usageLedger';
 import {
-  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, usageLine, windowTotalsOf,
+  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLine, windowTotalsOf,
   type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
 import { Disposable } from './disposable';
@@ -56,6 +56,7 @@ export class UsageTracker extends Disposable {
   private reset_: ResetMarker | undefined;
   private legacy: LegacyLedger | undefined;
   private merged: Ledger = {};
+  private bySource: Record<string, Totals> = {};
   private windowTotals: Totals = emptyTotals();
   /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
   private unsaved: UsageRecord[] = [];
@@ -129,6 +130,7 @@ export class UsageTracker extends Disposable {
     this.legacy ??= parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
     const all = [...this.logs.values()].map((l) => l.records);
     this.merged = mergeLedger([...all, this.unsaved], this.reset_, this.legacy);
+    this.bySource = sourceTotalsOf([...all, this.unsaved], this.reset_);
     const own = this.logs.get(`${this.windowId}.jsonl`)?.records ?? [];
     this.windowTotals = windowTotalsOf([...own, ...this.unsaved], this.reset_);
   }
@@ -235,7 +237,7 @@ export class UsageTracker extends Disposable {
   /** The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`. */
   async reportText(pricing: Record<string, Price>): Promise<string> {
     await this.refresh().catch(() => {});
-    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now());
+    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource);
   }
 
   /**

@@ -1,0 +1,149 @@
+// Parley's endpoint as a LanguageModelChatProvider (vendor `parley`): VS Code's chat and every vscode.lm caller get its
+// models, through the same key, trust rules, adaptations and usage ledger as the panel (Requester does all of that).
+import * as vscode from 'vscode';
+import { listModelInfo } from '../core/client';
+import { ParleyError } from '../core/errors';
+import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
+import { tokenLimits, type ModelInfo } from '../core/modelInfo';
+import type { SettingsSnapshot } from './config';
+import { Disposable } from './disposable';
+import type { Log } from './log';
+import type { ReadyTarget, Requester } from './requester';
+import type { ApiKeyStore } from './secrets';
+
+export const VENDOR = 'parley';
+/** How long a model list is reused before GET /models is asked again (an endpoint or key change clears it at once). */
+const MODELS_TTL_MS = 5 * 60_000;
+
+type Obj = Record<string, unknown>;
+
+/** A VS Code part as plain data, told apart by shape: the parts' classes differ across VS Code versions (…Part2). */
+function toLmPart(p: unknown): LmPart {
+  const o = (typeof p === 'object' && p !== null ? p : {}) as Obj;
+  if (typeof o.callId === 'string' && Array.isArray(o.content)) return { kind: 'toolResult', callId: o.callId, content: o.content.map(toLmPart) };
+  if (typeof o.callId === 'string' && typeof o.name === 'string') return { kind: 'toolCall', callId: o.callId, name: o.name, input: o.input };
+  if (typeof o.value === 'string') return { kind: 'text', value: o.value };
+  // LanguageModelDataPart (images among them) is not in the 1.104 typings: read by shape.
+  if (typeof o.mimeType === 'string' && o.data instanceof Uint8Array) return { kind: 'data', mimeType: o.mimeType, data: o.data };
+  return { kind: 'other' };
+}
+
+function toLmMessage(m: vscode.LanguageModelChatRequestMessage): LmMessage {
+  // Role 3 is the proposed System role, which VS Code's own chat sends.
+  const role = m.role === vscode.LanguageModelChatMessageRole.Assistant ? 'assistant' : (m.role as number) === 3 ? 'system' : 'user';
+  return { role, content: m.content.map(toLmPart), name: m.name };
+}
+
+/** The target with VS Code's chosen model in place of parley.model: requests, adaptations and usage all follow it. */
+function withModel(t: ReadyTarget, model: string): ReadyTarget {
+  return { ...t, settings: { ...t.settings, model } };
+}
+
+export class ParleyChatProvider extends Disposable implements vscode.LanguageModelChatProvider {
+  private readonly changed = this._register(new vscode.EventEmitter<void>());
+  readonly onDidChangeLanguageModelChatInformation = this.changed.event;
+  private cache: { host: string; at: number; ids: string; models: ModelInfo[] } | undefined;
+
+  constructor(private readonly requester: Requester, settings: SettingsSnapshot, keys: ApiKeyStore, private readonly log: Log) {
+    super();
+    const endpointChanged = () => {
+      this.cache = undefined;
+      this.changed.fire();
+    };
+    this._register(settings.onDidChange(endpointChanged));
+    this._register(keys.onDidChange(endpointChanged));
+  }
+
+  async provideLanguageModelChatInformation(options: vscode.PrepareLanguageModelChatModelOptions, token: vscode.CancellationToken): Promise<vscode.LanguageModelChatInformation[]> {
+    const t = await this.requester.target();
+    if (t.kind !== 'ready') {
+      // Asked outright (not silent): the panel's setup card leads to the key or the endpoint.
+      if (!options.silent) void vscode.commands.executeCommand('parley.openChat');
+      return [];
+    }
+    const models = await this.models(t, token);
+    return models.map((m) => {
+      const { maxInputTokens, maxOutputTokens } = tokenLimits(m, t.settings);
+      // A server that refused `tools` for this model (learnt by Parley) gets none offered.
+      const refused = this.requester.adaptations(withModel(t, m.id))?.drop?.includes('tools') === true;
+      return {
+        id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} · ${t.endpoint.origin}`,
+        maxInputTokens, maxOutputTokens,
+        // Unknown is taken as yes: a server that cannot do it says so in words, which beats a feature hidden for nothing.
+        capabilities: { toolCalling: !refused && m.toolCalling !== false, imageInput: m.imageInput !== false },
+      };
+    });
+  }
+
+  /** GET /models (cached per endpoint), or the configured model when the server lists none or cannot be asked. */
+  private async models(t: ReadyTarget, token: vscode.CancellationToken): Promise<ModelInfo[]> {
+    const c = this.cache;
+    if (c && c.host === t.host && Date.now() - c.at < MODELS_TTL_MS && c.models.length > 0) return c.models;
+    const stop = new AbortController();
+    const sub = token.onCancellationRequested(() => stop.abort());
+    let models: ModelInfo[] = [];
+    try {
+      models = await listModelInfo(this.requester.clientOptions(t, AbortSignal.any([stop.signal, AbortSignal.timeout(10_000)])));
+    } catch (e) {
+      this.log.debug(`GET models for VS Code's chat failed: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      sub.dispose();
+    }
+    if (models.length === 0 && t.settings.model.trim()) models = [{ id: t.settings.model.trim() }];
+    const ids = models.map((m) => m.id).join('\n');
+    const listChanged = c !== undefined && c.host === t.host && c.ids !== ids;
+    this.cache = { host: t.host, at: Date.now(), ids, models };
+    if (listChanged) this.changed.fire();
+    return models;
+  }
+
+  async provideLanguageModelChatResponse(
+    model: vscode.LanguageModelChatInformation,
+    messages: readonly vscode.LanguageModelChatRequestMessage[],
+    options: vscode.ProvideLanguageModelChatResponseOptions,
+    progress: vscode.Progress<vscode.LanguageModelResponsePart>,
+    token: vscode.CancellationToken,
+  ): Promise<void> {
+    const target = await this.requester.target(undefined, true);
+    if (target.kind === 'no-key') throw new vscode.LanguageModelError(`Parley: no API key is set for ${target.origin}. Run "Parley: Set API Key".`);
+    if (target.kind === 'config') throw new vscode.LanguageModelError(errorWords(target.error, { model: model.id, url: '' }));
+    const t = withModel(target, model.id);
+    const stop = new AbortController();
+    const sub = token.onCancellationRequested(() => stop.abort());
+    const toolChoice = toolChoiceFor(options.toolMode === vscode.LanguageModelChatToolMode.Required, options.tools);
+    try {
+      const { result } = await this.requester.run(t, {
+        messages: toChatMessages(messages.map(toLmMessage)),
+        source: 'vscode-chat',
+        signal: stop.signal,
+        tools: toToolDefinitions(options.tools),
+        overrides: { ...settingsFromModelOptions(options.modelOptions), ...(toolChoice ? { toolChoice } : {}) },
+        // Text and refusals as they arrive. Reasoning has no part in the stable API: it is never mixed into the text.
+        onEvent: (e) => {
+          if ((e.type === 'text' || e.type === 'refusal') && e.choice === 0) progress.report(new vscode.LanguageModelTextPart(e.text));
+        },
+      });
+      if (result.ended === 'cancelled' || token.isCancellationRequested) return;
+      if (result.ended === 'error') throw result.error ?? new ParleyError('protocol', 'The request failed.');
+      if (result.ended === 'incomplete') throw new ParleyError('protocol', 'The server closed the stream before the reply was complete.');
+      // Each call once, whole, in order: the stream's fragments are assembled by core (index, id or position).
+      let calls;
+      try {
+        calls = parseToolCalls(result.toolCalls, `parley_${Date.now().toString(36)}_`);
+      } catch (e) {
+        // The model's fault, not the endpoint's: no settings hint.
+        throw new vscode.LanguageModelError(`Parley: ${(e as Error).message}`);
+      }
+      for (const c of calls) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
+    } catch (e) {
+      if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));
+      throw e;
+    } finally {
+      sub.dispose();
+    }
+  }
+
+  provideTokenCount(_model: vscode.LanguageModelChatInformation, text: string | vscode.LanguageModelChatRequestMessage): Promise<number> {
+    return Promise.resolve(countTokens(typeof text === 'string' ? text : toLmMessage(text)));
+  }
+}

@@ -1,0 +1,239 @@
+// Parley as a LanguageModelChatProvider in the real VS Code, used the way VS Code's chat and other extensions use it:
+// through vscode.lm, against a local server. Models listed, text streamed, tool calls whole for every recorded quirk,
+// tool results and images sent right, cancel closes the socket, a 401 without the key, usage counted. The last test
+// is a measurement, not a check: time to first text through vscode.lm against Parley's own request.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ServerResponse } from 'node:http';
+import * as vscode from 'vscode';
+import type { TestApi } from '../../src/extension';
+import type { ChatMessage } from '../../src/core/types';
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
+import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+
+type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+const messagesOf = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
+const KEY = 'sk-lmprovider-SECRET-0123456789';
+
+suite('VS Code chat: Parley as a language model provider', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  let server: TestServer;
+  let reply: Reply = (_req, res) => writeSse(res, [chunk('ok', 'stop')]);
+  let model: vscode.LanguageModelChat;
+
+  suiteSetup(async () => {
+    api = await parley();
+    server = await startTestServer(async (req, res) => {
+      if (req.method === 'GET') return writeJson(res, 200, { data: [{ id: 'test-model', context_length: 65536 }, { id: 'other-model' }] });
+      await reply(req, res);
+    });
+    await userSettings({ baseUrl: server.url, model: 'test-model' });
+    model = await waitFor('Parley\'s models in vscode.lm', async () => {
+      const found = await vscode.lm.selectChatModels({ vendor: 'parley', id: 'test-model' });
+      return found[0];
+    }, 20_000);
+  });
+
+  suiteTeardown(async () => {
+    await server?.close();
+  });
+
+  setup(() => {
+    server.requests.length = 0;
+  });
+
+  async function send(messages: vscode.LanguageModelChatMessage[], options: vscode.LanguageModelChatRequestOptions = {}, token?: vscode.CancellationToken) {
+    const response = await model.sendRequest(messages, { justification: 'Parley integration test', ...options }, token);
+    const parts: unknown[] = [];
+    for await (const p of response.stream) parts.push(p);
+    return parts;
+  }
+  const texts = (parts: unknown[]) => parts.filter((p): p is vscode.LanguageModelTextPart => p instanceof vscode.LanguageModelTextPart).map((p) => p.value);
+  const calls = (parts: unknown[]) => parts.filter((p): p is vscode.LanguageModelToolCallPart => p instanceof vscode.LanguageModelToolCallPart);
+
+  test('selectChatModels finds the endpoint\'s models, with the window the server reports', async () => {
+    const models = await vscode.lm.selectChatModels({ vendor: 'parley' });
+    assert.deepEqual(models.map((m) => m.id).sort(), ['other-model', 'test-model']);
+    const m = models.find((x) => x.id === 'test-model');
+    assert.equal(m?.maxInputTokens, 65536 - 4096);
+    assert.equal(m?.vendor, 'parley');
+    // No window reported: the stated default.
+    assert.equal(models.find((x) => x.id === 'other-model')?.maxInputTokens, 32768 - 4096);
+  });
+
+  test('sendRequest streams the text, with the chosen model, through Parley\'s request', async () => {
+    reply = (_req, res) => writeSse(res, [chunk('Hel'), { ...chunk(''), choices: [{ index: 0, delta: { reasoning_content: 'hidden thoughts' }, finish_reason: null }] }, chunk('lo', 'stop'), usageChunk(7, 2)]);
+    const parts = await send([vscode.LanguageModelChatMessage.User('hi')], { modelOptions: { temperature: 0.3, stream: false, model: 'evil' } });
+    assert.deepEqual(texts(parts), ['Hel', 'lo']);
+    const [req] = chats(server);
+    assert.equal(req.json.model, 'test-model');
+    assert.equal(req.json.stream, true, 'modelOptions cannot turn streaming off');
+    assert.equal(req.json.temperature, 0.3);
+    assert.deepEqual(messagesOf(req), [{ role: 'user', content: 'hi' }]);
+    assert.equal(texts(parts).join('').includes('hidden'), false, 'reasoning is never mixed into the text');
+  });
+
+  const fixtures = path.resolve(__dirname, '../../../test/fixtures/providers');
+  const quirks = fs.readdirSync(fixtures).filter((f) => /\.(sse|chunks\.jsonl)$/.test(f) && fs.readFileSync(path.join(fixtures, f), 'utf8').includes('tool_calls'));
+  const tools: vscode.LanguageModelChatTool[] = [
+    { name: 'weather', description: 'The weather', inputSchema: { type: 'object', properties: { location: { type: 'string' } } } },
+    { name: 'llm_version', description: 'The version', inputSchema: { type: 'object', properties: {} } },
+  ];
+  for (const file of quirks) {
+    test(`tool calls come whole from ${file}`, async () => {
+      const raw = fs.readFileSync(path.join(fixtures, file), 'utf8');
+      const body = file.endsWith('.jsonl') ? raw.split('\n').filter((l) => l.trim()).map((l) => `data: ${l}\n\n`).join('') + 'data: [DONE]\n\n' : raw;
+      reply = (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(body);
+      };
+      const parts = await send([vscode.LanguageModelChatMessage.User('go')], { tools, toolMode: vscode.LanguageModelChatToolMode.Auto });
+      const got = calls(parts);
+      assert.ok(got.length >= 1, 'at least one call');
+      assert.equal(new Set(got.map((c) => c.callId)).size, got.length, 'distinct call ids');
+      for (const c of got) {
+        assert.ok(c.name && raw.includes(c.name), `the name from the stream: ${c.name}`);
+        assert.equal(typeof c.input, 'object');
+      }
+      // Whole parts: every call reported after the last text, none in pieces.
+      const firstCall = parts.findIndex((p) => p instanceof vscode.LanguageModelToolCallPart);
+      assert.equal(parts.slice(firstCall).every((p) => p instanceof vscode.LanguageModelToolCallPart), true);
+      const [req] = chats(server);
+      assert.deepEqual((req.json.tools as Array<{ function: { name: string } }>).map((t) => t.function.name), ['weather', 'llm_version']);
+      assert.equal(req.json.tool_choice, undefined, 'Auto sends no tool_choice');
+    });
+  }
+
+  test('Required mode forces tool_choice; arguments that do not parse are a LanguageModelError', async () => {
+    reply = (_req, res) => writeSse(res, [
+      { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"location": "Par' } }] }, finish_reason: 'length' }] },
+    ]);
+    await assert.rejects(send([vscode.LanguageModelChatMessage.User('go')], { tools: tools.slice(0, 1), toolMode: vscode.LanguageModelChatToolMode.Required }), (e: Error) => {
+      assert.match(e.message, /tool "weather" with arguments that are not a JSON object/);
+      return true;
+    });
+    assert.deepEqual(chats(server)[0].json.tool_choice, { type: 'function', function: { name: 'weather' } });
+  });
+
+  test('a follow-up with tool results sends the right tool messages', async () => {
+    reply = (_req, res) => writeSse(res, [chunk('Sunny in Paris.', 'stop')]);
+    const parts = await send([
+      vscode.LanguageModelChatMessage.User('Weather in Paris?'),
+      vscode.LanguageModelChatMessage.Assistant([new vscode.LanguageModelTextPart('Checking.'), new vscode.LanguageModelToolCallPart('call_1', 'weather', { location: 'Paris' })]),
+      vscode.LanguageModelChatMessage.User([new vscode.LanguageModelToolResultPart('call_1', [new vscode.LanguageModelTextPart('sunny, 21 °C')])]),
+    ], { tools });
+    assert.deepEqual(texts(parts), ['Sunny in Paris.']);
+    assert.deepEqual(messagesOf(chats(server)[0]), [
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"location":"Paris"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny, 21 °C' },
+    ]);
+  });
+
+  test('an image part arrives as a data URL', async function () {
+    const DataPart = (vscode as unknown as { LanguageModelDataPart?: new (data: Uint8Array, mimeType: string) => unknown }).LanguageModelDataPart;
+    if (!DataPart) return this.skip();
+    reply = (_req, res) => writeSse(res, [chunk('A dot.', 'stop')]);
+    // A real PNG (1x1): VS Code decodes images before they reach a provider, and refuses bytes that are none.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    await send([new vscode.LanguageModelChatMessage(vscode.LanguageModelChatMessageRole.User, [new vscode.LanguageModelTextPart('What is this?'), new DataPart(new Uint8Array(png), 'image/png')] as vscode.LanguageModelTextPart[])]);
+    const [msg] = messagesOf(chats(server)[0]);
+    assert.equal(msg.role, 'user');
+    const content = msg.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    assert.deepEqual(content[0], { type: 'text', text: 'What is this?' });
+    assert.equal(content[1].type, 'image_url');
+    const url = content[1].image_url?.url ?? '';
+    assert.match(url, /^data:image\/png;base64,/);
+    // The PNG itself (VS Code may re-encode it, so its signature rather than its exact bytes).
+    assert.deepEqual([...Buffer.from(url.split(',')[1], 'base64').subarray(0, 8)], [...png.subarray(0, 8)]);
+    console.log(`[image] sent ${png.length} bytes, the server got ${Buffer.from(url.split(',')[1], 'base64').length} bytes${url.endsWith(png.toString('base64')) ? ' (the same bytes)' : ''}`);
+  });
+
+  test('cancelling the token closes the socket', async () => {
+    reply = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk('first'))}\n\n`);
+      // Never ends: only the client can close it.
+    };
+    const cts = new vscode.CancellationTokenSource();
+    const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('long one')], {}, cts.token);
+    const closed = server.waitForClose(10_000);
+    const seen: string[] = [];
+    try {
+      for await (const t of response.text) {
+        seen.push(t);
+        cts.cancel();
+      }
+    } catch {
+      // The stream may end with a cancellation error: either way the socket must close.
+    }
+    assert.deepEqual(seen, ['first']);
+    assert.equal((await closed).clientClosedEarly, true);
+  });
+
+  test('a 401 gives a LanguageModelError in the error card\'s words, without the key', async () => {
+    await api.keys.set(server.origin, KEY);
+    try {
+      reply = (_req, res) => writeJson(res, 401, { error: { message: `Incorrect API key provided: ${KEY}`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+      await assert.rejects(send([vscode.LanguageModelChatMessage.User('hi')]), (e: Error) => {
+        assert.match(e.message, /rejected the API key/);
+        assert.match(e.message, /Parley: Set API Key/);
+        assert.equal(JSON.stringify({ m: e.message, s: e.stack, c: (e as { cause?: unknown }).cause }).includes(KEY), false);
+        return true;
+      });
+      assert.equal(chats(server)[0].headers.authorization, `Bearer ${KEY}`, 'the key from SecretStorage for this origin was sent');
+    } finally {
+      await api.keys.delete(server.origin);
+    }
+  });
+
+  test('the status bar and the usage report count the request, as VS Code\'s chat', async () => {
+    reply = (_req, res) => writeSse(res, [chunk('counted', 'stop'), usageChunk(1234, 56)]);
+    const recorded = new Promise((resolve) => {
+      const sub = api.usage.onDidRecord((r) => {
+        sub.dispose();
+        resolve(r);
+      });
+    });
+    await send([vscode.LanguageModelChatMessage.User('count me')]);
+    const r = await recorded;
+    assert.deepEqual(r, { ...(r as object), model: 'test-model', prompt: 1234, completion: 56, total: 1290, source: 'vscode-chat' });
+    assert.equal(api.usage.item.text, '$(pulse) 1,290');
+    const report = await api.usage.reportText({});
+    assert.match(report, /\| VS Code's chat \(vscode\.lm\) \| \d+ \|/);
+  });
+
+  test('measurement: time to first text, vscode.lm against Parley\'s own request (printed, not checked)', async () => {
+    reply = (_req, res) => writeSse(res, [chunk('first'), chunk(' rest', 'stop')]);
+    const rounds = 15;
+    const viaLm: number[] = [];
+    const viaPanel: number[] = [];
+    const target = await api.requester.target();
+    assert.equal(target.kind, 'ready');
+    if (target.kind !== 'ready') return;
+    for (let i = 0; i < rounds; i++) {
+      let t0 = performance.now();
+      const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('hi')], {});
+      for await (const _ of response.text) {
+        viaLm.push(performance.now() - t0);
+        break;
+      }
+      // As the panel sends: the target (endpoint, trust, key) resolved for each request, then the request.
+      t0 = performance.now();
+      let first = 0;
+      const t = await api.requester.target();
+      if (t.kind !== 'ready') return;
+      await api.requester.run(t, { messages: [{ role: 'user', content: 'hi' }], source: 'chat', onEvent: (e) => {
+        if (e.type === 'text' && first === 0) first = performance.now() - t0;
+      } });
+      viaPanel.push(first);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const lm = median(viaLm.slice(2));
+    const own = median(viaPanel.slice(2));
+    console.log(`[measure] time to first text, median of ${rounds - 2} (2 warm-up rounds dropped): vscode.lm ${lm.toFixed(1)} ms, Parley's own request ${own.toFixed(1)} ms, difference ${(lm - own).toFixed(1)} ms`);
+    assert.equal(viaLm.length, rounds);
+  });
+});
