@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chunk, parley, userSettings, waitFor, writeSse } from './helpers';
+import { chats, chunk, parley, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { readSettings } from '../../src/vscode/config';
 
@@ -37,21 +37,21 @@ suite('Bad input gets a clear error', function () {
   test('an empty prompt is refused in words, and nothing is sent', async () => {
     await api.chat.send('   ', []);
     assert.deepEqual(composerErrors(), ['Type a question first.']);
-    assert.equal(server.requests.length, 0);
+    assert.equal(chats(server).length, 0);
   });
 
   test('a binary file attached as an image is refused, and nothing is sent', async () => {
     const fake = 'data:image/png;base64,' + Buffer.from('\x7fELF\x02\x01\x01\x00binary-not-an-image', 'latin1').toString('base64');
     await api.chat.send('look', [{ name: 'program.png', dataUrl: fake }]);
     assert.match(composerErrors()[0] ?? '', /program\.png is not a PNG, JPEG, GIF or WebP image/);
-    assert.equal(server.requests.length, 0);
+    assert.equal(chats(server).length, 0);
   });
 
   test('an image is sent labelled by its bytes: a JPEG that claims to be a PNG goes out as image/jpeg', async () => {
     const jpegBytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01]);
     await api.chat.send('what is this?', [{ name: 'photo.png', dataUrl: `data:image/png;base64,${jpegBytes.toString('base64')}` }]);
-    assert.equal(server.requests.length, 1);
-    const parts = server.requests[0].json.messages.at(-1).content;
+    assert.equal(chats(server).length, 1);
+    const parts = chats(server)[0].json.messages.at(-1).content;
     assert.equal(parts[1].type, 'image_url');
     assert.equal(parts[1].image_url.url, `data:image/jpeg;base64,${jpegBytes.toString('base64')}`);
   });
@@ -86,7 +86,7 @@ suite('Bad input gets a clear error', function () {
       assert.equal(reply?.error?.kind, 'config');
       assert.match(reply?.error?.title ?? '', words);
       assert.equal(api.chat.current.turns.at(-2)?.text, 'hi', 'the question stays');
-      assert.equal(server.requests.length, 0);
+      assert.equal(chats(server).length, 0);
     });
   }
 
@@ -99,6 +99,6 @@ suite('Bad input gets a clear error', function () {
     await api.chat.send('hi', []);
     assert.equal(api.chat.current.turns.at(-1)?.error?.kind, 'config');
     assert.match(api.chat.current.turns.at(-1)?.error?.title ?? '', /temperature/i);
-    assert.equal(server.requests.length, 0);
+    assert.equal(chats(server).length, 0);
   });
 });

@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { HistoryStore } from '../../src/vscode/history';
 import { statusLabel, statusText, UsageTracker } from '../../src/vscode/statusBar';
@@ -406,7 +406,7 @@ suite('Generate Code (JSON mode)', function () {
   test('sends response_format json_object and opens an untitled editor with the language and code', async () => {
     script = (_req, res) => writeJson(res, 200, completion(JSON.stringify({ language: 'python', filename: 'add.py', code: 'def add(a, b):\n    return a + b\n' })));
     await generate('a python add function');
-    const body = server.requests[0].json;
+    const body = chats(server)[0].json;
     assert.deepEqual(body.response_format, { type: 'json_object' });
     assert.match(JSON.stringify(body.messages[0]), /JSON/);
     const doc = vscode.window.activeTextEditor?.document;
@@ -448,13 +448,13 @@ suite('Generate Code (JSON mode)', function () {
       }
     };
     await generate('x');
-    assert.equal(server.requests.length, 2);
-    assert.ok(server.requests[0].json.response_format);
-    assert.equal(server.requests[1].json.response_format, undefined);
+    assert.equal(chats(server).length, 2);
+    assert.ok(chats(server)[0].json.response_format);
+    assert.equal(chats(server)[1].json.response_format, undefined);
     assert.equal(vscode.window.activeTextEditor?.document.getText(), 'let x = 1;');
     server.requests.length = 0;
     await generate('y');
-    assert.equal(server.requests.length, 1);
-    assert.equal(server.requests[0].json.response_format, undefined);
+    assert.equal(chats(server).length, 1);
+    assert.equal(chats(server)[0].json.response_format, undefined);
   });
 });
