@@ -22,6 +22,23 @@ function findFiles(dir, re) {
 
 const common = commonBuildOptions(production);
 
+/**
+ * `require('./diagnose.js')` in src/vscode/testConnection.ts: Test Connection's checks and report, in their own file.
+ * The extension bundle leaves it as a require of dist/diagnose.js (built below), so only running Test Connection
+ * loads them; a test bundle, which has no such file beside it, gets src/core/diagnose.ts inlined.
+ */
+function lazyDiagnosis(inline) {
+  return {
+    name: 'parley-lazy-diagnosis',
+    setup(build) {
+      build.onResolve({ filter: /^\.\/diagnose\.js$/ }, (args) =>
+        !args.importer.endsWith(join('src', 'vscode', 'testConnection.ts')) ? undefined
+        : inline ? { path: resolve('src/core/diagnose.ts') }
+        : { path: './diagnose.js', external: true });
+    },
+  };
+}
+
 const builds = [
   {
     ...common,
@@ -31,6 +48,15 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    plugins: [lazyDiagnosis(false)],
+  },
+  {
+    ...common,
+    entryPoints: ['src/core/diagnose.ts'],
+    outfile: 'dist/diagnose.js',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
   },
   webviewBuildOptions({ outfile: 'dist/webview.js', production }),
 ];
@@ -51,6 +77,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'mocha', 'playwright-core'],
+    plugins: [lazyDiagnosis(true)],
   });
   // The integration suite runs inside the extension host: one bundle with a run() entry, mocha included, and every
   // test/integration/**/*.test.ts behind the virtual module `parley:integration-tests` (loaded lazily by run()).
@@ -64,7 +91,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [integrationTestsPlugin('test/integration')],
+    plugins: [integrationTestsPlugin('test/integration'), lazyDiagnosis(true)],
     // Mocha's parallel mode resolves worker files at run time; the suite runs serially, so that code is never used.
     logOverride: { 'require-resolve-not-external': 'silent' },
   });

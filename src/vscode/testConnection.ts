@@ -1,11 +1,20 @@
 // "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report.
 import * as vscode from 'vscode';
-import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
+import type * as Diagnosis from '../core/diagnose';
+import type { DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
 import { noticeText } from '../core/markdownText';
 import type { Settings } from './config';
 import { readyTarget, type ReadyTarget } from './requester';
 import type { Services } from './services';
+
+/**
+ * The checks and the report, loaded the first time Test Connection runs: the build puts src/core/diagnose.ts in a file
+ * of its own, dist/diagnose.js (esbuild.mjs), so the extension's own bundle does not carry them.
+ */
+function diagnosis(): typeof Diagnosis {
+  return require('./diagnose.js') as typeof Diagnosis;
+}
 
 /**
  * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
@@ -23,7 +32,7 @@ export async function testConnection(s: Services): Promise<void> {
     async (_progress, token): Promise<DiagnosisReport | undefined> => {
       const sub = token.onCancellationRequested(() => abort.abort());
       try {
-        return await diagnose({
+        return await diagnosis().diagnose({
           endpoint: target.endpoint,
           apiKey: target.apiKey,
           model: target.settings.model,
@@ -79,6 +88,7 @@ async function testTarget(s: Services): Promise<{ target: ReadyTarget; keyMissin
 async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport): Promise<void> {
   const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
+  const { reportMarkdown, reportSummary } = diagnosis();
   const markdown = log.clean(reportMarkdown(report));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
