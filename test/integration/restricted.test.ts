@@ -46,6 +46,24 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     assert.deepEqual(asked, [], 'nothing to ask: the workspace value is simply not used');
   });
 
+  test("VS Code's chat gets the user's endpoint too: the models are the user's, the request goes there, never to the workspace's", async () => {
+    // The workspace's settings file (written by the test above) still points at the capture server.
+    await userSettings({ baseUrl: user.url, model: 'user-model' });
+    const models = await waitFor("Parley's models in vscode.lm", async () => {
+      const found = await vscode.lm.selectChatModels({ vendor: 'parley' });
+      return found.some((m) => m.id === 'user-model') ? found : undefined;
+    }, 20_000);
+    assert.ok(!models.some((m) => m.id === 'attacker-model'), "the workspace's model is not listed");
+    user.requests.length = 0;
+    const model = models.find((m) => m.id === 'user-model')!;
+    const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('hello')], { justification: 'Parley integration test' });
+    let text = '';
+    for await (const part of response.text) text += part;
+    assert.equal(text, 'user endpoint');
+    assert.equal(chats(user).length, 1);
+    assert.equal(capture.requests.length, 0, 'the capture server received nothing');
+  });
+
   test('tools are off: none are offered to the model, even with an extension tool turned on', async () => {
     await userSettings({ baseUrl: user.url, model: 'user-model', 'tools.enabled': true });
     await api.externalTools.setEnabled(['parley_test_echo']);
