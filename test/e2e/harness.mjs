@@ -140,6 +140,27 @@ export class Workbench {
     return this.page.frameLocator('iframe.webview[src*="extensionId=parley.parley"]').first().frameLocator('iframe#active-frame');
   }
 
+  /** Opens VS Code's own chat view (Ctrl+Alt+I, "Chat: Open Chat") and waits for its input. */
+  async openVsCodeChat() {
+    await step('pressing Ctrl+Alt+I (Chat: Open Chat)', () => this.page.keyboard.press('Control+Alt+KeyI'));
+    await visible(this.vsCodeChatInput(), "the input of VS Code's chat view");
+  }
+
+  /** The input of VS Code's chat view (a Monaco editor whose label starts "Chat Input"). */
+  vsCodeChatInput() {
+    return this.page.getByRole('textbox', { name: /^Chat Input/ });
+  }
+
+  /** The model picker's button in VS Code's chat view, labelled "Models, <model>" (or "Models, sign in to use Copilot"). */
+  vsCodeChatModelPicker() {
+    return this.page.locator('.part.auxiliarybar, .part.sidebar, .part.panel').getByRole('button', { name: /^Models, / });
+  }
+
+  /** The transcript of VS Code's chat view: a list of listitems, each request labelled with its text. */
+  vsCodeChatTranscript() {
+    return this.page.getByRole('list', { name: 'Chat' });
+  }
+
   /** Runs a command by its title (e.g. "Parley: Set API Key") through the command palette (F1). */
   async runCommand(title, { timeoutMs = DEFAULT_TIMEOUT_MS } = {}) {
     const widget = this.page.locator('.quick-input-widget');

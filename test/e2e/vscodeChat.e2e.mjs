@@ -1,0 +1,99 @@
+// VS Code's own chat view with a Parley model, as a person uses it in code-server: no Copilot, no GitHub sign-in, no
+// internet. The chat view is there once `chat.disableAIFeatures` is off (the harness turns it on for every other UI
+// test). On a fresh profile its model picker offers only "Sign in to use Copilot...": VS Code has not asked any
+// provider for models yet, and a Parley that is already running does not change that. "Chat: Manage Language Models"
+// asks every provider; from then on the picker lists Parley's models, and a question in the chat view is answered by
+// Parley's endpoint through Parley's provider.
+import { DEMO_MODEL } from '../../scripts/demo-endpoint.mjs';
+import { hidden, step, visible, waitFor } from './harness.mjs';
+
+export const title = "VS Code's chat view with a Parley model, without a Copilot sign-in";
+
+/** A second model, so that picking one in the model picker is visible in the request. */
+const SECOND_MODEL = 'parley-second';
+
+/** The demo endpoint, listing two models; its chat answers stay the canned ones. */
+function respond(record, res) {
+  if (record.method !== 'GET' || !/\/models$/.test(record.path)) return false;
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ object: 'list', data: [DEMO_MODEL, SECOND_MODEL].map((id) => ({ id, object: 'model', owned_by: 'demo' })) }));
+  return true;
+}
+
+export const workbench = { workspace: 'basic', settings: { 'chat.disableAIFeatures': false }, endpoint: { respond } };
+
+export const timeoutMs = 90_000;
+
+const PROMPT = 'Hello from VS Code chat';
+
+const modelPicker = (wb) => wb.vsCodeChatModelPicker();
+
+async function pickerLabel(wb) {
+  return (await modelPicker(wb).first().getAttribute('aria-label', { timeout: 2_000 })) ?? '';
+}
+
+const chatRequests = (wb) => wb.endpoint.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/chat/completions'));
+
+export const tests = {
+  async 'a fresh profile: the chat view opens, and its model picker asks for a Copilot sign-in'(wb) {
+    await wb.openVsCodeChat();
+    // VS Code has asked no provider for models yet, so the picker has nothing but Copilot's sign-in. If this fails
+    // because a newer VS Code lists the models at once, the README's "Pick the model" steps can lose their first step.
+    await waitFor('the model picker to say "sign in to use Copilot"', async () => /sign in to use Copilot/i.test(await pickerLabel(wb)));
+    await step('opening the model picker', () => modelPicker(wb).first().click());
+    const signIn = wb.page.getByRole('menuitem', { name: /^Sign in to use Copilot/ });
+    await visible(signIn, 'the "Sign in to use Copilot..." entry, the only one in the picker');
+    const options = await wb.page.locator('.action-widget [role="option"], .action-widget [role="menuitem"]').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    if (options.some((o) => o?.includes(DEMO_MODEL))) throw new Error(`the picker already lists Parley's models: ${options.join(' | ')}`);
+    await wb.screenshot('vscode-chat-sign-in-picker');
+    await wb.page.keyboard.press('Escape');
+    await hidden(signIn, 'the model picker');
+    if (chatRequests(wb).length) throw new Error('a chat request reached the endpoint before any question was asked');
+  },
+
+  async '"Chat: Manage Language Models" lists the endpoint\'s models under Parley'(wb) {
+    await wb.runCommand('Chat: Manage Language Models');
+    const list = wb.page.getByRole('list', { name: 'Language Models' });
+    for (const id of [DEMO_MODEL, SECOND_MODEL]) {
+      await visible(list.getByRole('listitem', { name: new RegExp(`^${id} from Parley\\b`) }), `${id} from Parley in the Language Models list`, 30_000);
+    }
+    if (!wb.endpoint.requests.some((r) => r.method === 'GET' && r.path.endsWith('/models'))) throw new Error('the endpoint was not asked for its models');
+    await wb.screenshot('vscode-chat-language-models');
+    await wb.page.keyboard.press('Escape');
+    await hidden(list, 'the Language Models editor');
+  },
+
+  async 'a Parley model picked in the model picker answers a question in the chat view'(wb) {
+    await waitFor('the model picker to show a Parley model', async () => /^Models, parley-/.test(await pickerLabel(wb)));
+    await step('opening the model picker', () => modelPicker(wb).first().click());
+    await visible(wb.page.getByRole('option', { name: new RegExp(`^${DEMO_MODEL}, `) }), `${DEMO_MODEL} in the model picker (the model VS Code chose)`);
+    // The current model is listed; the others are under "Other Models", or found by the picker's search box.
+    await step(`searching the model picker for ${SECOND_MODEL}`, () => wb.page.getByRole('combobox', { name: 'Search models' }).first().fill(SECOND_MODEL));
+    // Each Parley model is listed with the endpoint's host beside it.
+    const option = wb.page.getByRole('option', { name: new RegExp(`^${SECOND_MODEL}, 127\\.0\\.0\\.1:${new URL(wb.endpoint.url).port}\\b`) });
+    await visible(option, `${SECOND_MODEL} in the model picker`);
+    await wb.screenshot('vscode-chat-model-picker');
+    await step(`clicking ${SECOND_MODEL}`, () => option.first().click());
+    await hidden(option, 'the model picker');
+    await waitFor(`the model picker to show ${SECOND_MODEL}`, async () => (await pickerLabel(wb)) === `Models, ${SECOND_MODEL}`);
+
+    await step("focusing the chat view's input", () => wb.vsCodeChatInput().first().focus());
+    await step('typing the question', () => wb.page.keyboard.type(PROMPT));
+    await step('pressing Enter', () => wb.page.keyboard.press('Enter'));
+
+    const transcript = wb.vsCodeChatTranscript();
+    await visible(transcript.getByRole('listitem', { name: PROMPT }), 'the question in the chat view', 30_000);
+    // The demo endpoint's canned greeting, rendered by VS Code's chat.
+    await visible(transcript.getByRole('listitem').filter({ hasText: "This is Parley's demo endpoint" }), "the demo endpoint's answer in the chat view", 60_000);
+    await wb.screenshot('vscode-chat-answer');
+
+    const asked = chatRequests(wb).filter((r) => JSON.stringify(r.json?.messages ?? []).includes(PROMPT));
+    if (!asked.length) throw new Error(`no chat request carried the question (${chatRequests(wb).length} chat requests)`);
+    const models = [...new Set(asked.map((r) => r.json?.model))];
+    if (models.join() !== SECOND_MODEL) throw new Error(`the question went to ${models.join(', ')}, not the picked ${SECOND_MODEL}`);
+    if (!asked.every((r) => r.json?.stream === true)) throw new Error('the question was not streamed');
+    // Parley counts the request in its status bar, as for its own panel.
+    const usage = wb.statusBarItem('Parley usage: last request');
+    await visible(usage, 'the request counted in the Parley usage status bar item');
+  },
+};
