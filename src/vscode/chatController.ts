@@ -102,8 +102,7 @@ export class ChatController implements vscode.Disposable {
       setup: views.setup(target),
       pendingContext: context.chips(),
     });
-    const box = this.toolbox();
-    channel.post({ type: 'tools', enabled: !this.conversation.toolsOff, available: box.settings.enabled && box.tools.length > 0 });
+    this.postTools();
     void views.refreshModels(false, target);
   }
 
@@ -169,8 +168,13 @@ export class ChatController implements vscode.Disposable {
   async setToolsEnabled(enabled: boolean): Promise<void> {
     this.conversation.toolsOff = enabled ? undefined : true;
     if (this.conversation.turns.length) await this.save();
+    this.postTools();
+  }
+
+  /** The composer's tools switch: on unless the open conversation turned it off; available when a turn would offer tools. */
+  private postTools(): void {
     const box = this.toolbox();
-    this.channel.post({ type: 'tools', enabled, available: box.settings.enabled && box.tools.length > 0 });
+    this.channel.post({ type: 'tools', enabled: !this.conversation.toolsOff, available: box.settings.enabled && box.tools.length > 0 });
   }
 
   /** Stops the running turn, if any, and waits until it is closed and saved. */
