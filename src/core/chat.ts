@@ -13,6 +13,13 @@ import type { ChatMessage, ChatResult, EndState, StreamEvent } from './types';
  */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
+/** `body` as a request for one JSON completion: `stream: false`, and no stream_options. */
+export function unstreamed(body: Record<string, unknown>): Record<string, unknown> {
+  const b: Record<string, unknown> = { ...body, stream: false };
+  delete b.stream_options;
+  return b;
+}
+
 /** Where a request's output goes: its events as they are decided (one batch per network read, `end` last), and the response once known. */
 export interface ChatSink {
   events(events: StreamEvent[]): void;

@@ -1,5 +1,5 @@
 // The client's public face: streamChat() and complete() (one chat request each, see chat.ts for its stages) and listModels().
-import { chat } from './chat';
+import { chat, unstreamed } from './chat';
 import { errorFromResponse, ParleyError, withoutSecrets } from './errors';
 import { modelListFrom, type ModelInfo } from './modelInfo';
 import { failedFetch, readText, RequestAbort, send, type Attempt, type ClientOptions, type ResponseInfo } from './transport';
@@ -92,9 +92,7 @@ export function streamChat(opts: ClientOptions, body: Record<string, unknown>): 
 
 /** A non-streaming completion; the same result type. Never throws. */
 export function complete(opts: ClientOptions, body: Record<string, unknown>): Promise<ChatResult> {
-  const b: Record<string, unknown> = { ...body, stream: false };
-  delete b.stream_options;
-  return chat(opts, b, { events: () => undefined });
+  return chat(opts, unstreamed(body), { events: () => undefined });
 }
 
 /**

@@ -1,5 +1,5 @@
 // The one fallback loop: a chat request that a server refuses for a parameter is sent again without it (the JSON-mode fallback among them).
-import { chat } from './chat';
+import { chat, unstreamed } from './chat';
 import type { ClientOptions } from './client';
 import { ParleyError } from './errors';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
@@ -104,8 +104,7 @@ async function attempt(opts: ClientOptions, body: Record<string, unknown>, strea
   let response: ResponseInfo | undefined;
   let delivered = false;
   let thrown: { e: unknown } | undefined;
-  const sent: Record<string, unknown> = stream ? body : { ...body, stream: false };
-  if (!stream) delete sent.stream_options;
+  const sent = stream ? body : unstreamed(body);
   const events = (batch: StreamEvent[]) => {
     if (!stream || thrown) return;
     for (const e of batch) {

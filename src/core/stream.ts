@@ -90,10 +90,13 @@ function pushDelta(out: StreamEvent[], type: 'text' | 'reasoning', choice: numbe
 }
 
 /**
- * Splits off a trailing high surrogate: a server that cuts text by UTF-16 units sends 😀 as `\ud83d` in one chunk
- * and `\ude00` in the next, and no event (nor a pacer step or a panel update after it) may carry half a character.
+ * `held + part`, less a trailing high surrogate, which is held for the next part: a server that cuts text by UTF-16
+ * units sends 😀 as `\ud83d` in one chunk and `\ude00` in the next, and no event (nor a pacer step or a panel update
+ * after it) may carry half a character. `final` (the end of input) holds nothing back.
  */
-function holdHalf(s: string): [whole: string, held: string] {
+function holdHalf(held: string, part: string, final: boolean): [whole: string, held: string] {
+  const s = held + part;
+  if (final) return [s, ''];
   const last = s.charCodeAt(s.length - 1);
   return last >= 0xd800 && last <= 0xdbff ? [s.slice(0, -1), s.slice(-1)] : [s, ''];
 }
@@ -248,9 +251,8 @@ export class Accumulator {
 
   private reasoningFrom(c: ChoiceState, field: ReasoningField, part: string, out: StreamEvent[], final = false): void {
     if (part) this.reasoningField ??= field;
-    let text = c.heldReasoning + part;
-    if (final) c.heldReasoning = '';
-    else [text, c.heldReasoning] = holdHalf(text);
+    let text: string;
+    [text, c.heldReasoning] = holdHalf(c.heldReasoning, part, final);
     if (!text) return;
     c.reasoning += text;
     pushDelta(out, 'reasoning', c.index, text);
@@ -281,9 +283,8 @@ export class Accumulator {
 
   /** Answer text (or <think> reasoning in it); `final` lets out a held half character, at the end of input. */
   private content(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
-    let content = c.heldText + part;
-    if (final) c.heldText = '';
-    else [content, c.heldText] = holdHalf(content);
+    let content: string;
+    [content, c.heldText] = holdHalf(c.heldText, part, final);
     if (!content) return;
     if (c.think.answering) {
       c.text += content;
@@ -299,9 +300,8 @@ export class Accumulator {
   }
 
   private refusal(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
-    let text = c.heldRefusal + part;
-    if (final) c.heldRefusal = '';
-    else [text, c.heldRefusal] = holdHalf(text);
+    let text: string;
+    [text, c.heldRefusal] = holdHalf(c.heldRefusal, part, final);
     if (!text) return;
     c.refusal += text;
     out.push({ type: 'refusal', choice: c.index, text });
