@@ -4,7 +4,7 @@ import { fetchWithRetry } from './retry';
 import { SSE_LINE, SSE_START, SseDecoder } from './sse';
 import { Accumulator } from './stream';
 import { estimateUsage } from './tokenEstimate';
-import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, type ClientOptions, type ResponseInfo } from './transport';
+import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, secretsOf, type ClientOptions, type ResponseInfo } from './transport';
 import type { ChatMessage, ChatResult, EndState, StreamEvent } from './types';
 
 /**
@@ -71,7 +71,7 @@ class ChatRequest {
     this.url = opts.endpoint.url;
     this.host = new URL(this.url).host;
     this.model = typeof body.model === 'string' ? body.model : undefined;
-    this.secrets = opts.apiKey ? [opts.apiKey] : [];
+    this.secrets = secretsOf(opts);
     this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets });
   }
 

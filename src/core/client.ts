@@ -2,7 +2,7 @@
 import { chat, unstreamed } from './chat';
 import { errorFromResponse, ParleyError, withoutSecrets } from './errors';
 import { modelListFrom, type ModelInfo } from './modelInfo';
-import { failedFetch, readText, RequestAbort, send, type Attempt, type ClientOptions, type ResponseInfo } from './transport';
+import { failedFetch, readText, RequestAbort, secretsOf, send, type Attempt, type ClientOptions, type ResponseInfo } from './transport';
 import type { ChatResult, StreamEvent } from './types';
 
 export { MAX_BODY_BYTES } from './chat';
@@ -111,7 +111,7 @@ export async function listModelInfo(opts: ClientOptions): Promise<ModelInfo[]> {
   const req = new RequestAbort(opts.signal);
   const timeoutMs = opts.requestTimeoutMs ?? 15_000;
   const stopTimer = req.after(timeoutMs, 'timeout');
-  const secrets = opts.apiKey ? [opts.apiKey] : [];
+  const secrets = secretsOf(opts);
   const aborted = (): ParleyError | undefined =>
     req.why === 'cancelled' ? new ParleyError('cancelled', `GET ${url} was cancelled.`, { url })
     : req.why === 'timeout' ? new ParleyError('timeout', `GET ${url} got no complete answer within ${Math.round(timeoutMs / 1000)} s.`, { url, timeout: 'headers' })

@@ -6,6 +6,7 @@ import { ParleyError } from './errors';
 import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
 import type { Adaptations, RequestSettings } from './request';
+import { secretsOf } from './transport';
 import type { ChatMessage, ChatResult, EndState, ReasoningField, StreamEvent } from './types';
 
 /** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
@@ -121,7 +122,7 @@ const DEFAULT_TIMEOUT_MS = 15_000;
  * Never throws for network or server failures: they are findings.
  */
 export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> {
-  const secrets = opts.apiKey ? [opts.apiKey] : [];
+  const secrets = secretsOf(opts);
   const clean = (s: string) => redact(s, secrets);
   const client: ClientOptions = {
     endpoint: opts.endpoint,

@@ -1,6 +1,6 @@
 // fetchWithRetry(): a chat POST until it has a 2xx response, retrying 408/409/429/5xx and lost connections with backoff.
 import { errorFromResponse, ParleyError } from './errors';
-import { DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, failedFetch, MAX_ERROR_BODY, readText, send, type Attempt, type ClientOptions, type RequestAbort, type ResponseInfo } from './transport';
+import { DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, failedFetch, MAX_ERROR_BODY, readText, secretsOf, send, type Attempt, type ClientOptions, type RequestAbort, type ResponseInfo } from './transport';
 
 /** Backoff between retries: from 0.5 s, never more than 8 s. */
 const MIN_BACKOFF = 500;
@@ -121,6 +121,6 @@ async function tryOnce(opts: ClientOptions, payload: string, req: RequestAbort, 
   const text = await readText(r, MAX_ERROR_BODY, idleTimeout > 0 ? idleTimeout : headerTimeout).catch(() => '');
   if (req.why === 'cancelled') return CANCELLED;
   const contentType = r.headers.get('content-type');
-  const error = errorFromResponse(r.status, contentType, text, { url, model, secrets: opts.apiKey ? [opts.apiKey] : [] });
+  const error = errorFromResponse(r.status, contentType, text, { url, model, secrets: secretsOf(opts) });
   return { ended: 'error', error, retry: retryable(r.status, error), headers: r.headers, response: { status: r.status, contentType, ttfbMs: attempt.ttfbMs } };
 }

@@ -4,7 +4,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 /** Whether text, leading whitespace trimmed, starts as an event stream does: a field line or a comment. */
 export const SSE_START = /^(data|event|id|retry)\s*:|^:/;
 /** Whether any line of a text is an SSE line. */
-export const SSE_LINE = /^(data|event|id|retry)\s*:|^:/m;
+export const SSE_LINE = new RegExp(SSE_START.source, 'm');
 
 /**
  * Decoded text in, whole events out. `feed()` returns the events a piece of text completed, so a reader handles

@@ -26,6 +26,11 @@ export interface ClientOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
 }
 
+/** The request's own secrets, for redacting what it quotes of the server: its key, when it has one. */
+export function secretsOf(opts: Pick<ClientOptions, 'apiKey'>): string[] {
+  return opts.apiKey ? [opts.apiKey] : [];
+}
+
 /** Wait for response headers, by default. */
 export const DEFAULT_HEADER_TIMEOUT = 60_000;
 /** Longest silence between body bytes, by default. */
