@@ -1,7 +1,8 @@
 // Time to first text through VS Code's language model API (Parley as a LanguageModelChatProvider) against Parley's
 // own request, on the same local server, in the real VS Code. It needs an extension host, so it runs the measurement
-// test of test/integration/lmProvider.test.ts through the integration runner and prints its figures: the median of
-// 13 rounds of each, and the difference (issue 24's target: within 15 ms). A report, never a check.
+// test of test/integration/lmProvider.test.ts through the integration runner and prints its figures: the medians for a
+// reply whole at once and for one that pauses after its first text, and the differences (issue 24's target: within
+// 15 ms). A report, never a check.
 // `node bench/lmProvider.mjs` (the set-up of `npm test` first: scripts/vscode-host.mjs).
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
