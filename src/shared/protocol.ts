@@ -10,7 +10,14 @@ export type ErrorKindView =
   | 'timeout' | 'protocol' | 'bad_request' | 'server' | 'config' | 'unknown';
 
 /** Buttons an error card, the setup card or a notice may show. Each maps to one host action. */
-export type ActionId = 'retry' | 'setApiKey' | 'markNoKey' | 'openSettings' | 'testConnection' | 'continue' | 'showLog';
+export type ActionId =
+  | 'retry' | 'setApiKey' | 'markNoKey' | 'openSettings' | 'testConnection' | 'continue' | 'showLog'
+  /** Summarize the older turns now (the meter's button, the "won't fit" card). */
+  | 'compact'
+  /** After a context_length_exceeded error: summarize the older turns, then ask again. */
+  | 'compactRetry'
+  /** The palette's Switch Endpoint: profile, then model. */
+  | 'switchEndpoint';
 
 export interface UsageView {
   prompt: number;
@@ -102,6 +109,13 @@ export interface TurnView {
   steps?: ToolStepView[];
   /** Requests the turn made (more than one when it used tools); `usage` is their sum. */
   requests?: number;
+  /**
+   * A summary made by compaction (role `assistant`): it stands for the `summaryOf` turns before it, which stay in the
+   * transcript for the reader but are no longer sent. Shown collapsed, expandable, with its usage.
+   */
+  summaryOf?: number;
+  /** The profile the turn's request went to (assistant turns). */
+  profile?: string;
 }
 
 export interface ConversationView {
@@ -143,6 +157,37 @@ export interface HeaderView {
   demo: boolean;
   /** Models listed by GET /models, when the server answered; empty otherwise. */
   models: string[];
+  /** The open conversation's endpoint profile (its name). */
+  profile: string;
+  /** Every profile the header can switch to, in settings order (the implicit one from parley.baseUrl first). */
+  profiles: ProfileChoice[];
+  /** How full the model's window will be with the next request; undefined before the endpoint is ready. */
+  meter?: ContextMeterView;
+}
+
+/** One endpoint profile, as the header's switcher lists it. */
+export interface ProfileChoice {
+  name: string;
+  /** host[:port] of its base URL, or the base URL as written when it is not a URL. */
+  endpoint: string;
+}
+
+/** The context meter: the next request's prompt against the model's window. */
+export interface ContextMeterView {
+  /** Estimated prompt tokens of the next request: system prompt, history, attachments, tool results. */
+  used: number;
+  /** The model's context window in tokens; undefined when unknown (shown as unknown, never guessed). */
+  window?: number;
+  /** Where the window came from: the server's model list, or the profile's per-model setting. */
+  windowSource?: 'server' | 'profile';
+  /** Tokens kept free for the reply (the output limit), counted against the window. */
+  reserve: number;
+  /** The estimate was scaled by the last request's real prompt_tokens. */
+  corrected: boolean;
+  /** Percent of the window past which Parley compacts on its own (0: never on its own). */
+  threshold: number;
+  /** Turns a compaction would summarize now; 0 when there is nothing old enough to summarize. */
+  compactable: number;
 }
 
 /** Messages from the host to the webview. */
@@ -167,6 +212,8 @@ export type HostMessage =
   | { type: 'turnSteps'; turnId: string; steps: ToolStepView[] }
   | { type: 'generating'; value: boolean }
   | { type: 'header'; header: HeaderView }
+  /** The context meter alone, after the chips, the history or the model changed. */
+  | { type: 'meter'; meter?: ContextMeterView }
   | { type: 'setup'; setup?: SetupView }
   | { type: 'history'; items: HistoryItem[] }
   | { type: 'pendingContext'; chips: ContextChip[] }
@@ -202,6 +249,8 @@ export type WebviewMessage =
   | { type: 'applyPreset'; id: string }
   | { type: 'pickModel' }
   | { type: 'setModel'; model: string }
+  /** The header's profile switcher: this conversation (and new ones) use that profile. */
+  | { type: 'setProfile'; name: string }
   | { type: 'pickImage' }
   | { type: 'removeContext'; id: string }
   /** The reader's answer to a waiting tool call: only a click or key in the panel approves anything. */
@@ -228,7 +277,7 @@ export const LIMITS = {
 
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
-export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog'];
+export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint'];
 
 /** Result of validating one incoming message: the typed message, or why it was refused. */
 export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
@@ -291,6 +340,11 @@ export function parseWebviewMessage(raw: unknown): Parsed {
       const model = str(m.model, LIMITS.modelChars, 'model');
       if (typeof model !== 'string') return model;
       return ok({ type, model });
+    }
+    case 'setProfile': {
+      const name = str(m.name, LIMITS.modelChars, 'name');
+      if (typeof name !== 'string') return name;
+      return ok({ type, name });
     }
     case 'toolApproval': {
       const callId = str(m.callId, LIMITS.idChars, 'callId');

@@ -29,7 +29,7 @@ export class ChatViewModels {
     else if (target.kind === 'no-key') endpoint = new URL(target.origin).host;
     else endpoint = String(target.settings.baseUrl); // shown as typed; the setup card says what is wrong with it
     const demo = model === DEMO_MODEL && target.kind === 'ready' && isLoopbackOrigin(target.endpoint.origin);
-    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [] };
+    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [], profile: '', profiles: [] };
   }
 
   /** The first-run card, while the target is not ready. */
