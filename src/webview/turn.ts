@@ -14,6 +14,9 @@ export const ACTION_LABELS: Record<ActionId, string> = {
   testConnection: 'Test Connection',
   continue: 'Continue',
   showLog: 'Show Log',
+  compact: 'Compact',
+  compactRetry: 'Compact and retry',
+  switchEndpoint: 'Switch Endpoint',
 };
 
 const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {
