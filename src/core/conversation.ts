@@ -22,6 +22,9 @@ export interface Conversation {
   turns: Turn[];
   /** The composer's tools switch was turned off for this conversation. */
   toolsOff?: boolean;
+  /** The endpoint profile and model this conversation uses (set by its first request or the header's switchers). */
+  profile?: string;
+  model?: string;
 }
 
 /** A fresh, empty conversation. */

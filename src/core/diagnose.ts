@@ -13,6 +13,8 @@ import type { ChatMessage, ChatResult, EndState, ReasoningField, StreamEvent } f
 export interface DiagnoseOptions {
   endpoint: Endpoint;
   apiKey?: string;
+  /** The profile's custom headers, secrets filled in: sent with every probe, as with chat. */
+  headers?: Record<string, string>;
   model: string;
   /** What Parley already learnt about this origin and model, so the test sends what chat sends. */
   adaptations?: Adaptations;
@@ -127,6 +129,7 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> 
   const client: ClientOptions = {
     endpoint: opts.endpoint,
     apiKey: opts.apiKey,
+    headers: opts.headers,
     requestTimeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     idleTimeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     // A diagnosis reports what happens; retries with backoff would only hide it and take longer.

@@ -1,5 +1,6 @@
 // Settings + messages -> the request body. Sends only what is set, and checks ranges before any network call.
 import { ParleyError } from './errors';
+import { applyBodyOverrides } from './profiles';
 import type { ChatMessage, ToolDefinition } from './types';
 
 export interface RequestSettings {
@@ -18,6 +19,9 @@ export interface RequestSettings {
   toolChoice?: 'auto' | 'required' | { type: 'function'; function: { name: string } };
   seed?: number;
   responseFormat?: { type: 'json_object' | 'text' } | { type: 'json_schema'; json_schema: unknown };
+  /** A profile's per-model fields: added to the body (never over Parley's own), and fields never to send. */
+  extraBody?: Record<string, unknown>;
+  neverSend?: string[];
 }
 
 /** What Parley learnt about a server and model: parameters it refuses, and whether it wants max_completion_tokens. */
@@ -78,6 +82,7 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   if (settings.seed !== undefined) body.seed = settings.seed;
   if (settings.responseFormat) body.response_format = settings.responseFormat;
   for (const p of adaptations?.drop ?? []) delete body[p];
+  applyBodyOverrides(body, settings);
   // parallel_tool_calls and tool_choice mean nothing without tools, and OpenAI refuses them alone.
   if (body.tools === undefined) {
     delete body.parallel_tool_calls;

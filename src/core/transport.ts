@@ -27,8 +27,10 @@ export interface ClientOptions {
 }
 
 /** The request's own secrets, for redacting what it quotes of the server: its key, when it has one. */
-export function secretsOf(opts: Pick<ClientOptions, 'apiKey'>): string[] {
-  return opts.apiKey ? [opts.apiKey] : [];
+export function secretsOf(opts: Pick<ClientOptions, 'apiKey' | 'headers'>): string[] {
+  // Custom header values may be tokens too (a gateway's): the longer ones are treated as secrets.
+  const fromHeaders = Object.values(opts.headers ?? {}).filter((v) => v.length >= 8);
+  return opts.apiKey ? [opts.apiKey, ...fromHeaders] : fromHeaders;
 }
 
 /** Wait for response headers, by default. */

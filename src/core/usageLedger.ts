@@ -16,7 +16,7 @@ export interface UsageRecord {
   estimated: boolean;
   durationMs: number;
   /** What asked: Parley's panel (`chat`), its editor commands, Test Connection, or VS Code's chat and `vscode.lm` callers. */
-  source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat';
+  source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat' | 'compact';
 }
 
 /** How the report names each source. */
@@ -26,6 +26,7 @@ export const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
   generate: 'Generate Code',
   test: 'Test Connection',
   'vscode-chat': "VS Code's chat (vscode.lm)",
+  compact: 'Compaction (summaries of older turns)',
 };
 
 /** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */

@@ -7,12 +7,12 @@ import { errorView } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import type * as vscode from 'vscode';
 import type { ImageView } from '../shared/protocol';
-import type { SettingsSnapshot } from './config';
+import { setProfileModel, writeUserSetting, type SettingsSnapshot } from './config';
 import { ChatViewModels } from './chatViewModels';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
 import { PendingContext } from './pendingContext';
-import type { Requester } from './requester';
+import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
 import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession } from './toolTurn';
@@ -66,7 +66,7 @@ export class ChatController implements vscode.Disposable {
   ) {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log);
-    this.views = new ChatViewModels(requester, channel, log);
+    this.views = new ChatViewModels(requester, channel, log, () => this.selection());
     this.context = new PendingContext(channel);
   }
 
@@ -84,6 +84,11 @@ export class ChatController implements vscode.Disposable {
     return this.conversation;
   }
 
+  /** The open conversation's profile and model; unset parts follow parley.endpoint and the profile's model. */
+  selection(): Selection {
+    return { profile: this.conversation.profile, model: this.conversation.model };
+  }
+
   get generating(): boolean {
     return this.runner.generating;
   }
@@ -91,7 +96,7 @@ export class ChatController implements vscode.Disposable {
   /** Everything the webview needs to draw itself from nothing (also mid-stream). */
   async snapshot(): Promise<void> {
     const { requester, runner, views, channel, context } = this;
-    const target = await requester.target();
+    const target = await requester.target(undefined, false, this.selection());
     // The snapshot carries every delta received so far, so a queued one would be applied twice.
     runner.dropPendingDelta();
     channel.post({
@@ -138,15 +143,19 @@ export class ChatController implements vscode.Disposable {
   private async reply(source: 'chat' | 'explain' = 'chat'): Promise<void> {
     const { requester, runner, views, channel } = this;
     const c = this.conversation;
-    const settings = this.settings.current;
     const history = [...c.turns];
-    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: settings.model };
+    const preview = await requester.target(this.settings.current, false, this.selection());
+    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: preview.settings.model, profile: profileName(preview.settings) };
     c.turns.push(turn);
     c.updatedAt = Date.now();
     channel.post({ type: 'turnStart', turn: turnView(turn) });
     await runner.run(turn, async (signal) => {
-      const target = await requester.target(settings, true);
+      const target = await requester.target(this.settings.current, true, this.selection());
+      const settings = target.settings;
       if (target.kind !== 'ready') return runner.end(turn, 'error', views.problemError(target));
+      // The conversation keeps the profile and model it used, whatever the settings say later.
+      c.profile = profileName(settings);
+      c.model = settings.model;
       await this.save(c);
       const messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
       const box = this.toolbox();
@@ -162,6 +171,35 @@ export class ChatController implements vscode.Disposable {
       c.updatedAt = Date.now();
       await this.save(c);
     });
+  }
+
+  /**
+   * The header's profile switcher: the open conversation goes on with that profile and its default model, and new
+   * conversations start with it (parley.endpoint in user settings). Unknown names change nothing.
+   */
+  async setProfile(name: string): Promise<boolean> {
+    const p = this.settings.current.profiles.find((x) => x.name === name);
+    if (!p) return false;
+    this.conversation.profile = p.name;
+    this.conversation.model = undefined;
+    if (this.conversation.turns.length) await this.save();
+    await writeUserSetting('endpoint', p.source === 'implicit' ? '' : p.name);
+    await this.views.endpointChanged();
+    return true;
+  }
+
+  /**
+   * The header's model picker: the open conversation goes on with that model, and new ones start with it (the
+   * profile's model in user settings: parley.model for the Default profile, else its entry in parley.endpoints).
+   */
+  async setModel(model: string): Promise<void> {
+    const target = await this.requester.target(undefined, false, this.selection());
+    const p = target.settings.profile;
+    this.conversation.model = model;
+    if (this.conversation.turns.length) await this.save();
+    if (!p || p.source === 'implicit') await writeUserSetting('model', model);
+    else if (p.source === 'user') await setProfileModel(p.name, model);
+    await this.views.endpointChanged();
   }
 
   /** The composer's tools switch: on or off for the open conversation, kept with it. */

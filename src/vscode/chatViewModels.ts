@@ -1,21 +1,30 @@
 // What the chat view shows around the conversation: the header (endpoint, model, model list) and the setup card.
-import { listModels } from '../core/client';
+import { listModelInfo, llamaCppContext } from '../core/client';
+import { resolveWindow, type WindowInfo } from '../core/contextWindow';
+import type { ModelInfo } from '../core/modelInfo';
+import { overrideFor } from '../core/profiles';
 import { errorView } from '../core/errorView';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
 import type { Log } from './log';
-import type { Requester, Target, TargetProblem } from './requester';
+import { profileName, type ReadyTarget, type Requester, type Selection, type Target, type TargetProblem } from './requester';
 import { isLoopbackOrigin } from './secrets';
 import type { ViewChannel } from './viewChannel';
 
 /** Builds the header and setup card from a target, and keeps the model list each endpoint's GET /models gave. */
 export class ChatViewModels {
   private readonly models = new Map<string, string[]>();
+  /** What each endpoint's GET /models said of its models (context windows among it). */
+  private readonly infos = new Map<string, ModelInfo[]>();
+  /** llama.cpp's loaded context (GET /props), per host, asked once; undefined when the server is not llama.cpp. */
+  private readonly props = new Map<string, Promise<number | undefined>>();
 
   constructor(
     private readonly requester: Requester,
     private readonly channel: ViewChannel,
     private readonly log: Log,
+    /** The open conversation's profile and model. */
+    private readonly selection: () => Selection = () => ({}),
   ) {}
 
   /**
@@ -29,7 +38,8 @@ export class ChatViewModels {
     else if (target.kind === 'no-key') endpoint = new URL(target.origin).host;
     else endpoint = String(target.settings.baseUrl); // shown as typed; the setup card says what is wrong with it
     const demo = model === DEMO_MODEL && target.kind === 'ready' && isLoopbackOrigin(target.endpoint.origin);
-    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [], profile: '', profiles: [] };
+    const profiles = target.settings.profiles.map((p) => ({ name: p.name, endpoint: hostOf(p.baseUrl) }));
+    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [], profile: profileName(target.settings), profiles };
   }
 
   /** The first-run card, while the target is not ready. */
@@ -69,25 +79,54 @@ export class ChatViewModels {
    * `target` saves resolving it again when the caller just did.
    */
   async refreshModels(force = false, target?: Target): Promise<string[]> {
-    const t = target ?? (await this.requester.target());
+    const t = target ?? (await this.requester.target(undefined, false, this.selection()));
     if (t.kind !== 'ready') return [];
     if (!force && this.models.has(t.host)) return this.models.get(t.host) ?? [];
+    if (force) this.props.delete(t.host);
     try {
-      const list = await listModels(this.requester.clientOptions(t, AbortSignal.timeout(10_000)));
-      this.models.set(t.host, list);
+      const list = await listModelInfo(this.requester.clientOptions(t, AbortSignal.timeout(10_000)));
+      this.infos.set(t.host, list);
+      this.models.set(t.host, list.map((m) => m.id));
     } catch (e) {
       this.models.set(t.host, []);
+      this.infos.set(t.host, []);
       this.log.debug(`GET models failed: ${e instanceof Error ? e.message : String(e)}`);
     }
     this.channel.post({ type: 'header', header: this.header(t) });
     return this.models.get(t.host) ?? [];
   }
 
+  /**
+   * The model's window: what the server's model list says, else llama.cpp's /props, else the profile's setting for the
+   * model, else unknown. The reply's room from the same sources and parley.maxTokens.
+   */
+  async windowFor(t: ReadyTarget): Promise<WindowInfo> {
+    const s = t.settings;
+    const override = s.profile ? overrideFor(s.profile, s.model) : {};
+    let info = this.infos.get(t.host)?.find((m) => m.id === s.model);
+    if (info?.contextLength === undefined && this.infos.has(t.host)) {
+      let asked = this.props.get(t.host);
+      if (!asked) this.props.set(t.host, (asked = llamaCppContext(this.requester.clientOptions(t, AbortSignal.timeout(5_000)))));
+      const n = await asked;
+      if (n !== undefined) info = { ...(info ?? { id: s.model }), contextLength: n };
+    }
+    return resolveWindow(info, { contextWindow: override.contextWindow ?? s.contextWindow, maxOutputTokens: override.maxOutputTokens }, s.maxTokens);
+  }
+
   /** Endpoint or key changed: redraw header and setup card. */
   async endpointChanged(): Promise<void> {
-    const t = await this.requester.target();
+    const t = await this.requester.target(undefined, false, this.selection());
     this.channel.post({ type: 'header', header: this.header(t) });
     this.channel.post({ type: 'setup', setup: this.setup(t) });
     void this.refreshModels(false, t);
+  }
+}
+
+/** host[:port] of a base URL, or the value as written when it is not one. */
+function hostOf(url: unknown): string {
+  try {
+    return new URL(String(url)).host;
+  } catch {
+    return String(url);
   }
 }

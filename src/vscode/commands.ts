@@ -3,11 +3,11 @@ import * as vscode from 'vscode';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
 import { addSelectionToChat, explainSelection, generateCode } from './editorCommands';
-import { resetAdaptations, resetWorkspaceOrigins, selectModel } from './endpointCommands';
-import { clearApiKey, setApiKey } from './keyCommands';
+import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } from './endpointCommands';
+import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
-import { testConnection } from './testConnection';
+import { testAllEndpoints, testConnection } from './testConnection';
 
 /** Registers every command; the caller disposes them. */
 export function registerCommands(s: Services): vscode.Disposable[] {
@@ -31,6 +31,10 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.selectModel': () => selectModel(s),
     'parley.showLog': () => s.log.show(),
     'parley.chooseTools': () => s.externalTools.choose(),
+    'parley.switchEndpoint': () => switchEndpoint(s),
+    'parley.setHeaderSecret': (name, value) => setHeaderSecret(s, name, value),
+    'parley.testAllEndpoints': () => testAllEndpoints(s),
+    'parley.compact': () => s.chat.compact(),
   };
   return Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
 }

@@ -1,5 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
+import { readProfiles, type Profile } from '../core/profiles';
 import { DEFAULT_TOOL_EXCLUDE } from '../core/toolPaths';
 import { Disposable } from './disposable';
 
@@ -23,8 +24,27 @@ export interface ToolsSettings {
   askBeforeReading: boolean;
 }
 
+/** The `parley.compaction.*` settings. */
+export interface CompactionSettings {
+  /** Percent of the window past which Parley summarizes older turns before sending; 0 never does on its own. */
+  threshold: number;
+  /** Questions (with their replies) kept word for word. */
+  keepTurns: number;
+}
+
 /** Every Parley setting, typed. Values are as the user wrote them: core validates ranges and URLs. */
 export interface Settings {
+  /** Every endpoint profile: the implicit one from baseUrl and model first, then parley.endpoints. */
+  profiles: Profile[];
+  /** parley.endpoint: the profile new conversations use (a name; empty or unknown means the first). */
+  activeProfile: string;
+  /** The profile a target was resolved for (set by the requester; the active one before that). */
+  profile?: Profile;
+  /** Profiles or overrides that were refused, in words, for the log and Test Connection. */
+  profileProblems: string[];
+  /** Endpoint values set somewhere this window does not apply them, and where to set them instead. */
+  unapplied: string[];
+  compaction: CompactionSettings;
   baseUrl: unknown;
   baseUrlSource: SettingSource;
   /** The base URL from user settings or the default: the user's own endpoint. */
@@ -74,6 +94,14 @@ function optionalNumber(v: unknown): number | undefined {
 export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const c = vscode.workspace.getConfiguration(SECTION);
   const get = <T>(key: string) => read<T>(c, key, trusted).value;
+  const lists = c.inspect<unknown>('endpoints');
+  const { profiles, problems } = readProfiles(
+    { baseUrl: read<unknown>(c, 'baseUrl', trusted).value, model: String(get<unknown>('model') ?? '') },
+    [
+      { value: lists?.globalValue, source: 'user' as const },
+      ...(trusted ? [{ value: lists?.workspaceValue, source: 'workspace' as const }, { value: lists?.workspaceFolderValue, source: 'folder' as const }] : []),
+    ],
+  );
   const base = read<unknown>(c, 'baseUrl', trusted);
   const userBase = read<unknown>(c, 'baseUrl', false);
   const stop = get<unknown>('stop');
@@ -82,6 +110,14 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const adjusted: string[] = [];
   const clamp = (key: string, min: number, max: number, fallback: number) => clampNumber(key, get(key), min, max, fallback, adjusted);
   return {
+    profiles,
+    activeProfile: String(get<unknown>('endpoint') ?? ''),
+    profileProblems: problems,
+    unapplied: unappliedValues(c, trusted),
+    compaction: {
+      threshold: Math.round(clamp('compaction.threshold', 0, 100, 85)),
+      keepTurns: Math.round(clamp('compaction.keepTurns', 1, 50, 4)),
+    },
     baseUrl: base.value,
     baseUrlSource: base.source,
     userBaseUrl: userBase.value,
@@ -113,6 +149,30 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   };
 }
 
+/** The settings that make up an endpoint: they share one scope so that they always apply together. */
+const ENDPOINT_KEYS = ['baseUrl', 'model', 'endpoints', 'endpoint'];
+
+/**
+ * Endpoint values that are set but not applied in this window, each with where to set it instead: a value in the
+ * local User settings that a remote window (code-server, Codespaces, SSH) ignores for machine-scoped settings
+ * (`inspect()` shows it as the local user value, while the user value in effect differs), and workspace values in
+ * Restricted Mode.
+ */
+function unappliedValues(c: vscode.WorkspaceConfiguration, trusted: boolean): string[] {
+  const out: string[] = [];
+  for (const key of ENDPOINT_KEYS) {
+    const i = c.inspect<unknown>(key) as (ReturnType<typeof c.inspect<unknown>> & { globalLocalValue?: unknown; globalRemoteValue?: unknown }) | undefined;
+    if (!i) continue;
+    if (i.globalLocalValue !== undefined && JSON.stringify(i.globalLocalValue) !== JSON.stringify(i.globalValue)) {
+      out.push(`${SECTION}.${key} is set in your local User settings, but this remote window does not apply it there: set it in the Remote tab of Settings (or in the remote's settings.json).`);
+    }
+    if (!trusted && (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined)) {
+      out.push(`${SECTION}.${key} is set in this workspace's settings, which Restricted Mode ignores: trust the workspace, or set it in your User settings.`);
+    }
+  }
+  return out;
+}
+
 /** A list of strings from a setting; the default when it is not an array (non-strings dropped). */
 function stringList(v: unknown, fallback: readonly string[]): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [...fallback];
@@ -138,6 +198,23 @@ export function openSettings(): Thenable<unknown> {
 /** Writes the user-level (global) value of a setting. */
 export async function writeUserSetting(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
+}
+
+/** Adds a profile to the user's parley.endpoints, or updates the one of that name. */
+export async function addProfile(name: string, baseUrl: string, model: string): Promise<void> {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const list = c.inspect<unknown>('endpoints')?.globalValue;
+  const others = Array.isArray(list) ? list.filter((e) => !(e && typeof e === 'object' && (e as { name?: unknown }).name === name)) : [];
+  await c.update('endpoints', [...others, { name, baseUrl, model }], vscode.ConfigurationTarget.Global);
+}
+
+/** Sets the default model of a profile in the user's parley.endpoints (the list is rewritten as a whole). */
+export async function setProfileModel(name: string, model: string): Promise<void> {
+  const c = vscode.workspace.getConfiguration(SECTION);
+  const list = c.inspect<unknown>('endpoints')?.globalValue;
+  if (!Array.isArray(list)) return;
+  const next = list.map((e) => (e && typeof e === 'object' && (e as { name?: unknown }).name === name ? { ...e, model } : e));
+  await c.update('endpoints', next, vscode.ConfigurationTarget.Global);
 }
 
 /**

@@ -69,7 +69,7 @@ function problemMessage(p: TargetProblem): string {
 
 /** Generate Code. A description given as the command's argument (keybindings, tests) skips the input box. */
 export async function generateCode(s: Services, given?: unknown): Promise<void> {
-  const t = await s.requester.target(undefined, true);
+  const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind !== 'ready') {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
     const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${problemMessage(t)}`), action);

@@ -1,36 +1,51 @@
 // The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
 import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
-import { writeUserSetting } from './config';
+import { addProfile } from './config';
 import { setApiKey } from './keyCommands';
 import type { Services } from './services';
 
 /** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
-export async function selectModel(s: Services): Promise<void> {
+export async function selectModel(s: Services, title = 'Parley: Select Model'): Promise<void> {
   const models = await s.chat.views.refreshModels(true);
-  const current = s.settings.current.model;
+  const t = await s.requester.target(undefined, false, s.chat.selection());
+  const current = t.settings.model;
   let model: string | undefined;
   if (models.length > 0) {
     const other = 'Type a model name…';
     const pick = await vscode.window.showQuickPick([...models.map((m) => ({ label: m, description: m === current ? 'current' : undefined })), { label: other }], {
-      title: 'Parley: Select Model',
+      title,
     });
     if (!pick) return;
     model = pick.label === other ? undefined : pick.label;
   }
   model ??= await vscode.window.showInputBox({ title: 'Parley: Model', value: current, prompt: 'The model name sent as "model".' });
   if (model === undefined) return;
-  await setModel(model);
+  await setModel(s, model);
 }
 
-/** Writes `parley.model` to user settings, if it is a plausible name. */
-export async function setModel(model: string): Promise<void> {
+/** The open conversation's model (and its profile's in user settings), if it is a plausible name. */
+export async function setModel(s: Services, model: string): Promise<void> {
   const m = model.trim();
   if (!m || /[\s]/.test(m)) {
     void vscode.window.showErrorMessage('Parley: a model name cannot be empty or contain spaces or line breaks.');
     return;
   }
-  await writeUserSetting('model', m);
+  await s.chat.setModel(m);
+}
+
+/** Parley: Switch Endpoint: a profile, then one of its models; for the open conversation and new ones. */
+export async function switchEndpoint(s: Services): Promise<void> {
+  const settings = s.settings.current;
+  const current = (await s.requester.target(undefined, false, s.chat.selection())).settings.profile?.name;
+  const pick = await vscode.window.showQuickPick(settings.profiles.map((p) => ({
+    label: p.name,
+    description: `${String(p.baseUrl)}${p.model ? ` · ${p.model}` : ''}`,
+    detail: p.name === current ? 'current' : undefined,
+  })), { title: 'Parley: Switch Endpoint (1/2): profile', placeHolder: 'The endpoint profile for this conversation and new ones' });
+  if (!pick) return;
+  await s.chat.setProfile(pick.label);
+  await selectModel(s, 'Parley: Switch Endpoint (2/2): model');
 }
 
 /** A preset from the setup card: its base URL and model go to user settings; then the key, if it needs one. */
@@ -41,9 +56,9 @@ export async function applyPreset(s: Services, id: string): Promise<void> {
     await vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
     return;
   }
-  await writeUserSetting('baseUrl', p.baseUrl);
-  await writeUserSetting('model', p.model);
-  const t = await s.requester.target();
+  await addProfile(p.label, p.baseUrl, p.model);
+  await s.chat.setProfile(p.label);
+  const t = await s.requester.target(undefined, false, s.chat.selection());
   if (t.kind === 'no-key' && p.needsKey) await setApiKey(s);
 }
 

@@ -1,12 +1,13 @@
 // The key commands: Set API Key, Clear API Key, and "This endpoint needs no key". The keys themselves are in secrets.ts.
 import * as vscode from 'vscode';
 import { noticeText } from '../core/markdownText';
+import { secretNames, SECRET_NAME } from '../core/profiles';
 import { openSettings } from './config';
 import type { Services } from './services';
 
 /** Where the current settings send requests, for messages: the origin, or why there is none. */
 async function originForKey(s: Services): Promise<string | undefined> {
-  const t = await s.requester.target(undefined, true);
+  const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind === 'ready') return t.endpoint.origin;
   if (t.kind === 'no-key') return t.origin;
   void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => a && openSettings());
@@ -57,4 +58,39 @@ export async function markNoKey(s: Services): Promise<void> {
   if (!origin) return;
   await s.keys.markNoKeyNeeded(origin);
   s.log.info(`${origin} marked as needing no API key.`);
+}
+
+/**
+ * Parley: Set Header Secret: the value a custom header refers to as `${secret:name}`, kept in secret storage. The
+ * name is picked from those the profiles use, or typed; an empty value removes the secret. `name` and `value` as
+ * arguments skip the prompts (tests, keybindings).
+ */
+export async function setHeaderSecret(s: Services, givenName?: unknown, givenValue?: unknown): Promise<void> {
+  let name = typeof givenName === 'string' ? givenName : undefined;
+  if (name === undefined) {
+    const used = [...new Set(s.settings.current.profiles.flatMap((p) => secretNames(p.headers)))];
+    const other = 'Another name…';
+    const pick = used.length
+      ? await vscode.window.showQuickPick([...used.map((n) => ({ label: n, description: s.keys.headerSecretNames().includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
+      : { label: other };
+    if (!pick) return;
+    name = pick.label === other
+      ? await vscode.window.showInputBox({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : 'Letters, digits, ".", "_" and "-", at most 64.') })
+      : pick.label;
+    if (!name) return;
+  }
+  if (!SECRET_NAME.test(name)) {
+    void vscode.window.showErrorMessage('Parley: a header secret name uses letters, digits, ".", "_" and "-", at most 64.');
+    return;
+  }
+  const value = typeof givenValue === 'string' ? givenValue : await vscode.window.showInputBox({
+    title: `Parley: value of \${secret:${name}}`,
+    prompt: 'Kept in VS Code\'s secret storage and sent only in the headers that refer to it. Empty removes it.',
+    password: true,
+    ignoreFocusOut: true,
+    validateInput: (v) => (/[\u0000-\u001f\u007f]/.test(v) ? 'A header value cannot hold line breaks or control characters.' : undefined),
+  });
+  if (value === undefined) return;
+  await s.keys.setHeaderSecret(name, value.trim());
+  s.log.info(`Header secret ${name} ${value.trim() ? 'stored' : 'removed'}.`);
 }

@@ -1,5 +1,5 @@
 // Code attached to the next question (Add Selection to Chat, Edit last question), shown as chips above the composer.
-import type { ContextItem } from '../core/conversation';
+import { contextBlock, type ContextItem } from '../core/conversation';
 import type { ContextChip } from '../shared/protocol';
 import type { ViewChannel } from './viewChannel';
 
@@ -7,7 +7,12 @@ import type { ViewChannel } from './viewChannel';
 export class PendingContext {
   private items: ContextItem[] = [];
 
-  constructor(private readonly channel: ViewChannel) {}
+  constructor(private readonly channel: ViewChannel, private readonly onChange: () => void = () => undefined) {}
+
+  /** The code the chips would send, as it would be sent (for the context meter). */
+  pendingText(): string {
+    return this.items.map(contextBlock).join('\n\n');
+  }
 
   /** What the webview may see: the chips, without the code. */
   chips(): ContextChip[] {
@@ -39,5 +44,6 @@ export class PendingContext {
 
   private changed(): void {
     this.channel.post({ type: 'pendingContext', chips: this.chips() });
+    this.onChange();
   }
 }

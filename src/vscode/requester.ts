@@ -6,6 +6,7 @@ import { chatAndLearn, stateAdaptationStore, type AdaptationStore } from '../cor
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
+import { expandHeaders, findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import type { Settings, SettingsSnapshot } from './config';
 import { ApiKeyStore } from './secrets';
@@ -19,6 +20,8 @@ export interface Prompts {
    * Undefined means the question was dismissed: not an answer, so it is asked again next time.
    */
   allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean | undefined>;
+  /** Asked once per origin and set of names when a workspace's profile adds request headers. Undefined: dismissed. */
+  allowWorkspaceHeaders?(origin: string, names: string[]): Promise<boolean | undefined>;
 }
 
 export const vscodePrompts: Prompts = {
@@ -37,9 +40,48 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === mine ? false : undefined;
   },
+  async allowWorkspaceHeaders(origin, names) {
+    const allow = 'Send Them';
+    const without = 'Send Without';
+    const answer = await vscode.window.showWarningMessage(
+      `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}. Send them?`,
+      { modal: true, detail: 'Headers can carry credentials or change how the server treats a request. Parley remembers your answer for this origin and these headers; "Parley: Forget Workspace Endpoint Answers" asks again.' },
+      allow,
+      without,
+    );
+    return answer === allow ? true : answer === without ? false : undefined;
+  },
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
+const HEADER_APPROVALS_STATE = 'parley.workspaceHeaders';
+
+/** Which profile and model a request is for: a conversation's own, else the active profile and its model. */
+export interface Selection {
+  profile?: string;
+  model?: string;
+}
+
+/**
+ * The settings as one profile and model make them: its base URL and model, and the model's overrides (limits,
+ * price, reasoning). A workspace-defined profile's base URL counts as a workspace value (consent rules apply).
+ */
+export function applyProfile(s: Settings, p: Profile, model?: string): Settings {
+  if (p.source === 'implicit' && model === undefined) return { ...s, profile: p };
+  const m = model?.trim() || p.model;
+  const o: ModelOverride = overrideFor(p, m);
+  return {
+    ...s,
+    profile: p,
+    baseUrl: p.source === 'implicit' ? s.baseUrl : p.baseUrl,
+    baseUrlSource: p.source === 'implicit' ? s.baseUrlSource : p.source,
+    model: m,
+    maxTokens: o.maxOutputTokens ?? s.maxTokens,
+    contextWindow: o.contextWindow ?? s.contextWindow,
+    sendReasoningBack: o.sendReasoningBack ?? s.sendReasoningBack,
+    pricing: o.price ? { ...s.pricing, [m]: o.price } : s.pricing,
+  };
+}
 
 /**
  * Where a request would go, told apart by `kind`: `ready` (endpoint and key known), or why not: `config` (the base
@@ -59,6 +101,19 @@ export interface ReadyTarget {
   apiKey?: string;
   /** "host[:port]" for display and usage. */
   host: string;
+  /** The profile's custom headers, secrets filled in (undefined: none, or a workspace's that the user declined). */
+  headers?: Record<string, string>;
+}
+
+/** The profile a target's settings were resolved for: its name, the implicit one's when none was. */
+export function profileName(s: Settings): string {
+  return s.profile?.name ?? IMPLICIT_PROFILE;
+}
+
+/** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
+export function usageHost(t: ReadyTarget): string {
+  const p = t.settings.profile;
+  return p && p.source !== 'implicit' ? `${p.name.replace(/\|/g, '/')} (${t.host})` : t.host;
 }
 
 /** A target that cannot take requests, and why. */
@@ -113,14 +168,18 @@ export class Requester {
    * Resolves the endpoint and key. A base URL that a trusted workspace sets to another origin than
    * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
    */
-  async target(settings = this.settings.current, interactive = false): Promise<Target> {
+  async target(base0: Settings = this.settings.current, interactive = false, selection: Selection = {}): Promise<Target> {
+    const profile = findProfile(base0.profiles, selection.profile ?? base0.activeProfile);
+    const settings = applyProfile(base0, profile, selection.model);
     let base = settings.baseUrl;
+    let declined = false;
     if (settings.baseUrlSource === 'workspace' || settings.baseUrlSource === 'folder') {
       const ws = originOf(settings.baseUrl);
       const user = originOf(settings.userBaseUrl);
       if (ws && ws !== user && !(await this.workspaceOriginAllowed(ws, user ?? String(settings.userBaseUrl), interactive))) {
         if (interactive) this.log.warn(`Not using the workspace's base URL origin ${ws}: the user declined it. Using the user endpoint.`);
         base = settings.userBaseUrl;
+        declined = true;
       }
     }
     let endpoint: Endpoint;
@@ -129,10 +188,41 @@ export class Requester {
     } catch (e) {
       return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
+    let headers: Record<string, string> | undefined;
+    try {
+      headers = declined ? undefined : await this.headersFor(profile, endpoint.origin, interactive);
+    } catch (e) {
+      return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
+    }
     const key = await this.keys.get(endpoint.origin);
     if (key.kind === 'missing') return { kind: 'no-key', settings, origin: endpoint.origin };
     if (key.kind === 'key') this.log.addSecret(key.key);
-    return readyTarget(settings, endpoint, key.kind === 'key' ? key.key : undefined);
+    return { ...readyTarget(settings, endpoint, key.kind === 'key' ? key.key : undefined), headers };
+  }
+
+  /**
+   * A profile's headers with their secrets filled in. A workspace's profile adds headers only after the user allowed
+   * them for that origin (asked only for a request the user started); until then, and when declined, none are sent.
+   */
+  private async headersFor(p: Profile, origin: string, interactive: boolean): Promise<Record<string, string> | undefined> {
+    if (!p.headers || Object.keys(p.headers).length === 0) return undefined;
+    if (p.source === 'workspace' || p.source === 'folder') {
+      const names = Object.keys(p.headers).sort();
+      const id = `${origin} ${names.join(',')}`;
+      const answers = this.state.get<Record<string, boolean>>(HEADER_APPROVALS_STATE, {});
+      let allowed = Object.prototype.hasOwnProperty.call(answers, id) ? answers[id] : undefined;
+      if (allowed === undefined && interactive && this.prompts.allowWorkspaceHeaders) {
+        allowed = await this.prompts.allowWorkspaceHeaders(origin, names);
+        if (allowed !== undefined) await this.state.update(HEADER_APPROVALS_STATE, { ...answers, [id]: allowed });
+      }
+      if (allowed !== true) {
+        if (interactive) this.log.warn(`Not sending the workspace profile's headers (${names.join(', ')}) to ${origin}: not allowed.`);
+        return undefined;
+      }
+    }
+    const secrets = await this.keys.headerSecrets(secretNames(p.headers));
+    for (const v of secrets.values()) this.log.addSecret(v);
+    return expandHeaders(p.headers, secrets);
   }
 
   /**
@@ -151,8 +241,10 @@ export class Requester {
 
   /** Forgets every answer about workspace-set origins; each is asked again before its next request. */
   async resetWorkspaceOrigins(): Promise<number> {
-    const n = Object.keys(this.state.get<Record<string, boolean>>(APPROVALS_STATE, {})).length;
+    const n = Object.keys(this.state.get<Record<string, boolean>>(APPROVALS_STATE, {})).length
+      + Object.keys(this.state.get<Record<string, boolean>>(HEADER_APPROVALS_STATE, {})).length;
     await this.state.update(APPROVALS_STATE, undefined);
+    await this.state.update(HEADER_APPROVALS_STATE, undefined);
     return n;
   }
 
@@ -160,6 +252,7 @@ export class Requester {
     return {
       endpoint: t.endpoint,
       apiKey: t.apiKey,
+      headers: t.headers,
       requestTimeoutMs: t.settings.requestTimeoutSeconds * 1000,
       idleTimeoutMs: t.settings.streamIdleTimeoutSeconds * 1000,
       maxRetries: t.settings.maxRetries,
@@ -182,6 +275,7 @@ export class Requester {
       frequencyPenalty: s.frequencyPenalty,
       responseFormat: opts.responseFormat,
       tools: opts.tools?.length ? opts.tools : undefined,
+      ...bodyOverrides(t.settings),
       ...opts.overrides,
     };
   }
@@ -220,7 +314,7 @@ export class Requester {
       }
     }
     const r = outcome.result;
-    const usage = recordFrom(r.usage, { model, host: t.host, durationMs, source: opts.source, at: Date.now() });
+    const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now() });
     // Failed requests that produced nothing cost nothing; everything else is billed and counted.
     const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
     if (counted) await this.usage.record(usage);
@@ -231,6 +325,12 @@ export class Requester {
     );
     return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
   }
+}
+
+/** A profile's per-model body fields for the request, when it has any. */
+function bodyOverrides(s: Settings): Pick<RequestSettings, 'extraBody' | 'neverSend'> {
+  const o = s.profile ? overrideFor(s.profile, s.model) : {};
+  return { ...(o.extraBody ? { extraBody: o.extraBody } : {}), ...(o.neverSend ? { neverSend: o.neverSend } : {}) };
 }
 
 function originOf(url: unknown): string | undefined {

@@ -7,6 +7,10 @@ const KEY_PREFIX = 'parley.apiKey:';
 const ORIGINS_STATE = 'parley.keyOrigins';
 /** Origins the user marked as needing no key. */
 const NO_KEY_STATE = 'parley.noKeyOrigins';
+/** Secrets that custom header values refer to as `${secret:name}`, by name. */
+const HEADER_SECRET_PREFIX = 'parley.headerSecret:';
+/** The names of the header secrets that are set (not secret). */
+const HEADER_SECRETS_STATE = 'parley.headerSecretNames';
 
 /** Loopback servers (Ollama, LM Studio, llama.cpp, vLLM) usually take no key. */
 export function isLoopbackOrigin(origin: string): boolean {
@@ -57,10 +61,36 @@ export class ApiKeyStore extends Disposable {
     this.changed.fire(origin);
   }
 
-  /** Every stored key, for any origin (to take them out of text that leaves Parley, such as an export). */
+  /** Every stored key and header secret, for any origin (to take them out of text that leaves Parley, such as an export). */
   async storedKeys(): Promise<string[]> {
-    const keys = await Promise.all(this.origins().map((o) => this.secrets.get(KEY_PREFIX + o)));
+    const keys = await Promise.all([
+      ...this.origins().map((o) => this.secrets.get(KEY_PREFIX + o)),
+      ...this.headerSecretNames().map((n) => this.secrets.get(HEADER_SECRET_PREFIX + n)),
+    ]);
     return keys.filter((k): k is string => typeof k === 'string' && k.length > 0);
+  }
+
+  /** The header secrets among `names` that are set, by name. */
+  async headerSecrets(names: readonly string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (const n of names) {
+      const v = await this.secrets.get(HEADER_SECRET_PREFIX + n);
+      if (v) out.set(n, v);
+    }
+    return out;
+  }
+
+  /** Stores (or with an empty value deletes) the secret a header value refers to as `${secret:name}`. */
+  async setHeaderSecret(name: string, value: string): Promise<void> {
+    if (value) await this.secrets.store(HEADER_SECRET_PREFIX + name, value);
+    else await this.secrets.delete(HEADER_SECRET_PREFIX + name);
+    const others = this.headerSecretNames().filter((n) => n !== name);
+    await this.state.update(HEADER_SECRETS_STATE, value ? [...others, name] : others);
+    this.changed.fire('');
+  }
+
+  headerSecretNames(): string[] {
+    return this.state.get<string[]>(HEADER_SECRETS_STATE, []);
   }
 
   /** Origins with a stored key. */

@@ -3,9 +3,9 @@ import * as vscode from 'vscode';
 import type * as Diagnosis from '../core/diagnose';
 import type { DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
-import { noticeText } from '../core/markdownText';
+import { codeCell, codeSpan, markdownProse, noticeText } from '../core/markdownText';
 import type { Settings } from './config';
-import { readyTarget, type ReadyTarget } from './requester';
+import { profileName, readyTarget, type ReadyTarget, type Selection } from './requester';
 import type { Services } from './services';
 
 /**
@@ -21,63 +21,120 @@ function diagnosis(): typeof Diagnosis {
  * (and no "needs no key" mark) it still tests, without one, and the report says so.
  */
 export async function testConnection(s: Services): Promise<void> {
-  const found = await testTarget(s);
+  const found = await testTarget(s, s.chat.selection());
   if (!found) return;
-  const { target, keyMissing } = found;
-  const { requester, log } = s;
-  log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
+  const { target } = found;
   const abort = new AbortController();
   const report = await vscode.window.withProgress(
     { location: vscode.ProgressLocation.Notification, title: `Parley: testing ${target.host}…`, cancellable: true },
-    async (_progress, token): Promise<DiagnosisReport | undefined> => {
+    (_progress, token) => {
       const sub = token.onCancellationRequested(() => abort.abort());
-      try {
-        return await diagnosis().diagnose({
-          endpoint: target.endpoint,
-          apiKey: target.apiKey,
-          model: target.settings.model,
-          adaptations: requester.adaptations(target),
-          timeoutMs: target.settings.requestTimeoutSeconds * 1000,
-          settings: requester.requestSettings(target, { stream: true }),
-          keyMissing,
-          signal: abort.signal,
-        });
-      } catch (e) {
-        log.error(`Test Connection failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`);
-        return undefined;
-      } finally {
-        sub.dispose();
-      }
+      return runDiagnosis(s, found, abort.signal).finally(() => sub.dispose());
     },
   );
   if (abort.signal.aborted) {
-    log.info('Test Connection cancelled.');
+    s.log.info('Test Connection cancelled.');
     return;
   }
   if (!report) {
     void vscode.window.showErrorMessage('Parley: Test Connection could not run. See the log ("Parley: Show Log").');
     return;
   }
-  // What the probe learnt (a refused parameter) serves the next chat request too.
-  if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
-    await requester.rememberAdaptations(target, report.adaptations);
-  }
   await showReport(s, target, report);
 }
 
-/** The target to test: the ready one, or without a key when none is set; undefined (and said) when there is none. */
-async function testTarget(s: Services): Promise<{ target: ReadyTarget; keyMissing: boolean } | undefined> {
-  const t = await s.requester.target();
+/** Runs the checks against one target; what they learnt (a refused parameter) serves the next chat request too. */
+async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissing: boolean }, signal: AbortSignal): Promise<DiagnosisReport | undefined> {
+  const { target, keyMissing } = found;
+  const { requester, log } = s;
+  log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
+  try {
+    const report = await diagnosis().diagnose({
+      endpoint: target.endpoint,
+      apiKey: target.apiKey,
+      headers: target.headers,
+      model: target.settings.model,
+      adaptations: requester.adaptations(target),
+      timeoutMs: target.settings.requestTimeoutSeconds * 1000,
+      settings: requester.requestSettings(target, { stream: true }),
+      keyMissing,
+      signal,
+    });
+    if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
+      await requester.rememberAdaptations(target, report.adaptations);
+    }
+    return report;
+  } catch (e) {
+    log.error(`Test Connection failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
+  }
+}
+
+/** Parley: Test Every Endpoint Profile: each profile in turn, one report with a summary table first. */
+export async function testAllEndpoints(s: Services): Promise<void> {
+  const profiles = s.settings.current.profiles;
+  const abort = new AbortController();
+  const parts = await vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: 'Parley: testing every profile', cancellable: true },
+    async (progress, token) => {
+      const sub = token.onCancellationRequested(() => abort.abort());
+      const out: Array<{ name: string; host: string; model: string; report?: DiagnosisReport; problem?: string }> = [];
+      try {
+        for (const p of profiles) {
+          if (abort.signal.aborted) break;
+          progress.report({ message: p.name, increment: 100 / profiles.length });
+          const t = await s.requester.target(undefined, false, { profile: p.name });
+          const found = await testTarget(s, { profile: p.name }, true);
+          if (!found) {
+            out.push({ name: p.name, host: String(p.baseUrl), model: t.settings.model, problem: t.kind === 'config' ? t.error.message : 'no endpoint' });
+            continue;
+          }
+          out.push({ name: p.name, host: found.target.host, model: found.target.settings.model, report: await runDiagnosis(s, found, abort.signal) });
+        }
+      } finally {
+        sub.dispose();
+      }
+      return out;
+    },
+  );
+  if (abort.signal.aborted) return;
+  const { reportMarkdown } = diagnosis();
+  const L = ['# Parley: Test every endpoint profile', '', '| Profile | Endpoint | Model | Result |', '|---|---|---|---|'];
+  for (const p of parts) {
+    const result = p.report ? (p.report.ok ? 'works' : `fails: ${markdownProse(p.report.causes[0]?.fix ?? 'see below')}`) : `not tested: ${markdownProse(p.problem ?? '')}`;
+    L.push(`| ${codeCell(p.name)} | ${codeCell(p.host)} | ${codeCell(p.model)} | ${result} |`);
+  }
+  for (const p of parts) {
+    if (!p.report) continue;
+    // Each profile's own report, one heading level down.
+    L.push('', `# Profile ${codeSpan(p.name)}`, '', reportMarkdown(p.report).replace(/^# .*\n/, '').replace(/^(#+) /gm, '#$1 '));
+  }
+  const doc = await s.reports.show('Parley Test Every Profile.md', s.log.clean(L.join('\n')));
+  await vscode.window.showTextDocument(doc, { preview: false });
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+  } catch {
+    // The document itself is the report.
+  }
+}
+
+/**
+ * The target to test: the ready one, or without a key when none is set; undefined (and said, unless `quiet`) when
+ * there is none.
+ */
+async function testTarget(s: Services, selection: Selection, quiet = false): Promise<{ target: ReadyTarget; keyMissing: boolean } | undefined> {
+  const t = await s.requester.target(undefined, false, selection);
   if (t.kind === 'ready') return { target: t, keyMissing: false };
   if (t.kind === 'no-key') {
     const found = targetWithoutKey(t.settings, t.origin);
     if (!found) {
-      void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
+      if (!quiet) void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
       return undefined;
     }
     return { target: found, keyMissing: true };
   }
   s.log.warn(`Test Connection: ${t.error.message}`);
+  if (quiet) return undefined;
   void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
     if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
   });
@@ -89,7 +146,7 @@ async function showReport(s: Services, target: ReadyTarget, report: DiagnosisRep
   const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
   const { reportMarkdown, reportSummary } = diagnosis();
-  const markdown = log.clean(reportMarkdown(report));
+  const markdown = log.clean(withProfile(reportMarkdown(report), target));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
   const doc = await s.reports.show('Parley Test Connection.md', markdown);
@@ -101,16 +158,30 @@ async function showReport(s: Services, target: ReadyTarget, report: DiagnosisRep
   }
 
   const copy = 'Copy Report';
+  const all = 'Test Every Profile';
+  const buttons = s.settings.current.profiles.length > 1 ? [copy, all] : [copy];
   const headline = report.ok
     ? `Parley: the connection to ${target.host} works.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
     : `Parley: the connection to ${target.host} fails.${report.causes[0] ? ` ${report.causes[0].fix}` : ''}`;
   // Not awaited: the command finishes when the report is open, not when the notification closes.
-  void vscode.window.showInformationMessage(noticeText(log.clean(headline)), copy).then(async (choice) => {
+  void vscode.window.showInformationMessage(noticeText(log.clean(headline)), ...buttons).then(async (choice) => {
+    if (choice === all) return testAllEndpoints(s);
     if (choice === copy) {
       await vscode.env.clipboard.writeText(markdown);
       void vscode.window.showInformationMessage('Parley: report copied to the clipboard.');
     }
   });
+}
+
+/**
+ * The report with the profile it tested, and what the settings did not apply (a value set where this window ignores
+ * it, a profile entry refused), with where to set it instead: right under the title.
+ */
+function withProfile(markdown: string, t: ReadyTarget): string {
+  const notes = [...t.settings.unapplied, ...t.settings.profileProblems];
+  const lines = [`- Profile: ${codeSpan(profileName(t.settings))}${t.headers ? ` (custom headers: ${Object.keys(t.headers).map(codeSpan).join(', ')})` : ''}`];
+  if (notes.length) lines.push('', '## Settings not applied', '', ...notes.map((n) => `- ${markdownProse(n)}`));
+  return markdown.replace(/^(# .*\n)/, `$1\n${lines.join('\n')}\n`);
 }
 
 /** The target Requester would use for `origin` if a key were set: same settings, no key. */

@@ -5,7 +5,7 @@ import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
 import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
-import { applyPreset, selectModel, setModel } from './endpointCommands';
+import { applyPreset, selectModel, setModel, switchEndpoint } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
 import type { Services } from './services';
 import { testConnection } from './testConnection';
@@ -50,7 +50,10 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
     case 'pickModel':
       return selectModel(s);
     case 'setModel':
-      return setModel(m.model);
+      return setModel(s, m.model);
+    case 'setProfile':
+      await chat.setProfile(m.name);
+      return;
     case 'pickImage':
       return pickImage(s);
     case 'removeContext':
@@ -82,5 +85,11 @@ async function runAction(s: Services, action: ActionId): Promise<void> {
       return testConnection(s);
     case 'showLog':
       return s.log.show();
+    case 'switchEndpoint':
+      return switchEndpoint(s);
+    case 'compact':
+      return s.chat.compact();
+    case 'compactRetry':
+      return s.chat.compactAndRetry();
   }
 }

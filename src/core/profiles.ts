@@ -1,0 +1,201 @@
+// Endpoint profiles: a name, a base URL, a default model, custom headers and per-model overrides (`parley.endpoints`).
+// The old single `parley.baseUrl` and `parley.model` are one more profile, the implicit one, so no setup breaks.
+// Pure: the settings come in as plain values with where each was set, and problems go out in words.
+import { ParleyError } from './errors';
+import { validateHeaders } from './headers';
+
+/** What a profile may say about one model: limits, capabilities, price, and what to send or never send. */
+export interface ModelOverride {
+  contextWindow?: number;
+  maxOutputTokens?: number;
+  vision?: boolean;
+  tools?: boolean;
+  /** Dollars per million tokens. */
+  price?: { input: number; output: number };
+  /** Request fields never to send to this model (`temperature`, `stream_options`…). */
+  neverSend?: string[];
+  /** Fields added to the request body as they are (`top_k`, `options`…); Parley's own fields are not replaced. */
+  extraBody?: Record<string, unknown>;
+  sendReasoningBack?: boolean;
+}
+
+/** Where a profile was defined. `implicit` is the one made from parley.baseUrl and parley.model. */
+export type ProfileSource = 'implicit' | 'user' | 'workspace' | 'folder';
+
+export interface Profile {
+  name: string;
+  baseUrl: unknown;
+  model: string;
+  /** Custom request headers as written: values may hold `${secret:name}` references. */
+  headers?: Record<string, string>;
+  /** Per-model overrides, by model id. */
+  models: Record<string, ModelOverride>;
+  source: ProfileSource;
+}
+
+/** The implicit profile's name, unless a named profile already uses it. */
+export const IMPLICIT_PROFILE = 'Default';
+
+/** A secret reference in a header value: `${secret:gateway-token}`. */
+const SECRET_REF = /\$\{secret:([^}]*)\}/g;
+/** A secret's name: letters, digits, `.`, `_`, `-`, at most 64. */
+export const SECRET_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Request body fields Parley owns: extraBody cannot replace them. */
+const OWN_BODY_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice']);
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+const positiveInt = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
+
+/** One model's overrides, keeping what is well-typed and saying what was not. */
+function readOverride(raw: unknown, where: string, problems: string[]): ModelOverride {
+  if (!isObj(raw)) {
+    problems.push(`${where} is not an object; ignored.`);
+    return {};
+  }
+  const o: ModelOverride = {};
+  const num = (key: 'contextWindow' | 'maxOutputTokens') => {
+    if (raw[key] === undefined) return;
+    const n = positiveInt(raw[key]);
+    if (n === undefined) problems.push(`${where}.${key} must be a positive whole number; ignored.`);
+    else o[key] = n;
+  };
+  const bool = (key: 'vision' | 'tools' | 'sendReasoningBack') => {
+    if (raw[key] === undefined) return;
+    if (typeof raw[key] === 'boolean') o[key] = raw[key];
+    else problems.push(`${where}.${key} must be true or false; ignored.`);
+  };
+  num('contextWindow');
+  num('maxOutputTokens');
+  bool('vision');
+  bool('tools');
+  bool('sendReasoningBack');
+  const price = raw.price;
+  if (price !== undefined) {
+    if (isObj(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {
+      o.price = { input: price.input, output: price.output };
+    } else problems.push(`${where}.price must be {"input": dollars, "output": dollars} per million tokens; ignored.`);
+  }
+  if (raw.neverSend !== undefined) {
+    if (Array.isArray(raw.neverSend) && raw.neverSend.every((x) => typeof x === 'string')) o.neverSend = raw.neverSend as string[];
+    else problems.push(`${where}.neverSend must be a list of request field names; ignored.`);
+  }
+  if (raw.extraBody !== undefined) {
+    if (isObj(raw.extraBody)) {
+      const extra: Obj = {};
+      for (const [k, v] of Object.entries(raw.extraBody)) {
+        if (OWN_BODY_FIELDS.has(k)) problems.push(`${where}.extraBody.${k} is set by Parley itself; ignored.`);
+        else extra[k] = v;
+      }
+      o.extraBody = extra;
+    } else problems.push(`${where}.extraBody must be an object of request fields; ignored.`);
+  }
+  return o;
+}
+
+/** One entry of parley.endpoints as a profile, or undefined (with the reason in `problems`). */
+function readProfile(raw: unknown, index: number, source: ProfileSource, problems: string[]): Profile | undefined {
+  const where = `parley.endpoints[${index}]`;
+  if (!isObj(raw)) {
+    problems.push(`${where} is not an object; ignored.`);
+    return undefined;
+  }
+  const name = typeof raw.name === 'string' ? raw.name.trim() : '';
+  if (!name) {
+    problems.push(`${where} has no name; ignored.`);
+    return undefined;
+  }
+  const at = `parley.endpoints "${name.slice(0, 60)}"`;
+  let headers: Record<string, string> | undefined;
+  if (raw.headers !== undefined) {
+    try {
+      validateHeaders(raw.headers);
+      headers = raw.headers as Record<string, string>;
+      for (const v of Object.values(headers)) {
+        for (const m of v.matchAll(SECRET_REF)) if (!SECRET_NAME.test(m[1])) throw new ParleyError('config', `The secret name "${m[1].slice(0, 40)}" is not valid: use letters, digits, ".", "_" and "-".`);
+      }
+    } catch (e) {
+      problems.push(`${at}: ${(e as Error).message} Its headers are not sent.`);
+      headers = undefined;
+    }
+  }
+  const models: Record<string, ModelOverride> = {};
+  if (raw.models !== undefined) {
+    if (isObj(raw.models)) for (const [id, o] of Object.entries(raw.models)) models[id] = readOverride(o, `${at} models["${id.slice(0, 60)}"]`, problems);
+    else problems.push(`${at}: models must be an object keyed by model id; ignored.`);
+  }
+  return { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, source };
+}
+
+/**
+ * Every profile: the implicit one (parley.baseUrl and parley.model) first, then each list in order (user, then a
+ * trusted workspace's, which win over a user profile of the same name). A profile without a usable name is left out.
+ */
+export function readProfiles(
+  implicit: { baseUrl: unknown; model: string; models?: Record<string, ModelOverride> },
+  lists: ReadonlyArray<{ value: unknown; source: Exclude<ProfileSource, 'implicit'> }>,
+): { profiles: Profile[]; problems: string[] } {
+  const problems: string[] = [];
+  const named = new Map<string, Profile>();
+  for (const { value, source } of lists) {
+    if (value === undefined || value === null) continue;
+    if (!Array.isArray(value)) {
+      problems.push(`parley.endpoints (${source} settings) must be a list of profiles; ignored.`);
+      continue;
+    }
+    value.forEach((raw, i) => {
+      const p = readProfile(raw, i, source, problems);
+      if (!p) return;
+      if (named.has(p.name) && named.get(p.name)!.source === source) problems.push(`Two profiles are named "${p.name.slice(0, 60)}"; the later one is used.`);
+      named.delete(p.name);
+      named.set(p.name, p);
+    });
+  }
+  const profiles: Profile[] = [];
+  if (!named.has(IMPLICIT_PROFILE)) {
+    profiles.push({ name: IMPLICIT_PROFILE, baseUrl: implicit.baseUrl, model: implicit.model, models: implicit.models ?? {}, source: 'implicit' });
+  }
+  profiles.push(...named.values());
+  return { profiles, problems };
+}
+
+/** The profile by name, else the first one (the implicit profile, or the first named one when that shadows it). */
+export function findProfile(profiles: readonly Profile[], name: string | undefined): Profile {
+  return profiles.find((p) => p.name === name) ?? profiles[0];
+}
+
+/** The overrides for one model of a profile (none: an empty object). */
+export function overrideFor(p: Profile, model: string): ModelOverride {
+  return Object.prototype.hasOwnProperty.call(p.models, model) ? p.models[model] : {};
+}
+
+/** The secret names a profile's headers refer to. */
+export function secretNames(headers: Record<string, string> | undefined): string[] {
+  const names = new Set<string>();
+  for (const v of Object.values(headers ?? {})) for (const m of v.matchAll(SECRET_REF)) names.add(m[1]);
+  return [...names];
+}
+
+/**
+ * The headers as sent: each `${secret:name}` replaced by the secret's value. Throws a `config` ParleyError naming
+ * the missing secrets (never a value), and checks the result again, since a secret could hold a line break.
+ */
+export function expandHeaders(headers: Record<string, string> | undefined, secrets: ReadonlyMap<string, string>): Record<string, string> | undefined {
+  if (!headers) return undefined;
+  const missing = secretNames(headers).filter((n) => !secrets.has(n));
+  if (missing.length) {
+    throw new ParleyError('config', `The custom headers use ${missing.map((n) => `\${secret:${n}}`).join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not set. Run "Parley: Set Header Secret".`);
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) out[k] = v.replace(SECRET_REF, (_m, n: string) => secrets.get(n) ?? '');
+  validateHeaders(out);
+  return out;
+}
+
+/** A request body with a profile's per-model fields: extra fields added (never over Parley's own), others removed. */
+export function applyBodyOverrides(body: Record<string, unknown>, o: Pick<ModelOverride, 'extraBody' | 'neverSend'>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(o.extraBody ?? {})) if (!OWN_BODY_FIELDS.has(k) && !(k in body)) body[k] = v;
+  for (const k of o.neverSend ?? []) delete body[k];
+  return body;
+}
