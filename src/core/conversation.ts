@@ -60,15 +60,46 @@ export function userTurnText(turn: Turn): string {
   return [...blocks, turn.text].filter((s) => s.length > 0).join('\n\n');
 }
 
+/** A finished compaction summary. One that failed or is still being written stands for nothing. */
+export function isSummary(t: Turn): boolean {
+  return t.role === 'assistant' && t.summaryOf !== undefined && t.status === 'done' && t.text.trim() !== '';
+}
+
+/** Index of the last finished summary, or -1. */
+export function lastSummaryIndex(turns: readonly Turn[]): number {
+  for (let i = turns.length - 1; i >= 0; i--) if (isSummary(turns[i])) return i;
+  return -1;
+}
+
+/** The turns that are sent: those after the last summary (all of them when there is none). */
+export function sentTurns(turns: readonly Turn[]): readonly Turn[] {
+  return turns.slice(lastSummaryIndex(turns) + 1);
+}
+
+/** Put before the summary in the system message, so the model reads it as background, not as its own last words. */
+export const SUMMARY_HEADING = 'Summary of the earlier conversation:\n';
+
+/** The system message: the prompt, then the last summary when there is one. Undefined when both are empty. */
+function systemText(systemPrompt: string, turns: readonly Turn[]): string | undefined {
+  const i = lastSummaryIndex(turns);
+  const prompt = systemPrompt.trim() ? systemPrompt : '';
+  if (i < 0) return prompt || undefined;
+  return (prompt ? prompt + '\n\n' : '') + SUMMARY_HEADING + turns[i].text;
+}
+
 /**
  * Wire messages for a conversation: the system prompt, then each completed turn.
+ * After a compaction only the last summary (in the system message) and the turns after it are sent.
  * Failed or empty assistant turns are left out, so a retry does not resend an error.
  * Reasoning goes back only when asked: DeepSeek R1 rejects it.
  */
 export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: { sendReasoningBack: boolean }): ChatMessage[] {
   const out: ChatMessage[] = [];
-  if (systemPrompt.trim()) out.push({ role: 'system', content: systemPrompt });
-  for (const t of turns) {
+  const system = systemText(systemPrompt, turns);
+  if (system !== undefined) out.push({ role: 'system', content: system });
+  for (const t of sentTurns(turns)) {
+    // A summary that failed is shown to the reader, never sent.
+    if (t.summaryOf !== undefined) continue;
     if (t.role === 'user') {
       const text = userTurnText(t);
       if (t.images?.length) {
@@ -146,7 +177,11 @@ function toolCallMarkdown(c: ToolStepView['calls'][number]): string {
 export function toMarkdown(c: Conversation): string {
   const out: string[] = [`# ${c.title}`, ''];
   for (const t of c.turns) {
-    if (t.role === 'user') {
+    if (t.summaryOf !== undefined) {
+      out.push(`## Summary of ${t.summaryOf} earlier turn${t.summaryOf === 1 ? '' : 's'}`, '');
+      if (t.text) out.push(t.text, '');
+      pushStatusAndUsage(out, t);
+    } else if (t.role === 'user') {
       out.push('## You', '');
       if (t.note) out.push(`_${t.note}_`, '');
       for (const item of t.contextItems ?? []) out.push(contextBlock(item), '');
@@ -162,12 +197,17 @@ export function toMarkdown(c: Conversation): string {
         for (const c of step.calls) out.push(toolCallMarkdown(c), '');
       }
       if (t.text) out.push(t.text, '');
-      const status = STATUS_WORDS[t.status];
-      if (status) out.push(`_${status}${t.error ? `: ${t.error.title}${t.error.detail ? ` (${t.error.detail})` : ''}` : ''}_`, '');
-      if (t.usage) out.push(`_${t.usage.estimated ? '≈ ' : ''}${t.usage.total.toLocaleString('en-US')} tokens${t.usage.estimated ? ' (estimated)' : ''}${(t.requests ?? 1) > 1 ? ` in ${t.requests} requests` : ''}_`, '');
+      pushStatusAndUsage(out, t);
     }
   }
   return out.join('\n');
+}
+
+/** An assistant turn's closing lines in an export: how it ended, when not cleanly, and its tokens. */
+function pushStatusAndUsage(out: string[], t: Turn): void {
+  const status = STATUS_WORDS[t.status];
+  if (status) out.push(`_${status}${t.error ? `: ${t.error.title}${t.error.detail ? ` (${t.error.detail})` : ''}` : ''}_`, '');
+  if (t.usage) out.push(`_${t.usage.estimated ? '≈ ' : ''}${t.usage.total.toLocaleString('en-US')} tokens${t.usage.estimated ? ' (estimated)' : ''}${(t.requests ?? 1) > 1 ? ` in ${t.requests} requests` : ''}_`, '');
 }
 
 /**
