@@ -39,7 +39,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   await chat.restore();
 
   const lmProvider = new ParleyChatProvider(requester, settings, keys, log);
-  const endpointChanged = () => void chat.views.endpointChanged();
+  const endpointChanged = () => void chat.endpointChanged();
   context.subscriptions.push(
     settings,
     log,

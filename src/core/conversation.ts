@@ -25,6 +25,8 @@ export interface Conversation {
   /** The endpoint profile and model this conversation uses (set by its first request or the header's switchers). */
   profile?: string;
   model?: string;
+  /** The last single request's estimated prompt next to the server's prompt_tokens: corrects the context meter. */
+  lastPrompt?: { estimated: number; actual: number };
 }
 
 /** A fresh, empty conversation. */

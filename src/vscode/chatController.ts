@@ -14,6 +14,12 @@ import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
+import { planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
+import { contextMeter, fits, overThreshold } from '../core/contextWindow';
+import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
+import type { ChatMessage } from '../core/types';
+import type { ContextMeterView } from '../shared/protocol';
+import type { ReadyTarget } from './requester';
 import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
@@ -67,7 +73,7 @@ export class ChatController implements vscode.Disposable {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log);
     this.views = new ChatViewModels(requester, channel, log, () => this.selection());
-    this.context = new PendingContext(channel);
+    this.context = new PendingContext(channel, () => void this.postMeter());
   }
 
   /** Loads the conversation that was open last time: only that one. */
@@ -108,7 +114,101 @@ export class ChatController implements vscode.Disposable {
       pendingContext: context.chips(),
     });
     this.postTools();
-    void views.refreshModels(false, target);
+    void views.refreshModels(false, target).then(() => this.postMeter());
+  }
+
+  /** Header and setup card again (endpoint, key or settings changed), then the meter. */
+  async endpointChanged(): Promise<void> {
+    await this.views.endpointChanged();
+    await this.postMeter();
+  }
+
+  // ---- context ------------------------------------------------------------------------------
+
+  /**
+   * How full the model's window will be with the next request: the system prompt, the turns sent (from the last
+   * summary on), the chips waiting, tool definitions and the next question (`next`), by Parley's estimate, scaled
+   * by how far off it was on this conversation's last request.
+   */
+  async meter(t: ReadyTarget, messages?: ChatMessage[], next = ''): Promise<ContextMeterView> {
+    const c = this.conversation;
+    const s = t.settings;
+    const sent = messages ?? toMessages(s.systemPrompt, c.turns, { sendReasoningBack: s.sendReasoningBack });
+    const box = this.toolbox();
+    const tools = box.settings.enabled && !c.toolsOff ? box.tools : [];
+    const extra = estimateTokens(this.context.pendingText() + next) + (tools.length ? estimateTokens(JSON.stringify(tools)) : 0);
+    const plan = planCompaction(c.turns, s.compaction.keepTurns);
+    return contextMeter({
+      messages: sent, extraTokens: extra, last: c.lastPrompt, threshold: s.compaction.threshold,
+      compactable: plan?.summarize.filter((x) => x.role === 'user').length ?? 0, ...(await this.views.windowFor(t)),
+    });
+  }
+
+  /** Posts the meter for the open conversation (none while the endpoint is not ready). */
+  async postMeter(): Promise<void> {
+    const t = await this.requester.target(undefined, false, this.selection());
+    this.channel.post({ type: 'meter', meter: t.kind === 'ready' ? await this.meter(t) : undefined });
+  }
+
+  /** Parley: Compact Conversation, the meter's Compact button and the "won't fit" card. */
+  async compact(): Promise<void> {
+    if (this.generating) {
+      this.channel.post({ type: 'notice', text: 'Stop the reply first: compaction summarizes the conversation as it stands.' });
+      return;
+    }
+    const t = await this.requester.target(undefined, true, this.selection());
+    if (t.kind !== 'ready') {
+      this.channel.post({ type: 'notice', text: 'The endpoint is not ready, so nothing was summarized.', actions: ['testConnection'] });
+      return;
+    }
+    const summary = await this.summarize(t);
+    if (typeof summary === 'string') this.channel.post({ type: 'notice', text: summary, actions: summary.startsWith('Nothing') ? undefined : ['showLog'] });
+    await this.save();
+    await this.snapshot();
+  }
+
+  /** After a context_length error: the failed reply goes, older turns are summarized, and the question is asked again. */
+  async compactAndRetry(): Promise<void> {
+    await this.stop();
+    const turns = this.conversation.turns;
+    if (turns.at(-1)?.role === 'assistant' && turns.at(-1)?.status === 'error') turns.pop();
+    const t = await this.requester.target(undefined, true, this.selection());
+    const summary = t.kind === 'ready' ? await this.summarize(t) : true;
+    if (typeof summary === 'string') {
+      this.channel.post({ type: 'notice', text: summary, actions: ['showLog'] });
+      await this.snapshot();
+      return;
+    }
+    await this.snapshot();
+    await this.reply();
+  }
+
+  /**
+   * Asks the same model for a summary of the older turns and puts it in front of the turns kept word for word. The
+   * request is sized to fit the window (a 2,048-token local model too) and its usage is counted. Returns the words
+   * of why nothing changed, or true.
+   */
+  private async summarize(t: ReadyTarget, signal?: AbortSignal): Promise<true | string> {
+    const c = this.conversation;
+    const s = t.settings;
+    const plan = planCompaction(c.turns, s.compaction.keepTurns);
+    if (!plan) return `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).`;
+    const w = await this.views.windowFor(t);
+    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: w.reserve });
+    this.log.info(`Compacting: ${plan.summarize.length} turns into a summary (max_tokens ${req.maxTokens}${req.cut ? ', oldest text cut to fit' : ''}).`);
+    const out = await this.requester.run(t, { messages: req.messages, source: 'compact', signal, overrides: { maxTokens: req.maxTokens } });
+    const r = out.result;
+    if (r.ended !== 'done' || !r.text.trim()) {
+      const why = r.error ? errorView(r.error, { model: s.model, url: t.endpoint.url }).title : r.ended === 'cancelled' ? 'it was stopped' : 'the model returned no summary';
+      return `The conversation was not compacted: ${why}`;
+    }
+    const turn = summaryTurn(newId(), r.text.trim(), plan.keepFrom, s.model);
+    if (out.usage) turn.usage = { prompt: out.usage.prompt, completion: out.usage.completion, total: out.usage.total, estimated: out.usage.estimated };
+    turn.profile = profileName(s);
+    c.turns.splice(plan.keepFrom, 0, turn);
+    c.lastPrompt = undefined;
+    c.updatedAt = Date.now();
+    return true;
   }
 
   // ---- asking -------------------------------------------------------------------------------
@@ -157,7 +257,28 @@ export class ChatController implements vscode.Disposable {
       c.profile = profileName(settings);
       c.model = settings.model;
       await this.save(c);
-      const messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
+      let messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
+      const m = await this.meter(target, messages);
+      if (!fits(m) || overThreshold(m)) {
+        if (m.compactable > 0 && m.threshold > 0) {
+          // Past the threshold: older turns are summarized first (the reader sees it happen), then the question goes.
+          channel.post({ type: 'notice', text: `The conversation fills ${Math.round((m.used / (m.window ?? m.used)) * 100)} % of the model's window: summarizing older turns first.` });
+          const done = await this.summarize(target, signal);
+          if (signal.aborted) return runner.end(turn, 'stopped');
+          if (done === true) {
+            await this.snapshot();
+            messages = toMessages(settings.systemPrompt, c.turns.filter((x) => x !== turn), { sendReasoningBack: settings.sendReasoningBack });
+          } else channel.post({ type: 'notice', text: done });
+        } else if (!fits(m) && m.compactable > 0) {
+          return runner.end(turn, 'error', {
+            kind: 'context_length',
+            title: `This conversation no longer fits the model's window: about ${m.used.toLocaleString('en-US')} tokens and ${m.reserve.toLocaleString('en-US')} for the reply, of ${m.window?.toLocaleString('en-US')}. Nothing was sent.`,
+            hint: 'Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.',
+            actions: ['compactRetry'],
+          });
+        }
+      }
+      const estimated = estimatePromptTokens(messages);
       const box = this.toolbox();
       const tools = box.settings.enabled && !c.toolsOff ? box.tools : [];
       const end = await runToolTurn({
@@ -165,11 +286,18 @@ export class ChatController implements vscode.Disposable {
         askBeforeReading: box.settings.askBeforeReading,
       }, messages, box.settings);
       const r = end.result;
+      // One request with a real count: how far off the estimate was, for the meter.
+      if ((turn.requests ?? 1) === 1 && turn.usage && !turn.usage.estimated && turn.usage.prompt > 0) c.lastPrompt = { estimated, actual: turn.usage.prompt };
       if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });
-      runner.end(turn, statusOf(r), r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined);
+      const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined;
+      if (error && r.error?.kind === 'context_length' && planCompaction(c.turns.filter((x) => x !== turn), settings.compaction.keepTurns)) {
+        error.actions = ['compactRetry', ...error.actions.filter((a) => a !== 'compactRetry')];
+      }
+      runner.end(turn, statusOf(r), error);
     }, async () => {
       c.updatedAt = Date.now();
       await this.save(c);
+      await this.postMeter();
     });
   }
 
@@ -184,7 +312,7 @@ export class ChatController implements vscode.Disposable {
     this.conversation.model = undefined;
     if (this.conversation.turns.length) await this.save();
     await writeUserSetting('endpoint', p.source === 'implicit' ? '' : p.name);
-    await this.views.endpointChanged();
+    await this.endpointChanged();
     return true;
   }
 
@@ -199,7 +327,7 @@ export class ChatController implements vscode.Disposable {
     if (this.conversation.turns.length) await this.save();
     if (!p || p.source === 'implicit') await writeUserSetting('model', model);
     else if (p.source === 'user') await setProfileModel(p.name, model);
-    await this.views.endpointChanged();
+    await this.endpointChanged();
   }
 
   /** The composer's tools switch: on or off for the open conversation, kept with it. */

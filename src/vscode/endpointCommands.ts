@@ -76,5 +76,5 @@ export async function resetWorkspaceOrigins(s: Services): Promise<void> {
   void vscode.window.showInformationMessage(n
     ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; Parley asks again before using one.`
     : 'Parley: there were no answers about workspace endpoints to forget.');
-  await s.chat.views.endpointChanged();
+  await s.chat.endpointChanged();
 }
