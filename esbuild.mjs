@@ -23,18 +23,27 @@ function findFiles(dir, re) {
 const common = commonBuildOptions(production);
 
 /**
- * `require('./diagnose.js')` in src/vscode/testConnection.ts: Test Connection's checks and report, in their own file.
- * The extension bundle leaves it as a require of dist/diagnose.js (built below), so only running Test Connection
- * loads them; a test bundle, which has no such file beside it, gets src/core/diagnose.ts inlined.
+ * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
+ * them: Test Connection's checks and report (diagnose), the command itself (testConnection), and Parley as a language
+ * model provider (chatProvider, loaded when VS Code's chat first asks). In src they are `require('./<name>.js')`.
+ * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
+ * file beside it, gets the source inlined.
  */
-function lazyDiagnosis(inline) {
+const LAZY = {
+  diagnose: 'src/core/diagnose.ts',
+  testConnection: 'src/vscode/testConnection.ts',
+  chatProvider: 'src/vscode/chatProvider.ts',
+};
+
+function lazyModules(inline) {
   return {
-    name: 'parley-lazy-diagnosis',
+    name: 'parley-lazy-modules',
     setup(build) {
-      build.onResolve({ filter: /^\.\/diagnose\.js$/ }, (args) =>
-        !args.importer.endsWith(join('src', 'vscode', 'testConnection.ts')) ? undefined
-        : inline ? { path: resolve('src/core/diagnose.ts') }
-        : { path: './diagnose.js', external: true });
+      build.onResolve({ filter: /^\.\/\w+\.js$/ }, (args) => {
+        const name = args.path.slice(2, -3);
+        if (!Object.prototype.hasOwnProperty.call(LAZY, name) || !args.importer.includes(`${sep}src${sep}`)) return undefined;
+        return inline ? { path: resolve(LAZY[name]) } : { path: `./${name}.js`, external: true };
+      });
     },
   };
 }
@@ -48,16 +57,18 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [lazyDiagnosis(false)],
+    plugins: [lazyModules(false)],
   },
-  {
+  ...Object.entries(LAZY).map(([name, source]) => ({
     ...common,
-    entryPoints: ['src/core/diagnose.ts'],
-    outfile: 'dist/diagnose.js',
+    entryPoints: [source],
+    outfile: `dist/${name}.js`,
     platform: 'node',
     format: 'cjs',
     target: 'node20',
-  },
+    external: ['vscode'],
+    plugins: [lazyModules(false)],
+  })),
   webviewBuildOptions({ outfile: 'dist/webview.js', production }),
 ];
 
@@ -77,7 +88,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'mocha', 'playwright-core'],
-    plugins: [lazyDiagnosis(true)],
+    plugins: [lazyModules(true)],
   });
   // The integration suite runs inside the extension host: one bundle with a run() entry, mocha included, and every
   // test/integration/**/*.test.ts behind the virtual module `parley:integration-tests` (loaded lazily by run()).
@@ -91,7 +102,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [integrationTestsPlugin('test/integration'), lazyDiagnosis(true)],
+    plugins: [integrationTestsPlugin('test/integration'), lazyModules(true)],
     // Mocha's parallel mode resolves worker files at run time; the suite runs serially, so that code is never used.
     logOverride: { 'require-resolve-not-external': 'silent' },
   });

@@ -1,7 +1,7 @@
 // Parley's entry point: build the objects in order, register them, push their disposables. Nothing else.
 import * as vscode from 'vscode';
 import { ChatController } from './vscode/chatController';
-import { ParleyChatProvider, VENDOR } from './vscode/chatProvider';
+import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
 import { SettingsSnapshot } from './vscode/config';
@@ -38,7 +38,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);
   await chat.restore();
 
-  const lmProvider = new ParleyChatProvider(requester, settings, keys, log);
+  const lmProvider = new LazyChatProvider(requester, settings, keys, log);
   const endpointChanged = () => void chat.endpointChanged();
   context.subscriptions.push(
     settings,

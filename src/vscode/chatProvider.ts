@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { listModelInfo } from '../core/client';
 import { ParleyError } from '../core/errors';
+export { VENDOR } from './lazyChatProvider';
 import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
 import { tokenLimits, type ModelInfo } from '../core/modelInfo';
 import type { SettingsSnapshot } from './config';
@@ -11,7 +12,6 @@ import type { Log } from './log';
 import type { ReadyTarget, Requester } from './requester';
 import type { ApiKeyStore } from './secrets';
 
-export const VENDOR = 'parley';
 /** How long a model list is reused before GET /models is asked again (an endpoint or key change clears it at once). */
 const MODELS_TTL_MS = 5 * 60_000;
 
@@ -136,7 +136,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       }
       for (const c of calls) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
     } catch (e) {
-      if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));
+      // By shape: this file is loaded on its own (dist/chatProvider.js), so the request's errors are another copy's class.
+      if (e instanceof Error && typeof (e as ParleyError).kind === 'string') throw new vscode.LanguageModelError(errorWords(e as ParleyError, { model: model.id, url: t.endpoint.url }));
       throw e;
     } finally {
       sub.dispose();

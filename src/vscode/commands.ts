@@ -7,7 +7,12 @@ import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } 
 import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
-import { testAllEndpoints, testConnection } from './testConnection';
+import type * as TestConnection from './testConnection';
+
+/** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
+export function testConnectionModule(): typeof TestConnection {
+  return require('./testConnection.js') as typeof TestConnection;
+}
 
 /** Registers every command; the caller disposes them. */
 export function registerCommands(s: Services): vscode.Disposable[] {
@@ -25,7 +30,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.generateCode': (description) => generateCode(s, description),
     'parley.showUsage': () => s.usage.showReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
-    'parley.testConnection': () => testConnection(s),
+    'parley.testConnection': () => testConnectionModule().testConnection(s),
     'parley.resetAdaptations': () => resetAdaptations(s),
     'parley.resetWorkspaceOrigins': () => resetWorkspaceOrigins(s),
     'parley.selectModel': () => selectModel(s),
@@ -33,7 +38,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.chooseTools': () => s.externalTools.choose(),
     'parley.switchEndpoint': () => switchEndpoint(s),
     'parley.setHeaderSecret': (name, value) => setHeaderSecret(s, name, value),
-    'parley.testAllEndpoints': () => testAllEndpoints(s),
+    'parley.testAllEndpoints': () => testConnectionModule().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),
   };
   return Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn));

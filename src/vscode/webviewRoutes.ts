@@ -7,8 +7,8 @@ import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import { applyPreset, selectModel, setModel, switchEndpoint } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
+import { testConnectionModule } from './commands';
 import type { Services } from './services';
-import { testConnection } from './testConnection';
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
 export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promise<void> {
@@ -82,7 +82,7 @@ async function runAction(s: Services, action: ActionId): Promise<void> {
       await openSettings();
       return;
     case 'testConnection':
-      return testConnection(s);
+      return testConnectionModule().testConnection(s);
     case 'showLog':
       return s.log.show();
     case 'switchEndpoint':
