@@ -15,6 +15,7 @@ import { PendingContext } from './pendingContext';
 import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
 import { planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
+import { overrideFor } from '../core/profiles';
 import { contextMeter, fits, overThreshold } from '../core/contextWindow';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
@@ -225,6 +226,14 @@ export class ChatController implements vscode.Disposable {
       channel.post({ type: 'composerError', text: checked });
       return;
     }
+    if (checked.length) {
+      const t = await this.requester.target(undefined, false, this.selection());
+      const p = t.settings.profile;
+      if (p && overrideFor(p, t.settings.model).vision === false) {
+        channel.post({ type: 'composerError', text: `${t.settings.model} does not take images (vision is off for it in the profile "${p.name}"). Nothing was sent.` });
+        return;
+      }
+    }
     const items = context.take();
     await this.ask({ id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined, status: 'done' });
   }
@@ -280,7 +289,9 @@ export class ChatController implements vscode.Disposable {
       }
       const estimated = estimatePromptTokens(messages);
       const box = this.toolbox();
-      const tools = box.settings.enabled && !c.toolsOff ? box.tools : [];
+      // A profile can say a model takes no tools (`tools: false` in its per-model settings).
+      const modelTools = settings.profile ? overrideFor(settings.profile, settings.model).tools !== false : true;
+      const tools = box.settings.enabled && !c.toolsOff && modelTools ? box.tools : [];
       const end = await runToolTurn({
         turn, runner, channel, log: this.log, session: this.tools, target, tools, signal, source,
         askBeforeReading: box.settings.askBeforeReading,

@@ -6,6 +6,7 @@ import { ParleyError } from '../core/errors';
 export { VENDOR } from './lazyChatProvider';
 import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
 import { tokenLimits, type ModelInfo } from '../core/modelInfo';
+import { overrideFor } from '../core/profiles';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import type { Log } from './log';
@@ -62,15 +63,21 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       return [];
     }
     const models = await this.models(t, token);
+    const p = t.settings.profile;
+    const override = (id: string) => (p ? overrideFor(p, id) : {});
     return models.map((m) => {
-      const { maxInputTokens, maxOutputTokens } = tokenLimits(m, t.settings);
+      const o = override(m.id);
+      const { maxInputTokens, maxOutputTokens } = tokenLimits(m, { contextWindow: o.contextWindow ?? t.settings.contextWindow, maxTokens: o.maxOutputTokens ?? t.settings.maxTokens });
       // A server that refused `tools` for this model (learnt by Parley) gets none offered.
       const refused = this.requester.adaptations(withModel(t, m.id))?.drop?.includes('tools') === true;
       return {
         id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} · ${t.endpoint.origin}`,
         maxInputTokens, maxOutputTokens,
         // Unknown is taken as yes: a server that cannot do it says so in words, which beats a feature hidden for nothing.
-        capabilities: { toolCalling: !refused && m.toolCalling !== false, imageInput: m.imageInput !== false },
+        capabilities: {
+          toolCalling: !refused && (override(m.id).tools ?? m.toolCalling) !== false,
+          imageInput: (override(m.id).vision ?? m.imageInput) !== false,
+        },
       };
     });
   }

@@ -370,30 +370,34 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.equal(plain.header.model, 'panel-model');
   });
 
-  test('a setup-card preset writes its base URL and model to user settings; one that needs a key asks for it', async () => {
+  test('a setup-card preset becomes a profile in user settings and the one in use; one that needs a key asks for it', async () => {
+    const profile = (name: string) => (config().inspect<Array<{ name: string; baseUrl: string; model: string }>>('endpoints')?.globalValue ?? []).find((p) => p.name === name);
     try {
       await route({ type: 'applyPreset', id: 'ollama' });
-      assert.equal(config().inspect('baseUrl')?.globalValue, 'http://localhost:11434');
-      assert.equal(config().inspect('model')?.globalValue, 'llama3.2');
+      assert.deepEqual(profile('Ollama (local)'), { name: 'Ollama (local)', baseUrl: 'http://localhost:11434', model: 'llama3.2' });
+      assert.equal(config().inspect('endpoint')?.globalValue, 'Ollama (local)', 'the new profile is the one in use');
+      let t = await api.requester.target(undefined, false, api.chat.selection());
+      assert.ok(t.kind === 'ready' && t.endpoint.origin === 'http://localhost:11434' && t.settings.model === 'llama3.2');
 
       await route({ type: 'applyPreset', id: 'lmstudio' });
-      assert.equal(config().inspect('baseUrl')?.globalValue, 'http://localhost:1234');
-      assert.equal(config().inspect('model')?.globalValue, 'local-model');
+      assert.deepEqual(profile('LM Studio (local)'), { name: 'LM Studio (local)', baseUrl: 'http://localhost:1234', model: 'local-model' });
+      assert.ok(profile('Ollama (local)'), 'the earlier profile stays');
+      assert.equal(config().inspect('baseUrl')?.globalValue, server.url, 'the Default profile (parley.baseUrl) is left as it was');
 
       await route({ type: 'applyPreset', id: 'no-such-preset' });
-      assert.equal(config().inspect('baseUrl')?.globalValue, 'http://localhost:1234', 'an unknown preset changes nothing');
+      assert.equal(config().inspect('endpoint')?.globalValue, 'LM Studio (local)', 'an unknown preset changes nothing');
 
-      // OpenAI needs a key and none is stored: the settings are written, then the key is asked for. Dismissed, nothing is stored.
+      // OpenAI needs a key and none is stored: the profile is written, then the key is asked for. Dismissed, nothing is stored.
       const applying = route({ type: 'applyPreset', id: 'openai' });
-      await waitFor('the preset to be written', () =>
-        config().inspect('baseUrl')?.globalValue === 'https://api.openai.com' && config().inspect('model')?.globalValue === 'gpt-4o-mini');
+      await waitFor('the preset to be written', () => profile('OpenAI')?.baseUrl === 'https://api.openai.com' && config().inspect('endpoint')?.globalValue === 'OpenAI');
       await driveQuickInput('the key prompt to be dismissed', applying, ['workbench.action.closeQuickOpen']);
       assert.equal(api.keys.origins().includes('https://api.openai.com'), false, 'no key stored');
-      const t = await api.requester.target();
+      t = await api.requester.target(undefined, false, api.chat.selection());
       assert.ok(t.kind === 'no-key' && t.origin === 'https://api.openai.com');
-      assert.equal(config().inspect('baseUrl')?.workspaceValue, undefined, 'nothing written to the workspace');
+      assert.equal(config().inspect('endpoints')?.workspaceValue, undefined, 'nothing written to the workspace');
     } finally {
-      await userSettings({ baseUrl: server.url, model: 'panel-model' });
+      await userSettings({ baseUrl: server.url, model: 'panel-model', endpoints: undefined, endpoint: undefined });
+      await api.chat.newChat();
     }
     assert.equal(config().inspect('baseUrl')?.globalValue, server.url, 'settings restored');
   });
