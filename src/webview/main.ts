@@ -66,6 +66,9 @@ function handle(msg: HostMessage): void {
     case 'header':
       header.render(msg.header);
       break;
+    case 'meter':
+      header.setMeter(msg.meter);
+      break;
     case 'setup':
       renderSetup(msg);
       break;

@@ -1,40 +1,77 @@
-// The panel's fixed parts around the transcript: header, setup card, notice bar and history view.
-import type { ActionId, HeaderView, HistoryItem, SetupView } from '../shared/protocol';
-import { h, icon } from './dom';
+// The panel's fixed parts around the transcript: header (with the context meter), setup card, notice bar and history view.
+import type { ActionId, ContextMeterView, HeaderView, HistoryItem, SetupView } from '../shared/protocol';
+import { ContextMeter } from './contextMeter';
+import { append, h, icon } from './dom';
 import { ACTION_LABELS, actionButton } from './turn';
 import { post } from './vscodeApi';
 
-/** Model picker, endpoint, demo badge, New chat and History buttons. */
+/**
+ * Profile switcher (with two or more profiles), model picker, endpoint, demo badge, New chat and History buttons, and
+ * the context meter on a line of its own. Only the profile and model part is rebuilt on each render; the buttons and
+ * the meter stay, and a profile or model control that had the focus has it again after a render.
+ */
 export class Header {
-  readonly el = h('header', { class: 'header' });
+  readonly el: HTMLElement;
+  private readonly main = h('div', { class: 'header-main' });
+  private readonly meter = new ContextMeter();
 
-  constructor(private readonly onHistory: () => void) {}
-
-  render(header: HeaderView): void {
-    let model: HTMLElement;
-    if (header.models.length) {
-      const names = header.models.includes(header.model) || !header.model ? header.models : [header.model, ...header.models];
-      const select = h('select', {
-        class: 'model-select', 'aria-label': 'Model',
-        onchange: () => post({ type: 'setModel', model: select.value }),
-      }, ...names.map((m) => h('option', { value: m, selected: m === header.model }, m)));
-      model = select;
-    } else {
-      model = h('button', {
-        type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`,
-        title: 'Change model', onclick: () => post({ type: 'pickModel' }),
-      }, h('span', { class: 'model-name' }, header.model || 'Choose a model'), h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
-    }
-    this.el.replaceChildren(
-      h('div', { class: 'header-main' },
-        model,
-        header.demo ? h('span', { class: 'badge demo', title: 'Pointed at the local demo endpoint started by npm start' }, 'Demo endpoint') : null,
-        h('span', { class: 'endpoint', title: `Endpoint: ${header.endpoint}` }, header.endpoint)),
+  constructor(onHistory: () => void) {
+    this.el = h('header', { class: 'header' },
+      this.main,
       h('div', { class: 'header-buttons' },
         h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'New chat', title: 'New chat', onclick: () => post({ type: 'newChat' }) }, icon('plus')),
-        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'History', title: 'History', onclick: this.onHistory }, icon('history'))),
-    );
+        h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'History', title: 'History', onclick: onHistory }, icon('history'))),
+      this.meter.el);
   }
+
+  render(header: HeaderView): void {
+    const active = document.activeElement;
+    const focusKey = active instanceof HTMLElement && this.main.contains(active) ? active.dataset.key : undefined;
+    const profiles = profileSelect(header);
+    this.main.replaceChildren();
+    append(this.main, [
+      profiles,
+      modelControl(header),
+      header.demo ? h('span', { class: 'badge demo', title: 'Pointed at the local demo endpoint started by npm start' }, 'Demo endpoint') : null,
+      // With a profile switcher, the endpoint's host is the switcher's tooltip.
+      profiles ? null : h('span', { class: 'endpoint', title: `Endpoint: ${header.endpoint}` }, header.endpoint)]);
+    this.meter.update(header.meter);
+    if (focusKey) this.main.querySelector<HTMLElement>(`[data-key="${focusKey}"]`)?.focus();
+  }
+
+  /** The context meter alone (a `meter` message). */
+  setMeter(meter: ContextMeterView | undefined): void {
+    this.meter.update(meter);
+  }
+}
+
+/** The profile switcher: a native select (two clicks to switch), only when there is more than one profile. */
+function profileSelect(header: HeaderView): HTMLSelectElement | undefined {
+  if (header.profiles.length < 2) return undefined;
+  const choices = header.profiles.some((p) => p.name === header.profile)
+    ? header.profiles
+    : [{ name: header.profile, endpoint: header.endpoint }, ...header.profiles];
+  const select = h('select', {
+    class: 'profile-select', 'aria-label': 'Endpoint profile', 'data-key': 'profile', title: `Endpoint: ${header.endpoint}`,
+    onchange: () => post({ type: 'setProfile', name: select.value }),
+  }, ...choices.map((p) => h('option', { value: p.name, title: p.endpoint, selected: p.name === header.profile }, p.name)));
+  return select;
+}
+
+/** A select of the server's models when it listed them; otherwise a button that asks the host to pick one. */
+function modelControl(header: HeaderView): HTMLElement {
+  if (header.models.length) {
+    const names = header.models.includes(header.model) || !header.model ? header.models : [header.model, ...header.models];
+    const select = h('select', {
+      class: 'model-select', 'aria-label': 'Model', 'data-key': 'model',
+      onchange: () => post({ type: 'setModel', model: select.value }),
+    }, ...names.map((m) => h('option', { value: m, selected: m === header.model }, m)));
+    return select;
+  }
+  return h('button', {
+    type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`, 'data-key': 'model',
+    title: 'Change model', onclick: () => post({ type: 'pickModel' }),
+  }, h('span', { class: 'model-name' }, header.model || 'Choose a model'), h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
 }
 
 /** The first-run card: why it shows, presets, key and connection buttons. */

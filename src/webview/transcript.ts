@@ -4,7 +4,7 @@ import { Announcer } from './announcer';
 import { h, icon } from './dom';
 import { flushNow } from './frame';
 import type { StepsView } from './toolCards';
-import { TurnItem, type TurnHost } from './turn';
+import { isSummary, TurnItem, type TurnHost } from './turn';
 
 /** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */
 const VIRTUALIZE_AFTER = 40;
@@ -191,15 +191,21 @@ export class Transcript implements TurnHost {
     this.observer.observe(item.article);
   }
 
-  /** Regenerate shows on the last turn when it is a reply; Edit on the last question. */
+  /**
+   * Regenerate shows on the last turn when it is a reply; Edit on the last question. Every turn before the last
+   * summary is marked compacted: the model is sent that summary instead (older summaries included).
+   */
   private markLast(): void {
     const last = this.items[this.items.length - 1];
     let lastUser: TurnItem | undefined;
     for (let i = this.items.length - 1; i >= 0 && !lastUser; i--) if (this.items[i].view.role === 'user') lastUser = this.items[i];
-    for (const item of this.items) {
+    let lastSummary = -1;
+    for (let i = this.items.length - 1; i >= 0 && lastSummary < 0; i--) if (isSummary(this.items[i].view)) lastSummary = i;
+    this.items.forEach((item, i) => {
       item.article.classList.toggle('is-last', item === last);
       item.article.classList.toggle('is-last-user', item === lastUser);
-    }
+      item.setCompacted(i < lastSummary);
+    });
   }
 
   private onIntersect(entries: IntersectionObserverEntry[]): void {

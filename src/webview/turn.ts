@@ -35,6 +35,14 @@ const STATUS_TITLES: Partial<Record<TurnStatus, string>> = {
   error: 'The reply ended with an error.',
 };
 
+/** The title and description of a turn a later summary stands for. */
+const COMPACTED_WORDS = 'Summarized: not sent to the model any more';
+
+/** True for a summary made by compaction (it stands for the `summaryOf` turns before it). */
+export function isSummary(view: TurnView): boolean {
+  return view.role === 'assistant' && view.summaryOf !== undefined;
+}
+
 const DATA_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[A-Za-z0-9+/]+=*$/;
 
 /** A thumbnail for an image the host or the composer holds; anything but an image data URL shows its name. */
@@ -105,16 +113,21 @@ export class TurnItem {
   /** When thinking started (epoch ms) and, once known, how long it took. */
   private thinkingStart?: number;
   private thinkingMs?: number;
+  /** A summary turn's usage, in its <summary> line; and whether the reader opened it (kept across renders). */
+  private summaryUsage?: HTMLElement;
+  private summaryOpen = false;
+  private compacted = false;
 
   constructor(public view: TurnView, private readonly host: TurnHost) {
     const assistant = view.role === 'assistant';
+    const who = isSummary(view) ? 'Summary' : assistant ? 'Parley' : 'You';
     this.body = h('div', { class: 'turn-body placeholder' });
     this.article = h('article', {
-      class: `turn ${view.role}`,
-      'aria-label': assistant ? 'Parley' : 'You',
+      class: `turn ${view.role}${isSummary(view) ? ' summary' : ''}`,
+      'aria-label': who,
     },
       h('div', { class: 'turn-head', 'aria-hidden': 'true' },
-        h('span', { class: 'turn-role' }, assistant ? 'Parley' : 'You'),
+        h('span', { class: 'turn-role' }, who),
         assistant && view.model ? h('span', { class: 'turn-model' }, view.model) : null),
       this.body);
     this.height = estimateHeight(view);
@@ -139,7 +152,19 @@ export class TurnItem {
     this.rendered = true;
     this.body.classList.remove('placeholder');
     this.body.style.height = '';
-    this.body.replaceChildren(...(this.view.role === 'assistant' ? this.assistantParts() : this.userParts()));
+    this.body.replaceChildren(...(isSummary(this.view) ? this.summaryParts() : this.view.role === 'assistant' ? this.assistantParts() : this.userParts()));
+  }
+
+  /** Marks a turn a later summary stands for: still shown, no longer sent to the model. */
+  setCompacted(value: boolean): void {
+    if (value === this.compacted) return;
+    this.compacted = value;
+    const a = this.article;
+    a.classList.toggle('compacted', value);
+    for (const attr of ['title', 'aria-description']) {
+      if (value) a.setAttribute(attr, COMPACTED_WORDS);
+      else a.removeAttribute(attr);
+    }
   }
 
   /** The turn leaves the transcript: its reply, if still streaming, stops updating. */
@@ -159,6 +184,7 @@ export class TurnItem {
     this.chrome = undefined;
     this.reasoningEl = undefined;
     this.thinkingLabel = undefined;
+    this.summaryUsage = undefined;
     this.body.replaceChildren();
     this.body.classList.add('placeholder');
     this.body.style.height = `${this.height}px`;
@@ -256,10 +282,29 @@ export class TurnItem {
     return parts;
   }
 
+  /**
+   * A compaction summary: collapsed, its line saying what it stands for, with its usage; open, the summary as
+   * Markdown. Its status and error stay outside, in view; it has Copy but no Regenerate or Continue.
+   */
+  private summaryParts(): Node[] {
+    const n = this.view.summaryOf ?? 0;
+    this.summaryUsage = h('span', { class: 'usage' });
+    const parts = this.assistantParts();
+    const chrome = parts.pop()!;
+    const details = h('details', { class: 'summary-block', open: this.summaryOpen },
+      h('summary', null,
+        h('span', { class: 'summary-label' }, `Summary of ${formatCount(n)} earlier turn${n === 1 ? '' : 's'} (the model sees this instead of them)`),
+        ' ', this.summaryUsage),
+      ...parts);
+    details.addEventListener('toggle', () => { this.summaryOpen = details.open; });
+    return [details, chrome];
+  }
+
   /** A MarkdownStream for the current `text` (streaming, with the transcript's hooks, or finished). */
   private newStream(): MarkdownStream {
     const stream = new MarkdownStream(this.view.text, this.streaming);
-    if (this.streaming) {
+    // A summary streams into its collapsed block: nothing the reader sees, so nothing is read out.
+    if (this.streaming && !isSummary(this.view)) {
       stream.onBlock = (el) => this.host.onBlock(el);
       stream.onOpenRendered = (el) => this.host.onOpenRendered(el);
     }
@@ -297,11 +342,24 @@ export class TurnItem {
     const footer = h('div', { class: 'turn-footer' });
     const label = STATUS_LABELS[v.status];
     if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
-    if (v.status === 'truncated') {
+    if (v.status === 'truncated' && !isSummary(v)) {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }
     const usage = turnUsageText(v.usage, v.requests);
-    if (usage) footer.append(h('span', { class: 'usage', title: v.usage ? `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` : '' }, usage));
+    const usageTitle = v.usage ? `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` : '';
+    if (isSummary(v)) {
+      if (this.summaryUsage) {
+        this.summaryUsage.textContent = usage;
+        this.summaryUsage.title = usageTitle;
+      }
+      if (!this.streaming) {
+        footer.append(h('span', { class: 'turn-actions' },
+          h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy summary', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy')));
+      }
+      chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
+      return;
+    }
+    if (usage) footer.append(h('span', { class: 'usage', title: usageTitle }, usage));
     if (!this.streaming) {
       footer.append(h('span', { class: 'turn-actions' },
         h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: fullText(this.view) }) }, 'Copy'),
@@ -330,6 +388,8 @@ export class TurnItem {
 
 /** A first guess at a body's height before it was ever rendered: about 60 characters per 20px line. */
 function estimateHeight(view: TurnView): number {
+  // A summary starts collapsed: its one line and its footer.
+  if (isSummary(view)) return 60;
   let lines = 0;
   for (const para of fullText(view).split('\n')) lines += Math.max(1, Math.ceil(para.length / 60));
   const calls = (view.steps ?? []).reduce((n, s) => n + s.calls.length, 0);

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { HostMessage, ToolCallView, TurnView, WebviewMessage } from '../../src/shared/protocol';
+import type { ContextMeterView, HeaderView, HostMessage, ToolCallView, TurnView, WebviewMessage } from '../../src/shared/protocol';
 import type { Harness } from '../webview-harness/harness.mjs';
 import hljs from 'highlight.js/lib/core';
 import MarkdownIt from 'markdown-it';
@@ -27,7 +27,9 @@ declare global {
 const root = resolve(__dirname, '../../..');
 const WAIT = { timeout: 5000 };
 
-const header = { model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [] as string[] };
+const header: HeaderView = {
+  model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [], profile: 'OpenAI', profiles: [{ name: 'OpenAI', endpoint: 'api.openai.com' }],
+};
 
 function snapshot(turns: TurnView[] = [], extra: Partial<Extract<HostMessage, { type: 'snapshot' }>> = {}): HostMessage {
   return { type: 'snapshot', conversation: { id: 'c1', title: 'Test', turns }, generating: false, header, pendingContext: [], ...extra };
@@ -988,12 +990,12 @@ describe('chat webview (Chromium)', function () {
       };
     });
     await page.setViewportSize({ width: 300, height: 700 });
-    await host(snapshot([], { header: { model: 'parley-demo', endpoint: '127.0.0.1:36187', demo: true, models: [] } }));
+    await host(snapshot([], { header: { ...header, model: 'parley-demo', endpoint: '127.0.0.1:36187', demo: true, models: [] } }));
     await page.getByRole('button', { name: /^Model: parley-demo/ }).waitFor(WAIT);
     const short = await measure();
     // The name and the demo badge take what they need; the endpoint has what is left, if anything.
     assert.deepEqual({ ...short, endpointWidth: short.endpointWidth < 60 }, { nameCut: false, ellipsis: 'ellipsis', caretShown: true, endpointWidth: true, fits: true });
-    await host({ type: 'header', header: { model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', endpoint: 'api.together.xyz', demo: false, models: [] } });
+    await host({ type: 'header', header: { ...header, model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', endpoint: 'api.together.xyz', demo: false, models: [] } });
     await page.getByRole('button', { name: /^Model: meta-llama/ }).waitFor(WAIT);
     // A long name is cut at the model's share of the header (60 %), its caret still shown; the endpoint has the rest.
     const long = await measure();
@@ -1002,7 +1004,7 @@ describe('chat webview (Chromium)', function () {
 
   it('setup card, header and history post their messages', async () => {
     await host(snapshot([], {
-      header: { model: 'llama3', endpoint: '127.0.0.1:11434', demo: true, models: ['llama3', 'qwen2.5'] },
+      header: { ...header, model: 'llama3', endpoint: '127.0.0.1:11434', demo: true, models: ['llama3', 'qwen2.5'] },
       setup: {
         reason: 'No API key for https://api.openai.com', origin: 'https://api.openai.com', actions: ['setApiKey', 'markNoKey', 'testConnection'],
         presets: [
@@ -1185,6 +1187,304 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(skipping.map((g) => g.height), rendered.map((g) => g.height), 'each skipped group keeps its size');
     assert.equal(before, await scrollHeight());
     assert.equal(await page.evaluate(() => document.querySelectorAll('.md p').length), 80, 'all text stays in the page');
+  });
+
+  describe('endpoint profiles, the context meter and summaries', () => {
+    const PROFILES = [
+      { name: 'OpenAI', endpoint: 'api.openai.com' },
+      { name: 'Local Ollama', endpoint: '127.0.0.1:11434' },
+      { name: 'Groq', endpoint: 'api.groq.com' },
+    ];
+    const METER: ContextMeterView = { used: 3200, window: 8192, windowSource: 'server', reserve: 1024, corrected: true, threshold: 80, compactable: 0 };
+
+    /** What the meter shows: its state, text, ARIA values, tooltip, bar width and whether Compact shows. */
+    async function meter() {
+      return page.evaluate(() => {
+        const el = document.querySelector<HTMLElement>('header .context-meter')!;
+        const gauge = el.querySelector<HTMLElement>('.meter-gauge')!;
+        const attr = (a: string) => gauge.getAttribute(a);
+        return {
+          visible: el.getBoundingClientRect().height > 0,
+          state: el.dataset.state,
+          text: el.querySelector('.meter-text')!.textContent,
+          role: attr('role'), name: attr('aria-label'),
+          min: attr('aria-valuemin'), max: attr('aria-valuemax'), now: attr('aria-valuenow'), valuetext: attr('aria-valuetext'),
+          title: gauge.title,
+          fill: Math.round(el.querySelector('.meter-fill')!.getBoundingClientRect().width / el.querySelector('.meter-bar')!.getBoundingClientRect().width * 100),
+          compact: (el.querySelector('.compact-btn')!.getBoundingClientRect().width) > 0,
+        };
+      });
+    }
+
+    it('the profile switcher shows only with two or more profiles, posts setProfile, and keeps the focus through a re-render', async () => {
+      await host(snapshot([], { header: { ...header, models: ['gpt-4o-mini', 'gpt-4o'] } }));
+      await page.getByLabel('Model').waitFor(WAIT);
+      assert.equal(await page.locator('header select.profile-select').count(), 0, 'one profile: no switcher');
+      assert.equal(await page.locator('header .endpoint').textContent(), 'api.openai.com', 'one profile: the endpoint as before');
+
+      await host({ type: 'header', header: { ...header, demo: true, models: ['gpt-4o-mini', 'gpt-4o'], profile: 'Local Ollama', endpoint: '127.0.0.1:11434', profiles: PROFILES } });
+      const select = page.getByRole('combobox', { name: 'Endpoint profile' });
+      await select.waitFor(WAIT);
+      const shown = await page.evaluate(() => {
+        const s = document.querySelector<HTMLSelectElement>('header .profile-select')!;
+        return {
+          value: s.value, title: s.title,
+          options: Array.from(s.options).map((o) => [o.textContent, o.title]),
+          endpointSpan: document.querySelectorAll('header .endpoint').length,
+          demo: document.querySelector('header .badge.demo')?.textContent,
+          // Profile first, then model: the order of Switch Endpoint, and of Tab.
+          order: Array.from(document.querySelectorAll('header select, header button')).map((e) => e.getAttribute('aria-label')),
+        };
+      });
+      assert.deepEqual(shown, {
+        value: 'Local Ollama', title: 'Endpoint: 127.0.0.1:11434',
+        options: [['OpenAI', 'api.openai.com'], ['Local Ollama', '127.0.0.1:11434'], ['Groq', 'api.groq.com']],
+        endpointSpan: 0, demo: 'Demo endpoint',
+        order: ['Endpoint profile', 'Model', 'New chat', 'History', null],
+      });
+
+      // By keyboard: focus the switcher, choose, and the focus is still on it once the host has re-rendered the header.
+      await select.focus();
+      await select.selectOption('Groq');
+      assert.deepEqual(await waitPosted('setProfile'), { type: 'setProfile', name: 'Groq' });
+      await host({ type: 'header', header: { ...header, models: ['llama-3.3-70b', 'mixtral'], model: 'llama-3.3-70b', profile: 'Groq', endpoint: 'api.groq.com', profiles: PROFILES } });
+      await page.waitForFunction(() => document.querySelector<HTMLSelectElement>('.profile-select')?.value === 'Groq', undefined, WAIT);
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Endpoint profile');
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Model');
+      await page.getByRole('combobox', { name: 'Model' }).selectOption('mixtral');
+      assert.deepEqual(await waitPosted('setModel'), { type: 'setModel', model: 'mixtral' });
+      // A profile the list lacks (renamed in settings meanwhile) is still shown as the current one.
+      await host({ type: 'header', header: { ...header, profile: 'Gone', endpoint: 'old.example', profiles: PROFILES } });
+      await page.waitForFunction(() => document.querySelector<HTMLSelectElement>('.profile-select')?.value === 'Gone', undefined, WAIT);
+      assert.equal(await page.locator('.profile-select option').count(), 4);
+      // The model button still asks the host when the server listed no models.
+      await page.getByRole('button', { name: /^Model: gpt-4o-mini/ }).click();
+      await waitPosted('pickModel');
+    });
+
+    it('the meter shows the prompt against the window: text, ARIA values, tooltip and colour', async () => {
+      await host(snapshot([], { header: { ...header, meter: METER } }));
+      await page.getByRole('meter', { name: 'Context window' }).waitFor(WAIT);
+      const normal = await meter();
+      assert.deepEqual({ ...normal, title: undefined }, {
+        visible: true, state: 'normal', text: '3.2k / 8.2k', role: 'meter', name: 'Context window',
+        min: '0', max: '8192', now: '3200', valuetext: 'Context 39 % full, 3,200 of 8,192 tokens', title: undefined, fill: 39, compact: false,
+      });
+      assert.deepEqual(normal.title.split('\n'), [
+        'Context: 3,200 of 8,192 tokens (39 %)',
+        'Reserved for the reply: 1,024 tokens',
+        'Tokens: estimate corrected by the server\'s last count',
+        'Window: from the server\'s model list',
+        'Parley compacts on its own past 80 %',
+      ]);
+
+      // A pure estimate, from the profile's setting; at the threshold it warns.
+      await host({ type: 'meter', meter: { ...METER, used: 6554, corrected: false, windowSource: 'profile' } });
+      const warning = await meter();
+      assert.equal(warning.state, 'warning');
+      assert.equal(warning.text, '6.6k / 8.2k');
+      assert.match(warning.title, /^Tokens: a pure estimate \(no count from the server yet\)$/m);
+      assert.match(warning.title, /^Window: from the profile's contextWindow setting$/m);
+      await host({ type: 'meter', meter: { ...METER, used: 6553 } });
+      assert.equal((await meter()).state, 'normal', 'just under 80 %');
+      // With no threshold (never compacts on its own), it warns from 85 %.
+      await host({ type: 'meter', meter: { ...METER, used: 6900, reserve: 0, threshold: 0 } });
+      assert.equal((await meter()).state, 'normal');
+      await host({ type: 'meter', meter: { ...METER, used: 6964, reserve: 0, threshold: 0 } });
+      assert.equal((await meter()).state, 'warning');
+      // The prompt fits, but not with the reply's reserve: an error, and the screen reader is told.
+      await host({ type: 'meter', meter: { ...METER, used: 7200, reserve: 1024, threshold: 95 } });
+      const error = await meter();
+      assert.deepEqual({ state: error.state, valuetext: error.valuetext, now: error.now },
+        { state: 'error', valuetext: 'Context 88 % full, 7,200 of 8,192 tokens; no room left for the reply\'s 1,024 tokens', now: '7200' });
+      assert.match(error.title, /do not fit in the window/);
+      // Past the window: the bar is full, aria-valuenow stays within its range, the text says how far.
+      await host({ type: 'meter', meter: { ...METER, used: 9000 } });
+      const over = await meter();
+      assert.deepEqual({ state: over.state, fill: over.fill, now: over.now, text: over.text }, { state: 'error', fill: 100, now: '8192', text: '9k / 8.2k' });
+      const colours = await page.evaluate(() => getComputedStyle(document.querySelector('.meter-fill')!).backgroundColor);
+      await host({ type: 'meter', meter: METER });
+      assert.notEqual(await page.evaluate(() => getComputedStyle(document.querySelector('.meter-fill')!).backgroundColor), colours, 'error and normal differ in colour');
+
+      // Small and large counts; an unknown window is shown as unknown, never guessed.
+      await host({ type: 'meter', meter: { ...METER, used: 950, window: 128000 } });
+      assert.equal((await meter()).text, '950 / 128k');
+      await host({ type: 'meter', meter: { ...METER, used: 32768, window: 1_000_000 } });
+      assert.equal((await meter()).text, '32.8k / 1M');
+      await host({ type: 'meter', meter: { ...METER, window: undefined, windowSource: undefined, compactable: 6 } });
+      const unknown = await meter();
+      assert.deepEqual(unknown, {
+        visible: true, state: 'unknown', text: '3.2k / ?', role: 'img', name: 'Context: 3,200 tokens, window unknown',
+        min: null, max: null, now: null, valuetext: null,
+        title: 'Context window unknown: the server does not report it; set contextWindow for this model in the profile', fill: NaN, compact: false,
+      });
+      assert.equal(await page.getByRole('meter').count(), 0);
+      // Before the endpoint is ready there is no meter at all.
+      await host({ type: 'meter' });
+      assert.equal((await meter()).visible, false);
+    });
+
+    it('Compact shows from half the window when there is something to compact, and posts the action', async () => {
+      await host(snapshot([user('u1', 'q'), reply('a1', 'a')], { header: { ...header, meter: { ...METER, used: 4000, compactable: 2 } } }));
+      await page.getByRole('meter').waitFor(WAIT);
+      assert.equal((await meter()).compact, false, '49 %: no button');
+      await host({ type: 'meter', meter: { ...METER, used: 4096, compactable: 0 } });
+      assert.equal((await meter()).compact, false, 'nothing old enough to summarize: no button');
+      await host({ type: 'meter', meter: { ...METER, used: 4096, compactable: 2 } });
+      const compact = page.getByRole('button', { name: 'Compact', exact: true });
+      await compact.waitFor(WAIT);
+      assert.equal(await compact.getAttribute('title'), 'Summarize the 2 oldest turns to free room; they stay visible here');
+      // By keyboard: it comes after New chat and History.
+      await page.getByRole('button', { name: 'History' }).focus();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Compact');
+      await page.keyboard.press('Enter');
+      assert.deepEqual(await waitPosted('action'), { type: 'action', action: 'compact' });
+      // A meter update leaves the focus on it; while a reply streams it is hidden.
+      await host({ type: 'meter', meter: { ...METER, used: 4500, compactable: 2 } });
+      await page.waitForFunction(() => document.querySelector('.meter-text')?.textContent === '4.5k / 8.2k', undefined, WAIT);
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Compact');
+      await host({ type: 'generating', value: true });
+      await compact.waitFor({ state: 'hidden', ...WAIT });
+      await host({ type: 'generating', value: false });
+      await compact.waitFor(WAIT);
+    });
+
+    it('a meter message changes only the meter', async () => {
+      await host(snapshot([user('u1', 'q'), reply('a1', 'answer')], { header: { ...header, profiles: PROFILES, meter: METER } }));
+      await page.getByRole('meter').waitFor(WAIT);
+      await page.evaluate(() => {
+        window.__codes = Array.from(document.querySelectorAll('header .header-main > *, header .header-buttons > *, header .meter-gauge, article'));
+        window.__mutations = 0;
+        const count = (records: MutationRecord[]) => { window.__mutations! += records.length; };
+        new MutationObserver(count).observe(document.querySelector('header .header-main')!, { subtree: true, childList: true, characterData: true, attributes: true });
+        new MutationObserver(count).observe(document.querySelector('main')!, { subtree: true, childList: true, characterData: true, attributes: true });
+      });
+      await host({ type: 'meter', meter: { ...METER, used: 5000, window: 16384 } });
+      await page.waitForFunction(() => document.querySelector('.meter-text')?.textContent === '5k / 16.4k', undefined, WAIT);
+      const after = await page.evaluate(() => ({
+        same: Array.from(document.querySelectorAll('header .header-main > *, header .header-buttons > *, header .meter-gauge, article'))
+          .every((e, i) => e === window.__codes![i]) && window.__codes!.length === 7,
+        mutations: window.__mutations,
+        profile: document.querySelector<HTMLSelectElement>('.profile-select')!.value,
+        valuetext: document.querySelector('.meter-gauge')!.getAttribute('aria-valuetext'),
+      }));
+      assert.deepEqual(after, { same: true, mutations: 0, profile: 'OpenAI', valuetext: 'Context 31 % full, 5,000 of 16,384 tokens' });
+    });
+
+    it('in a narrow panel, the switcher, the model and the meter fit the header', async () => {
+      await page.setViewportSize({ width: 300, height: 700 });
+      await host(snapshot([], { header: { ...header, model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', models: ['meta-llama/Llama-3.3-70B-Instruct-Turbo-Free'], profiles: PROFILES, profile: 'Local Ollama', meter: { ...METER, used: 5000, compactable: 3 } } }));
+      await page.getByRole('button', { name: 'Compact', exact: true }).waitFor(WAIT);
+      const fit = await page.evaluate(() => {
+        const box = (sel: string) => document.querySelector(`header ${sel}`)!.getBoundingClientRect();
+        const header = document.querySelector('header')!.getBoundingClientRect();
+        return {
+          rowFits: box('.header-main').right <= box('.header-buttons').left,
+          meterBelow: box('.context-meter').top >= box('.header-main').bottom - 1,
+          meterInside: box('.context-meter').right <= header.right && box('.compact-btn').right <= header.right,
+          barShown: box('.meter-bar').width >= 40,
+          selects: box('.profile-select').width > 20 && box('.model-select').width > 20,
+        };
+      });
+      assert.deepEqual(fit, { rowFits: true, meterBelow: true, meterInside: true, barShown: true, selects: true });
+    });
+
+    describe('summary turns', () => {
+      const SUMMARY = '## Kept\n\n- **goal**: ship the meter\n- `x` = 1\n\n<img src=x onerror="window.__pwned=1">';
+      const summary = (id: string, of: number): TurnView => ({
+        ...reply(id, SUMMARY), summaryOf: of, model: 'gpt-4o-mini', usage: { prompt: 2400, completion: 180, total: 2580, estimated: false },
+      });
+      const turns = [user('u1', 'one'), reply('a1', 'first'), user('u2', 'two'), reply('a2', 'second'), summary('s1', 4), user('u3', 'three'), reply('a3', 'third')];
+
+      /** Per article: its label, whether compacted, and the title and description it has for that. */
+      async function marks() {
+        return page.evaluate(() => Array.from(document.querySelectorAll('article')).map((a) => [
+          a.getAttribute('aria-label'), a.classList.contains('compacted'), a.title, a.getAttribute('aria-description') ?? '',
+        ]));
+      }
+
+      it('renders collapsed with its usage, opens to its Markdown, has no Regenerate or Edit, and marks the turns before it', async () => {
+        await host(snapshot(turns));
+        const article = page.locator('article.summary');
+        await article.waitFor(WAIT);
+        const details = article.locator('details.summary-block');
+        const closed = await article.evaluate((a) => ({
+          label: a.getAttribute('aria-label'),
+          open: a.querySelector('details')!.open,
+          line: a.querySelector('summary .summary-label')!.textContent,
+          usage: a.querySelector('summary .usage')!.textContent,
+          mdShown: a.querySelector('.md')!.checkVisibility(),
+          buttons: Array.from(a.querySelectorAll('button')).map((b) => b.getAttribute('aria-label') ?? b.textContent),
+        }));
+        assert.deepEqual(closed, {
+          label: 'Summary', open: false, line: 'Summary of 4 earlier turns (the model sees this instead of them)', usage: '2,580 tokens',
+          mdShown: false, buttons: ['Copy summary'],
+        });
+        const summaryMark = ['Summary', false, '', ''];
+        const marked = (label: string) => [label, true, 'Summarized: not sent to the model any more', 'Summarized: not sent to the model any more'];
+        const unmarked = (label: string) => [label, false, '', ''];
+        assert.deepEqual(await marks(), [marked('You'), marked('Parley'), marked('You'), marked('Parley'), summaryMark, unmarked('You'), unmarked('Parley')]);
+        assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('article.compacted')!).opacity), '0.6');
+        // Regenerate stays on the last reply, Edit on the last question: one of each, neither on the summary.
+        assert.equal(await page.getByRole('button', { name: 'Regenerate reply' }).count(), 1);
+        assert.equal(await page.getByRole('button', { name: 'Edit and resend' }).count(), 1);
+        assert.equal(await page.locator('article.is-last').getAttribute('aria-label'), 'Parley');
+
+        // Open by keyboard: the summary, as Markdown, and the raw HTML in it as text.
+        await details.locator('summary').focus();
+        await page.keyboard.press('Enter');
+        await page.waitForFunction(() => document.querySelector<HTMLDetailsElement>('details.summary-block')!.open, undefined, WAIT);
+        const open = await article.evaluate((a) => ({
+          heading: a.querySelector('.md h2')?.textContent,
+          strong: a.querySelector('.md strong')?.textContent,
+          code: a.querySelector('.md code')?.textContent,
+          imgs: a.querySelectorAll('img').length,
+          mdShown: a.querySelector('.md')!.checkVisibility(),
+        }));
+        assert.deepEqual(open, { heading: 'Kept', strong: 'goal', code: 'x', imgs: 0, mdShown: true });
+        assert.equal(await page.evaluate(() => window.__pwned), undefined);
+        await article.getByRole('button', { name: 'Copy summary' }).click();
+        assert.deepEqual(await waitPosted('copy'), { type: 'copy', text: SUMMARY });
+      });
+
+      it('a later summary, streamed in, moves the mark: every turn before it, the first summary too', async () => {
+        await host(snapshot(turns.slice(0, 4)));
+        await page.locator('article').nth(3).waitFor(WAIT);
+        assert.deepEqual((await marks()).map((m) => m[1]), [false, false, false, false], 'no summary: nothing marked');
+        await host(...turns.slice(4).map((turn) => ({ type: 'turnEnd', turn }) as HostMessage));
+        await page.locator('article.summary').waitFor(WAIT);
+        assert.deepEqual((await marks()).map((m) => m[1]), [true, true, true, true, false, false, false]);
+        await host({ type: 'generating', value: true }, { type: 'turnStart', turn: { ...summary('s2', 3), text: '', status: 'streaming', usage: undefined } });
+        await host({ type: 'delta', turnId: 's2', text: '## New ' }, { type: 'delta', turnId: 's2', text: 'summary\n\nText.' });
+        await page.locator('article.summary').nth(1).waitFor(WAIT);
+        await host({ type: 'turnEnd', turn: { ...summary('s2', 3), text: '## New summary\n\nText.' } }, { type: 'generating', value: false });
+        await page.waitForFunction(() => document.querySelectorAll('article.summary .usage')[1]?.textContent === '2,580 tokens', undefined, WAIT);
+        assert.deepEqual((await marks()).map((m) => m[1]), [true, true, true, true, true, true, true, false]);
+        const last = page.locator('article.summary').nth(1);
+        assert.equal(await last.locator('.summary-label').textContent(), 'Summary of 3 earlier turns (the model sees this instead of them)');
+        await last.locator('summary').click();
+        assert.equal(await last.locator('.md h2').textContent(), 'New summary');
+        assert.equal(await page.getByRole('button', { name: 'Regenerate reply' }).count(), 0, 'the summary is last: nothing to regenerate');
+      });
+    });
+
+    it('error cards and notices post compact, compactRetry and switchEndpoint', async () => {
+      const failed: TurnView = {
+        ...reply('a1', '', 'error'),
+        error: { kind: 'context_length', title: 'The conversation is too long for this model', actions: ['compactRetry', 'switchEndpoint'] },
+      };
+      await host(snapshot([user('u1', 'q'), failed]), { type: 'notice', text: 'The next question will not fit.', actions: ['compact'] });
+      const card = page.locator('.error-card');
+      await card.waitFor(WAIT);
+      await card.getByRole('button', { name: 'Compact and retry' }).click();
+      await card.getByRole('button', { name: 'Switch Endpoint' }).click();
+      await page.locator('.notice').getByRole('button', { name: 'Compact', exact: true }).click();
+      await page.waitForFunction(() => window.__posted.filter((m) => m.type === 'action').length === 3, undefined, WAIT);
+      assert.deepEqual((await posted()).filter((m) => m.type === 'action'),
+        [{ type: 'action', action: 'compactRetry' }, { type: 'action', action: 'switchEndpoint' }, { type: 'action', action: 'compact' }]);
+    });
   });
 
   describe('tool rounds', () => {
