@@ -360,7 +360,9 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
       await userSettings({ baseUrl: server.url, model: 'panel-model' });
       await models.close();
     }
-    // A server that lists no models: the header offers no picker, so the user types the name.
+    // A server that lists no models: the header offers no picker, so the user types the name. (The conversation
+    // above keeps the model it used: a new one starts with the settings' model.)
+    await api.chat.newChat();
     posted().length = 0;
     await api.chat.views.endpointChanged();
     const plain = await waitFor('a header for the test server', () =>
