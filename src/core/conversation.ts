@@ -22,7 +22,10 @@ export interface Conversation {
   turns: Turn[];
   /** The composer's tools switch was turned off for this conversation. */
   toolsOff?: boolean;
-  /** The endpoint profile and model this conversation uses (set by its first request or the header's switchers). */
+  /**
+   * The endpoint profile and model this conversation uses: set by the header's switchers, or when it is taken up
+   * again from the history (its last reply's). Unset, it follows the settings (parley.endpoint and the profile's model).
+   */
   profile?: string;
   model?: string;
   /** The last single request's estimated prompt next to the server's prompt_tokens: corrects the context meter. */

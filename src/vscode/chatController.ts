@@ -33,6 +33,19 @@ export function newId(): string {
   return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+/**
+ * A conversation taken up again from the history goes on with the profile and model its last
+ * reply used, whatever is selected for new chats. The open conversation follows the settings until then, or until
+ * the header's switchers pick for it.
+ */
+function pinToLastUsed(c: Conversation): void {
+  if (c.profile !== undefined) return;
+  const last = [...c.turns].reverse().find((t) => t.role === 'assistant' && t.profile !== undefined);
+  if (!last) return;
+  c.profile = last.profile;
+  c.model = last.model;
+}
+
 /** Images labelled by their bytes, not by what the file or the clipboard claimed, or why one is refused. */
 function checkImages(images: ImageView[]): ImageView[] | string {
   const checked: ImageView[] = [];
@@ -262,9 +275,8 @@ export class ChatController implements vscode.Disposable {
       const target = await requester.target(this.settings.current, true, this.selection());
       const settings = target.settings;
       if (target.kind !== 'ready') return runner.end(turn, 'error', views.problemError(target));
-      // The conversation keeps the profile and model it used, whatever the settings say later.
-      c.profile = profileName(settings);
-      c.model = settings.model;
+      turn.model = settings.model;
+      turn.profile = profileName(settings);
       await this.save(c);
       let messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
       const m = await this.meter(target, messages);
@@ -404,6 +416,7 @@ export class ChatController implements vscode.Disposable {
   async openConversation(id: string): Promise<boolean> {
     const c = await this.history.load(id);
     if (!c) return false;
+    pinToLastUsed(c);
     await this.stop();
     this.conversation = c;
     await this.history.setOpen(id);

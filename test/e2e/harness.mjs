@@ -75,7 +75,8 @@ export async function startWorkbench({ browser, extensionsDir, workspace = 'basi
       extensionsDir,
       workspace: folder,
       trust,
-      userSettings: { 'parley.baseUrl': endpoint.url, 'parley.model': DEMO_MODEL, ...settings },
+      // Settings may be made from the endpoint's URL (profiles that point at it).
+      userSettings: { 'parley.baseUrl': endpoint.url, 'parley.model': DEMO_MODEL, ...(typeof settings === 'function' ? settings(endpoint.url) : settings) },
     });
     cleanups.push(() => server.stop());
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
