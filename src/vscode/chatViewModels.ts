@@ -45,16 +45,18 @@ export class ChatViewModels {
   /** The first-run card, while the target is not ready. */
   setup(target: Target): SetupView | undefined {
     if (target.kind === 'ready') return undefined;
+    // A value set where this window ignores it explains a setup that looks wrong: say where to set it.
+    const unapplied = target.settings.unapplied.length ? ` ${target.settings.unapplied.join(' ')}` : '';
     if (target.kind === 'no-key') {
       return {
-        reason: `No API key is set for ${target.origin}. Set one, mark this endpoint as needing none, or pick a preset.`,
+        reason: `No API key is set for ${target.origin}. Set one, mark this endpoint as needing none, or pick a preset.${unapplied}`,
         presets: [...PRESETS],
         origin: target.origin,
         actions: ['setApiKey', 'markNoKey', 'testConnection'],
       };
     }
     return {
-      reason: `The endpoint is not set up: ${target.error.message}`,
+      reason: `The endpoint is not set up: ${target.error.message}${unapplied}`,
       presets: [...PRESETS],
       origin: '',
       actions: ['openSettings', 'testConnection'],
