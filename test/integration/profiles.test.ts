@@ -1,0 +1,385 @@
+// Endpoint profiles, custom headers and compaction (issue 25), inside a real VS Code against local servers.
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ServerResponse } from 'node:http';
+import * as vscode from 'vscode';
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
+import { chats, chunk, containsSecret, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import type { TestApi } from '../../src/extension';
+import type { UsageRecord } from '../../src/core/usageLedger';
+import type { HeaderView } from '../../src/shared/protocol';
+import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
+import { SUMMARY_HEADING } from '../../src/core/conversation';
+import { estimatePromptTokens } from '../../src/core/tokenEstimate';
+import type { ChatMessage } from '../../src/core/types';
+
+const KEY_A = 'sk-profile-A-0123456789abcdefSECRET';
+const KEY_B = 'sk-profile-B-fedcba9876543210SECRET';
+const GATEWAY_TOKEN = 'tok-123456789';
+/** A real OpenAI context_length_exceeded body, as recorded. */
+const CONTEXT_LENGTH_BODY: unknown = JSON.parse(readFileSync(path.resolve(__dirname, '../../../test/fixtures/providers/openai-error-400-context-length-exceeded.json'), 'utf8'));
+/** Every setting the suite changes; each is put back as it was after every test. */
+const TOUCHED = [
+  'baseUrl', 'model', 'endpoints', 'endpoint', 'temperature', 'systemPrompt', 'maxTokens', 'contextWindow',
+  'compaction.threshold', 'compaction.keepTurns', 'tools.enabled',
+];
+/** Settings a test may put in Workspace settings. */
+const WORKSPACE_TOUCHED = ['endpoints', 'endpoint'];
+
+/** The characters of every message's text: what the compaction servers below count against their limit. */
+function charsOf(messages: ChatMessage[]): number {
+  return messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length), 0);
+}
+
+/** A long reply of about 1,500 characters of ordinary words, different for each n. */
+function longAnswer(n: number): string {
+  let out = `Answer ${n}:`;
+  while (out.length < 1500) out += ` point ${n} lorem ipsum dolor sit amet`;
+  return out;
+}
+
+suite('Profiles, custom headers and compaction', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  const saved = new Map<string, unknown>();
+  let records: UsageRecord[] = [];
+  let recording: vscode.Disposable | undefined;
+  const servers: TestServer[] = [];
+
+  /** A server that ends up closed by the suite's teardown. */
+  async function server(handler: (req: RecordedRequest, res: ServerResponse) => void | Promise<void>): Promise<TestServer> {
+    const s = await startTestServer(handler);
+    servers.push(s);
+    return s;
+  }
+
+  suiteSetup(async () => {
+    api = await parley();
+    const c = vscode.workspace.getConfiguration('parley');
+    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    recording = api.usage.onDidRecord((r) => records.push(r));
+    // Messages reach `api.recorded.posted` only while the chat view is resolved.
+    await vscode.commands.executeCommand('parley.openChat');
+    await waitFor('the chat view to be ready', () => api.recorded.posted.some((m) => m.type === 'snapshot'), 20_000);
+  });
+
+  setup(async () => {
+    records = [];
+    // Tools off: their definitions would count against the small windows below and change the request sizes.
+    await userSettings({ 'tools.enabled': false, temperature: undefined, maxTokens: undefined, contextWindow: undefined, systemPrompt: 'Be brief.' });
+    await api.chat.newChat();
+  });
+
+  teardown(async () => {
+    await api.chat.stop();
+    const c = vscode.workspace.getConfiguration('parley');
+    for (const k of WORKSPACE_TOUCHED) await c.update(k, undefined, vscode.ConfigurationTarget.Workspace);
+    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await api.requester.resetWorkspaceOrigins();
+    await api.chat.newChat();
+  });
+
+  suiteTeardown(async () => {
+    recording?.dispose();
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gw', '');
+    for (const s of servers) {
+      await api.keys.delete(s.origin);
+      await s.close();
+    }
+  });
+
+  /** Waits until the window's settings snapshot shows what a test just wrote. */
+  function settled(what: string, check: () => boolean): Promise<true> {
+    return waitFor(what, () => check() || undefined);
+  }
+
+  /** The header the panel gets when the endpoint is looked at again. */
+  async function headerNow(): Promise<HeaderView> {
+    api.recorded.posted.length = 0;
+    await api.chat.views.endpointChanged();
+    const m = await waitFor('a header message', () => api.recorded.posted.find((p) => p.type === 'header'));
+    assert.ok(m.type === 'header');
+    return m.header;
+  }
+
+  function lastTurn() {
+    return api.chat.current.turns.at(-1);
+  }
+
+  test('two profiles: each question goes to its profile\'s server with its key, headers and body fields; usage is kept apart; a conversation keeps its profile', async () => {
+    const a = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [{ id: 'alpha-model' }] }) : writeSse(res, [chunk('from A'), chunk('', 'stop'), { ...chunk(''), choices: [], usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 } }])));
+    const b = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [{ id: 'beta-model' }] }) : writeSse(res, [chunk('from B'), chunk('', 'stop'), { ...chunk(''), choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }])));
+    await api.keys.set(a.origin, KEY_A);
+    await api.keys.set(b.origin, KEY_B);
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gw', GATEWAY_TOKEN);
+    assert.deepEqual(await api.keys.headerSecrets(['gw']), new Map([['gw', GATEWAY_TOKEN]]), 'the command stored the header secret');
+    await userSettings({
+      temperature: 0.3,
+      endpoints: [
+        { name: 'Alpha', baseUrl: a.url, model: 'alpha-model', headers: { 'X-Team': 'alpha' }, models: { 'alpha-model': { extraBody: { top_k: 5 }, neverSend: ['temperature'] } } },
+        { name: 'Gateway', baseUrl: b.url, model: 'beta-model', headers: { 'X-Gateway-Token': '${secret:gw}' } },
+      ],
+    });
+    await settled('both profiles', () => api.settings.current.profiles.map((p) => p.name).join() === 'Default,Alpha,Gateway' && api.settings.current.temperature === 0.3);
+
+    // Conversation 1, on Alpha.
+    assert.equal(await api.chat.setProfile('Alpha'), true);
+    await settled('parley.endpoint = Alpha', () => api.settings.current.activeProfile === 'Alpha');
+    const header = await headerNow();
+    assert.equal(header.profile, 'Alpha');
+    assert.equal(header.endpoint, new URL(a.origin).host);
+    assert.deepEqual(header.profiles.map((p) => p.name), ['Default', 'Alpha', 'Gateway']);
+    await api.chat.send('to alpha', []);
+    assert.equal(lastTurn()?.text, 'from A');
+    assert.equal(lastTurn()?.profile, 'Alpha');
+    assert.equal(chats(a).length, 1);
+    assert.equal(chats(b).length, 0, 'the other profile\'s server got no question');
+    const toA = chats(a)[0];
+    assert.equal(toA.headers.authorization, `Bearer ${KEY_A}`);
+    assert.equal(toA.headers['x-team'], 'alpha');
+    assert.equal(toA.headers['x-gateway-token'], undefined);
+    assert.equal(toA.json.model, 'alpha-model');
+    assert.equal(toA.json.top_k, 5, 'extraBody is added');
+    assert.equal('temperature' in toA.json, false, 'neverSend takes temperature out although parley.temperature is set');
+    const conv1 = api.chat.current.id;
+    assert.equal(api.chat.current.profile, 'Alpha');
+
+    // Conversation 2, on Gateway.
+    await api.chat.newChat();
+    assert.equal(await api.chat.setProfile('Gateway'), true);
+    await settled('parley.endpoint = Gateway', () => api.settings.current.activeProfile === 'Gateway');
+    await api.chat.send('to the gateway', []);
+    assert.equal(lastTurn()?.text, 'from B');
+    assert.equal(chats(a).length, 1, 'nothing more went to Alpha');
+    assert.equal(chats(b).length, 1);
+    const toB = chats(b)[0];
+    assert.equal(toB.headers.authorization, `Bearer ${KEY_B}`);
+    assert.equal(toB.headers['x-gateway-token'], GATEWAY_TOKEN, 'the secret reference is filled in');
+    assert.equal(toB.headers['x-team'], undefined);
+    assert.equal(toB.json.model, 'beta-model');
+    assert.equal(toB.json.temperature, 0.3, 'no override for this model: the setting is sent');
+    assert.equal('top_k' in toB.json, false);
+    const conv2 = api.chat.current.id;
+
+    // parley.endpoint now says Gateway, yet conversation 1 goes on with Alpha.
+    await api.chat.newChat();
+    assert.equal(await api.chat.openConversation(conv1), true);
+    assert.equal((await headerNow()).profile, 'Alpha', 'the header shows the open conversation\'s profile');
+    await api.chat.send('alpha again', []);
+    assert.equal(chats(a).length, 2, 'the old conversation\'s profile');
+    assert.equal(chats(b).length, 1);
+    assert.equal(chats(a)[1].headers.authorization, `Bearer ${KEY_A}`);
+    assert.deepEqual(chats(a)[1].json.messages.map((m: ChatMessage) => m.content), ['Be brief.', 'to alpha', 'from A', 'alpha again']);
+
+    // Switched back to Alpha for new chats, conversation 2 still goes to Gateway.
+    await api.chat.newChat();
+    assert.equal(await api.chat.setProfile('Alpha'), true);
+    await settled('parley.endpoint = Alpha', () => api.settings.current.activeProfile === 'Alpha');
+    assert.equal(await api.chat.openConversation(conv2), true);
+    await api.chat.send('gateway again', []);
+    assert.equal(chats(b).length, 2);
+    assert.equal(chats(a).length, 2);
+    assert.equal(chats(b)[1].headers['x-gateway-token'], GATEWAY_TOKEN);
+
+    // No key, header or secret ever crossed over (model list requests included).
+    for (const r of a.requests) {
+      assert.equal(r.headers.authorization, `Bearer ${KEY_A}`, `${r.method} ${r.path} to A`);
+      assert.equal(containsSecret(r, KEY_B) || containsSecret(r, GATEWAY_TOKEN), false, `${r.method} ${r.path} to A`);
+    }
+    for (const r of b.requests) {
+      assert.equal(r.headers.authorization, `Bearer ${KEY_B}`, `${r.method} ${r.path} to B`);
+      assert.equal(containsSecret(r, KEY_A) || r.headers['x-team'] !== undefined, false, `${r.method} ${r.path} to B`);
+    }
+
+    // Each profile's usage is its own.
+    const alphaHost = `Alpha (${new URL(a.origin).host})`;
+    const gatewayHost = `Gateway (${new URL(b.origin).host})`;
+    assert.deepEqual(records.map((r) => [r.host, r.model, r.total]), [
+      [alphaHost, 'alpha-model', 9], [gatewayHost, 'beta-model', 6], [alphaHost, 'alpha-model', 9], [gatewayHost, 'beta-model', 6],
+    ]);
+    const ledger = await api.usage.ledger();
+    const total = (host: string) => Object.entries(ledger).filter(([k]) => k.split('|')[1] === host).reduce((n, [, t]) => n + t.total, 0);
+    assert.equal(total(alphaHost), 18);
+    assert.equal(total(gatewayHost), 12);
+    const report = await api.usage.reportText(api.settings.current.pricing);
+    assert.ok(report.includes(alphaHost) && report.includes(gatewayHost), `both profiles in the report:\n${report}`);
+  });
+
+  test('with only parley.baseUrl and parley.model, the implicit "Default" profile is used', async () => {
+    const s = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('implicit'), chunk('', 'stop')])));
+    await userSettings({ endpoints: undefined, endpoint: undefined, baseUrl: s.url, model: 'old-style-model' });
+    await settled('the old settings', () => api.settings.current.model === 'old-style-model' && api.settings.current.profiles.length === 1);
+    const header = await headerNow();
+    assert.equal(header.profile, 'Default');
+    assert.equal(header.endpoint, new URL(s.origin).host);
+    assert.deepEqual(header.profiles, [{ name: 'Default', endpoint: new URL(s.origin).host }]);
+    await api.chat.send('old settings', []);
+    assert.equal(chats(s).length, 1);
+    assert.equal(chats(s)[0].json.model, 'old-style-model');
+    assert.equal(lastTurn()?.text, 'implicit');
+    assert.equal(lastTurn()?.profile, 'Default');
+    assert.equal(api.chat.current.profile, 'Default');
+    assert.equal(records.at(-1)?.host, new URL(s.origin).host, 'the implicit profile counts under the bare host, as before');
+  });
+
+  test('a workspace profile\'s headers are sent only with consent', async () => {
+    const ws = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('workspace'), chunk('', 'stop')])));
+    const mine = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('mine'), chunk('', 'stop')])));
+    await userSettings({ baseUrl: mine.url, model: 'm', endpoints: undefined, endpoint: undefined });
+    const c = vscode.workspace.getConfiguration('parley');
+    await c.update('endpoints', [{ name: 'Team', baseUrl: ws.url, model: 'team-model', headers: { 'X-Workspace-Auth': 'from-the-repo' } }], vscode.ConfigurationTarget.Workspace);
+    await c.update('endpoint', 'Team', vscode.ConfigurationTarget.Workspace);
+    await settled('the workspace profile', () => api.settings.current.activeProfile === 'Team' && api.settings.current.profiles.some((p) => p.name === 'Team' && p.source === 'workspace'));
+    await api.requester.resetWorkspaceOrigins();
+
+    const realPrompts = api.requester.prompts;
+    const origins: string[] = [];
+    const headerQuestions: Array<[string, string[]]> = [];
+    let answer = false;
+    api.requester.prompts = {
+      allowWorkspaceOrigin: async (origin) => (origins.push(origin), true),
+      allowWorkspaceHeaders: async (origin, names) => (headerQuestions.push([origin, names]), answer),
+    };
+    try {
+      await api.chat.send('first', []);
+      await api.chat.send('second', []);
+      assert.deepEqual(origins, [ws.origin], 'the workspace origin was asked about once');
+      assert.deepEqual(headerQuestions, [[ws.origin, ['X-Workspace-Auth']]], 'declined once, and the answer is remembered');
+      assert.equal(chats(ws).length, 2, 'the questions still go to the allowed workspace origin');
+      assert.equal(chats(mine).length, 0);
+      for (const r of ws.requests) assert.equal(r.headers['x-workspace-auth'], undefined, `${r.method} ${r.path}: no header without consent`);
+      assert.equal(lastTurn()?.status, 'done');
+
+      await api.requester.resetWorkspaceOrigins();
+      answer = true;
+      await api.chat.send('third', []);
+      assert.equal(headerQuestions.length, 2, 'asked again after the answers were forgotten');
+      assert.equal(chats(ws).length, 3);
+      assert.equal(chats(ws)[2].headers['x-workspace-auth'], 'from-the-repo', 'allowed: the header is sent');
+      for (const r of mine.requests) assert.equal(r.headers['x-workspace-auth'], undefined, 'never to the user\'s own endpoint');
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
+  /**
+   * A server for a small model: it refuses (the recorded context_length_exceeded 400) a request whose messages hold
+   * more than `limit` characters, answers the compaction instruction with a short summary, and else a long answer.
+   * Usage is the client's own estimate, so the meter's correction stays 1.
+   */
+  async function smallModelServer(limit: number, contextLength?: number): Promise<TestServer> {
+    let n = 0;
+    return server((req, res) => {
+      if (req.method === 'GET') {
+        if (req.path.endsWith('/models')) return writeJson(res, 200, { data: [{ id: 'small-model', ...(contextLength ? { context_length: contextLength } : {}) }] });
+        return writeJson(res, 404, { error: { message: 'not found' } });
+      }
+      const messages = req.json.messages as ChatMessage[];
+      const usage = (text: string) => ({ ...chunk(''), choices: [], usage: { prompt_tokens: estimatePromptTokens(messages), completion_tokens: Math.ceil(text.length / 4), total_tokens: estimatePromptTokens(messages) + Math.ceil(text.length / 4) } });
+      if (messages[0]?.role === 'system' && messages[0].content === SUMMARY_INSTRUCTION) {
+        const text = 'SUMMARY: the user asked question 1; the assistant answered it at length.';
+        return writeSse(res, [chunk(text), chunk('', 'stop'), usage(text)]);
+      }
+      if (charsOf(messages) > limit) return writeJson(res, 400, CONTEXT_LENGTH_BODY);
+      const text = longAnswer(++n);
+      return writeSse(res, [chunk(text), chunk('', 'stop'), usage(text)]);
+    });
+  }
+
+  /** The questions of the compaction tests, before the one that overflows. */
+  async function fourLongTurns(s: TestServer): Promise<void> {
+    for (let i = 1; i <= 4; i++) {
+      await api.chat.send(`Question ${i} about the topic`, []);
+      assert.equal(lastTurn()?.status, 'done', `question ${i}: ${JSON.stringify(lastTurn()?.error)}`);
+    }
+    assert.equal(chats(s).length, 4);
+    assert.equal(api.chat.current.turns.some((t) => t.summaryOf !== undefined), false, 'nothing compacted yet');
+  }
+
+  /** The checks after a successful compaction of question 1 and its answer (keepTurns 4) and question 5 answered. */
+  function assertCompacted(s: TestServer, limit: number): void {
+    const turns = api.chat.current.turns;
+    const summary = turns.find((t) => t.summaryOf !== undefined);
+    assert.ok(summary, 'the conversation holds a summary turn');
+    assert.equal(summary.summaryOf, 2, 'it stands for question 1 and its answer');
+    assert.equal(turns.indexOf(summary), 2);
+    assert.match(summary.text, /^SUMMARY: /);
+    assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
+    assert.equal(lastTurn()?.text, longAnswer(5));
+
+    const last = chats(s).at(-1)!;
+    const sent = last.json.messages as ChatMessage[];
+    assert.equal(sent[0].role, 'system');
+    assert.ok(String(sent[0].content).includes(SUMMARY_HEADING + summary.text), 'the request starts with the summary in the system message');
+    assert.equal(sent.some((m) => m.content === 'Question 1 about the topic' || String(m.content).includes('Answer 1:')), false, 'the summarized turns are not sent');
+    assert.equal(sent.at(-1)?.content, 'Question 5 about the topic');
+    const everything = turns.filter((t) => t.summaryOf === undefined && t !== lastTurn()).reduce((n, t) => n + t.text.length, 0);
+    assert.ok(everything > limit, `the whole conversation (${everything} characters) would not have fitted`);
+    assert.ok(charsOf(sent) < everything && charsOf(sent) <= limit, `the compacted request is smaller (${charsOf(sent)} characters)`);
+
+    const compact = records.filter((r) => r.source === 'compact');
+    assert.equal(compact.length, 1, 'the summary\'s usage is counted');
+    assert.equal(compact[0].estimated, false);
+    assert.deepEqual(summary.usage, { prompt: compact[0].prompt, completion: compact[0].completion, total: compact[0].total, estimated: false });
+  }
+
+  test('over the window, the next question first compacts older turns (with a summary request that fits 2,048 tokens), then succeeds', async () => {
+    const limit = 5500;
+    const s = await smallModelServer(limit, 2048);
+    await userSettings({ baseUrl: s.url, model: 'small-model', endpoints: undefined, endpoint: undefined, 'compaction.threshold': undefined, 'compaction.keepTurns': undefined });
+    await settled('the small model', () => api.settings.current.model === 'small-model' && api.settings.current.compaction.threshold === 85);
+    await api.chat.views.refreshModels(true);
+    api.recorded.posted.length = 0;
+    await api.chat.postMeter();
+    // A meter from before the settings changed may still arrive: wait for the one with the server's window.
+    const meter = await waitFor('a meter with the server\'s window', () => api.recorded.posted.find((m) => m.type === 'meter' && m.meter?.window === 2048));
+    assert.ok(meter.type === 'meter');
+    assert.equal(meter.meter?.window, 2048, 'the window from the server\'s model list');
+    assert.equal(meter.meter?.windowSource, 'server');
+
+    await fourLongTurns(s);
+    await api.chat.send('Question 5 about the topic', []);
+    const requests = chats(s).slice(4);
+    assert.equal(requests.length, 2, 'a summary request, then the question: nothing was refused');
+    const summaryReq = requests[0].json;
+    assert.equal(summaryReq.messages[0].content, SUMMARY_INSTRUCTION);
+    const maxTokens = summaryReq.max_tokens ?? summaryReq.max_completion_tokens;
+    assert.ok(Number.isInteger(maxTokens) && maxTokens > 0, `a reply limit: ${maxTokens}`);
+    const promptTokens = estimatePromptTokens(summaryReq.messages);
+    assert.ok(promptTokens + maxTokens <= 2048, `the summary request fits 2,048 tokens: ${promptTokens} + ${maxTokens}`);
+    assert.ok(String(summaryReq.messages[1].content).includes('Question 1 about the topic'), 'it summarizes question 1');
+    assert.equal(String(summaryReq.messages[1].content).includes('Question 2 about the topic'), false, 'and keeps the last 4 questions word for word');
+    assertCompacted(s, limit);
+    assert.equal(records.find((r) => r.source === 'compact')?.host, new URL(s.origin).host);
+  });
+
+  test('a context_length error offers Compact and retry, which summarizes and asks again', async () => {
+    const limit = 5500;
+    const s = await smallModelServer(limit);
+    await userSettings({
+      endpoints: [{ name: 'Small', baseUrl: s.url, model: 'small-model' }], endpoint: 'Small',
+      'compaction.threshold': 0, 'compaction.keepTurns': undefined,
+    });
+    await settled('the Small profile', () => api.settings.current.activeProfile === 'Small' && api.settings.current.compaction.threshold === 0);
+    await fourLongTurns(s);
+
+    await api.chat.send('Question 5 about the topic', []);
+    assert.equal(chats(s).length, 5, 'no compaction on its own with threshold 0: the question was sent');
+    assert.ok(charsOf(chats(s)[4].json.messages) > limit);
+    const failed = lastTurn();
+    assert.equal(failed?.status, 'error');
+    assert.equal(failed?.error?.kind, 'context_length');
+    assert.ok(failed?.error?.actions.includes('compactRetry'), `actions: ${failed?.error?.actions}`);
+    assert.equal(records.some((r) => r.source === 'compact'), false);
+
+    await api.chat.compactAndRetry();
+    const requests = chats(s).slice(5);
+    assert.equal(requests.length, 2, 'a summary request, then the question again');
+    assert.equal(requests[0].json.messages[0].content, SUMMARY_INSTRUCTION);
+    assert.equal(api.chat.current.turns.filter((t) => t.status === 'error').length, 0, 'the failed reply is gone');
+    assert.equal(api.chat.current.turns.filter((t) => t.text === 'Question 5 about the topic').length, 1, 'the question is asked again, not repeated');
+    assertCompacted(s, limit);
+    assert.equal(records.find((r) => r.source === 'compact')?.host, `Small (${new URL(s.origin).host})`);
+  });
+});
