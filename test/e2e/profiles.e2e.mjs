@@ -3,6 +3,7 @@
 // full the model's window is and grows with the conversation. Takes the README's screenshot of the header
 // (docs/screenshots/chat-profiles-meter.png).
 import { step, visible, waitFor } from './harness.mjs';
+import { ask } from './toolScript.mjs';
 
 export const title = 'Endpoint profiles and the context meter in the panel header';
 
@@ -36,16 +37,10 @@ async function readMeter(chat) {
   })));
 }
 
-async function ask(chat, text) {
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
-  const replies = chat.locator('article[aria-label="Parley"]');
-  await visible(box, 'the composer');
-  const before = await replies.count();
-  await step(`asking "${text}"`, async () => {
-    await box.fill(text);
-    await box.press('Enter');
-  });
-  await waitFor(`the reply to "${text}" to finish`, async () => (await replies.count()) > before && (await chat.locator('.turn.streaming').count()) === 0);
+/** Asks, as toolScript's ask does, and waits until the reply has finished streaming. */
+async function askAndWait(wb, text) {
+  await ask(wb, text);
+  await waitFor(`the reply to "${text}" to finish`, async () => (await wb.chatFrame().locator('.turn.streaming').count()) === 0);
 }
 
 export const tests = {
@@ -61,7 +56,7 @@ export const tests = {
     const empty = await readMeter(chat);
     if (!/ \/ 4\.1k$/.test(empty.text)) throw new Error(`the meter reads "${empty.text}"`);
 
-    await ask(chat, 'Hello from the default profile');
+    await askAndWait(wb, 'Hello from the default profile');
     const first = wb.endpoint.requests.filter((r) => r.method === 'POST').at(-1);
     if (first?.json?.model !== 'parley-demo' || first.headers['x-team'] !== undefined) throw new Error(`the first question went as ${JSON.stringify({ model: first?.json?.model, team: first?.headers['x-team'] })}`);
     const after = await waitFor('the meter to grow after the reply', async () => {
@@ -74,7 +69,7 @@ export const tests = {
     await waitFor('the header to show the Gateway model', async () => (await chat.locator('header').textContent())?.includes('gateway-model'));
     await waitFor("the meter to show Gateway's 2,048-token window", async () => (await readMeter(chat)).max === 2048);
 
-    await ask(chat, 'And now through the gateway');
+    await askAndWait(wb, 'And now through the gateway');
     const second = wb.endpoint.requests.filter((r) => r.method === 'POST').at(-1);
     if (second?.json?.model !== 'gateway-model') throw new Error(`the question after switching asked for ${second?.json?.model}`);
     if (second.headers['x-team'] !== 'alpha') throw new Error(`the Gateway profile's header was ${JSON.stringify(second.headers['x-team'])}`);

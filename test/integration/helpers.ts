@@ -2,7 +2,9 @@
 import { promises as fs, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import * as assert from 'node:assert/strict';
 import type { TestApi } from '../../src/extension';
+import type { HeaderView } from '../../src/shared/protocol';
 import type { ServerResponse } from 'node:http';
 import { pollUntil } from '../support/pollUntil.mjs';
 import type { RecordedRequest, TestServer } from '../support/server';
@@ -85,4 +87,13 @@ export async function filesUnder(dir: string): Promise<string[]> {
 export async function windowLogs(api: TestApi): Promise<Array<{ file: string; text: string }>> {
   const root = path.resolve(api.context.logUri.fsPath, '..', '..');
   return Promise.all((await filesUnder(root)).map(async (file) => ({ file, text: await fs.readFile(file, 'utf8').catch(() => '') })));
+}
+
+/** The header the panel gets when the endpoint is looked at again. */
+export async function headerNow(api: TestApi): Promise<HeaderView> {
+  api.recorded.posted.length = 0;
+  await api.chat.views.endpointChanged();
+  const m = await waitFor('a header message', () => api.recorded.posted.find((p) => p.type === 'header'));
+  assert.ok(m.type === 'header');
+  return m.header;
 }

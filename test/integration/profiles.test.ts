@@ -5,10 +5,9 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, containsSecret, headerNow, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
-import type { HeaderView } from '../../src/shared/protocol';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import { SUMMARY_HEADING } from '../../src/core/conversation';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
@@ -94,15 +93,6 @@ suite('Profiles, custom headers and compaction', function () {
     return waitFor(what, () => check() || undefined);
   }
 
-  /** The header the panel gets when the endpoint is looked at again. */
-  async function headerNow(): Promise<HeaderView> {
-    api.recorded.posted.length = 0;
-    await api.chat.views.endpointChanged();
-    const m = await waitFor('a header message', () => api.recorded.posted.find((p) => p.type === 'header'));
-    assert.ok(m.type === 'header');
-    return m.header;
-  }
-
   function lastTurn() {
     return api.chat.current.turns.at(-1);
   }
@@ -126,7 +116,7 @@ suite('Profiles, custom headers and compaction', function () {
     // Conversation 1, on Alpha.
     assert.equal(await api.chat.setProfile('Alpha'), true);
     await settled('parley.endpoint = Alpha', () => api.settings.current.activeProfile === 'Alpha');
-    const header = await headerNow();
+    const header = await headerNow(api);
     assert.equal(header.profile, 'Alpha');
     assert.equal(header.endpoint, new URL(a.origin).host);
     assert.deepEqual(header.profiles.map((p) => p.name), ['Default', 'Alpha', 'Gateway']);
@@ -165,7 +155,7 @@ suite('Profiles, custom headers and compaction', function () {
     // parley.endpoint now says Gateway, yet conversation 1 goes on with Alpha.
     await api.chat.newChat();
     assert.equal(await api.chat.openConversation(conv1), true);
-    assert.equal((await headerNow()).profile, 'Alpha', 'the header shows the open conversation\'s profile');
+    assert.equal((await headerNow(api)).profile, 'Alpha', 'the header shows the open conversation\'s profile');
     await api.chat.send('alpha again', []);
     assert.equal(chats(a).length, 2, 'the old conversation\'s profile');
     assert.equal(chats(b).length, 1);
@@ -210,7 +200,7 @@ suite('Profiles, custom headers and compaction', function () {
     const s = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('implicit'), chunk('', 'stop')])));
     await userSettings({ endpoints: undefined, endpoint: undefined, baseUrl: s.url, model: 'old-style-model' });
     await settled('the old settings', () => api.settings.current.model === 'old-style-model' && api.settings.current.profiles.length === 1);
-    const header = await headerNow();
+    const header = await headerNow(api);
     assert.equal(header.profile, 'Default');
     assert.equal(header.endpoint, new URL(s.origin).host);
     assert.deepEqual(header.profiles, [{ name: 'Default', endpoint: new URL(s.origin).host }]);

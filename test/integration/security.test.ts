@@ -3,10 +3,9 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
+import { chats, chunk, containsSecret, headerNow, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { webviewCsp } from '../../src/shared/csp';
-import type { HeaderView } from '../../src/shared/protocol';
 
 const KEY_A = 'sk-test-A-0123456789abcdefSECRET';
 const KEY_B = 'plainKey_B_for_another_origin_7f3a9c';
@@ -78,17 +77,8 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     return asked;
   }
 
-  /** The header the panel gets when the endpoint is looked at again. */
-  async function headerNow(): Promise<HeaderView> {
-    api.recorded.posted.length = 0;
-    await api.chat.views.endpointChanged();
-    const m = await waitFor('a header message', () => api.recorded.posted.find((p) => p.type === 'header'));
-    assert.ok(m.type === 'header');
-    return m.header;
-  }
-
   async function headerAndConsent(): Promise<void> {
-    assert.equal((await headerNow()).endpoint, new URL(a.origin).host, 'the user endpoint, not the workspace one');
+    assert.equal((await headerNow(api)).endpoint, new URL(a.origin).host, 'the user endpoint, not the workspace one');
 
     const asked = await sendAnswering(undefined, 'first', 'second');
     assert.deepEqual(asked, [b.origin, b.origin], 'a dismissal is not remembered as an answer');
@@ -97,7 +87,7 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
 
     await sendAnswering(true, 'third');
     assert.equal(chats(b).length, 1, 'allowed: the workspace origin is used');
-    assert.equal((await headerNow()).endpoint, new URL(b.origin).host);
+    assert.equal((await headerNow(api)).endpoint, new URL(b.origin).host);
 
     await vscode.commands.executeCommand('parley.resetWorkspaceOrigins');
     const again = await sendAnswering(false, 'fourth');
