@@ -3,7 +3,7 @@
 // full the model's window is and grows with the conversation. Takes the README's screenshot of the header
 // (docs/screenshots/chat-profiles-meter.png).
 import { step, visible, waitFor } from './harness.mjs';
-import { ask } from './toolScript.mjs';
+import { ask, replyDone } from './toolScript.mjs';
 
 export const title = 'Endpoint profiles and the context meter in the panel header';
 
@@ -37,10 +37,9 @@ async function readMeter(chat) {
   })));
 }
 
-/** Asks, as toolScript's ask does, and waits until the reply has finished streaming. */
+/** Asks, as toolScript's ask does, and waits until the reply is done (the Stop button gone, its footer shown). */
 async function askAndWait(wb, text) {
-  await ask(wb, text);
-  await waitFor(`the reply to "${text}" to finish`, async () => (await wb.chatFrame().locator('.turn.streaming').count()) === 0);
+  await replyDone(wb, await ask(wb, text));
 }
 
 export const tests = {

@@ -60,7 +60,11 @@ suite('Profiles, custom headers and compaction', function () {
     recording = api.usage.onDidRecord((r) => records.push(r));
     // Messages reach `api.recorded.posted` only while the chat view is resolved.
     await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be ready', () => api.recorded.posted.some((m) => m.type === 'snapshot'), 20_000);
+    // The view may be open already (an earlier suite opened it, and its snapshot left `posted` long ago): ask for one.
+    await waitFor('the chat view to be ready', async () => {
+      await api.chat.snapshot();
+      return api.recorded.posted.some((m) => m.type === 'snapshot');
+    }, 20_000);
   });
 
   setup(async () => {
@@ -209,7 +213,7 @@ suite('Profiles, custom headers and compaction', function () {
     assert.equal(chats(s)[0].json.model, 'old-style-model');
     assert.equal(lastTurn()?.text, 'implicit');
     assert.equal(lastTurn()?.profile, 'Default');
-    assert.equal(api.chat.current.profile, 'Default');
+    assert.equal(api.chat.current.profile, undefined, 'a new conversation follows the settings until switched or reopened');
     assert.equal(records.at(-1)?.host, new URL(s.origin).host, 'the implicit profile counts under the bare host, as before');
   });
 

@@ -15,7 +15,7 @@ suite('Test Connection and endpoint adaptations', function () {
   });
 
   suiteTeardown(async () => {
-    await userSettings({ baseUrl: undefined, model: undefined, maxTokens: undefined });
+    await userSettings({ baseUrl: undefined, model: undefined, maxTokens: undefined, endpoints: undefined, endpoint: undefined });
     await api.requester.resetAdaptations();
   });
 
@@ -23,6 +23,34 @@ suite('Test Connection and endpoint adaptations', function () {
     return waitFor(`a Test Connection report for ${contains}`, () =>
       vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'parley-report' && !d.isUntitled && d.getText().startsWith('# Parley: Test Connection') && d.getText().includes(contains)));
   }
+
+  test('Test Every Endpoint Profile: one report with a row per profile, each tested with its own model and headers', async () => {
+    const good = await startQuirkServer(PARAM_PROFILES.max_tokens);
+    try {
+      await userSettings({
+        baseUrl: good.url,
+        model: 'default-model',
+        endpoints: [
+          { name: 'Team', baseUrl: good.url, model: 'team-model', headers: { 'X-Team': 'alpha' } },
+          { name: 'Broken', baseUrl: 'not a url', model: 'x' },
+        ],
+      });
+      await vscode.commands.executeCommand('parley.testAllEndpoints');
+      const doc = await waitFor('the every-profile report', () =>
+        vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'parley-report' && d.getText().startsWith('# Parley: Test every endpoint profile')));
+      const text = doc.getText();
+      assert.match(text, /\| `Default` \| `[^`]+` \| `default-model` \| works/);
+      assert.match(text, /\| `Team` \| `[^`]+` \| `team-model` \| works/);
+      assert.match(text, /\| `Broken` \| `not a url` \| `x` \| not tested: .*spaces or line breaks/);
+      assert.match(text, /# Profile `Team`/, "each tested profile's own report follows");
+      const teamPosts = good.requests.filter((r) => r.method === 'POST' && (r.json as { model?: string }).model === 'team-model');
+      assert.ok(teamPosts.length > 0 && teamPosts.every((r) => r.headers['x-team'] === 'alpha'), "the Team profile's test carried its header");
+      assert.ok(good.requests.filter((r) => (r.json as { model?: string } | undefined)?.model === 'default-model').every((r) => r.headers['x-team'] === undefined), 'the Default profile sent none');
+    } finally {
+      await userSettings({ endpoints: undefined, endpoint: undefined });
+      await good.close();
+    }
+  });
 
   test('a server that refuses max_tokens: the report names it, and the next chat request goes right the first time', async () => {
     const server = await startQuirkServer(PARAM_PROFILES.max_tokens);
