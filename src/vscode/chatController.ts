@@ -185,10 +185,12 @@ export class ChatController implements vscode.Disposable {
   async compactAndRetry(): Promise<void> {
     await this.stop();
     const turns = this.conversation.turns;
-    if (turns.at(-1)?.role === 'assistant' && turns.at(-1)?.status === 'error') turns.pop();
+    const failed = turns.at(-1)?.role === 'assistant' && turns.at(-1)?.status === 'error' ? turns.pop() : undefined;
     const t = await this.requester.target(undefined, true, this.selection());
     const summary = t.kind === 'ready' ? await this.summarize(t) : true;
     if (typeof summary === 'string') {
+      // Nothing changed: the failed reply and its card stay, so Retry and Compact and retry are still there.
+      if (failed) turns.push(failed);
       this.channel.post({ type: 'notice', text: summary, actions: ['showLog'] });
       await this.snapshot();
       return;
