@@ -4,7 +4,6 @@
 // BENCH_ROUNDS, BENCH_PACED_ROUNDS and BENCH_SEED change the run; `--repeat <way> <n>` reads one way n times, for
 // `node --cpu-prof out/bench/client.js --repeat parley 300`. `--memory` is the child mode main() starts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
@@ -12,7 +11,7 @@ import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { streamChat } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
-import { median, row, spread, x2 } from './stats';
+import { median, row, spread, writeResults, x2 } from './stats';
 
 const CHUNKS = 20_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -377,12 +376,7 @@ async function main(): Promise<void> {
     console.log(`  Parley at least 3x faster than the SDK: ${x2(vsSdk)}  target ${targets.parleyAtLeast3xFasterThanSdk.met ? 'met' : 'missed'}   (${perRound(pairedSdk, fullSum.sdk.totalMinMs / fullSum.parley.totalMinMs)})`);
     console.log(`  (paced, CPU: Parley ${x2(pacedVsFloor)} of the floor, the SDK ${x2(pacedVsSdk)} of Parley)`);
 
-    mkdirSync('bench/results', { recursive: true });
-    const out = {
-      at: new Date().toISOString(),
-      node: process.version,
-      cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}`,
-      loadAverageAtStart: load,
+    writeResults('client', load, {
       chunks: CHUNKS,
       bodyBytes,
       rounds: ROUNDS,
@@ -404,9 +398,7 @@ async function main(): Promise<void> {
       },
       targets,
       samples: { fullSpeed: full, paced: pacedSamples },
-    };
-    writeFileSync('bench/results/client.json', `${JSON.stringify(out, null, 2)}\n`);
-    console.log('\nWritten to bench/results/client.json');
+    });
   } finally {
     server.stdin?.end();
     server.kill();

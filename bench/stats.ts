@@ -1,5 +1,7 @@
 // What the benchmarks print: order statistics (a quantile with linear interpolation, the median, the middle half)
-// and the cells of their tables.
+// and the cells of their tables, and the results file each writes.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 
 /** The q-quantile (0..1) of xs, interpolated between the two nearest samples. */
 export function quantile(xs: number[], q: number): number {
@@ -23,3 +25,20 @@ export const x2 = (n: number): string => `${n.toFixed(2)}x`;
 
 /** One table row: the first cell left-aligned, the others right-aligned, each to its width. */
 export const row = (cells: string[], widths: number[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[0]) : c.padStart(widths[i]))).join('');
+
+/**
+ * Writes a benchmark's figures to bench/results/<name>.json, after what every result carries: when, on which Node
+ * and CPU, and the machine's load when the run began (a busy machine explains a bad figure).
+ */
+export function writeResults(name: string, loadAtStart: number, figures: Record<string, unknown>): void {
+  mkdirSync('bench/results', { recursive: true });
+  const out = {
+    at: new Date().toISOString(),
+    node: process.version,
+    cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}`,
+    loadAverageAtStart: loadAtStart,
+    ...figures,
+  };
+  writeFileSync(`bench/results/${name}.json`, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`\nWritten to bench/results/${name}.json`);
+}

@@ -10,7 +10,6 @@
 // BENCH_SEED change the run. The 10 ms is reported, never enforced.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { ClientOptions } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
@@ -18,7 +17,7 @@ import { chatWithFallback } from '../src/core/fallback';
 import type { RequestSettings } from '../src/core/request';
 import { runToolLoop, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../src/core/types';
-import { median, row, spread, x2 } from './stats';
+import { median, row, spread, writeResults, x2 } from './stats';
 
 /** Rounds of tool calls per turn; a turn is ROUNDS + 1 requests (the last one answers with text). */
 const ROUNDS = Number(process.env.BENCH_TOOL_ROUNDS ?? 10);
@@ -255,12 +254,7 @@ async function main(): Promise<void> {
     console.log(`\nTarget (issue 23), the loop's own time per round beyond tool time and network, under ${BUDGET_MS} ms (not enforced):`);
     console.log(`  ${f3(pairedOverhead.median)} ms per round (median of the paired differences): target ${met ? 'met' : 'missed'}`);
 
-    mkdirSync('bench/results', { recursive: true });
-    const out = {
-      at: new Date().toISOString(),
-      node: process.version,
-      cpu: `${cpus()[0]?.model ?? 'unknown'} x${cpus().length}`,
-      loadAverageAtStart: load,
+    writeResults('toolLoop', load, {
       rounds: ROUNDS,
       turns: TURNS,
       warmupTurns: WARMUP_TURNS,
@@ -270,9 +264,7 @@ async function main(): Promise<void> {
       paired: { overheadMs: pairedOverhead, cpuOverheadMs: pairedCpuOverhead, ratio: pairedRatio },
       target: { budgetMs: BUDGET_MS, overheadMs: pairedOverhead.median, met },
       samples,
-    };
-    writeFileSync('bench/results/toolLoop.json', `${JSON.stringify(out, null, 2)}\n`);
-    console.log('\nWritten to bench/results/toolLoop.json');
+    });
   } finally {
     server.closeAllConnections();
     server.close();

@@ -20,7 +20,7 @@ import { contextMeter, fits, overThreshold } from '../core/contextWindow';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
 import type { ContextMeterView } from '../shared/protocol';
-import type { ReadyTarget } from './requester';
+import type { ReadyTarget, Target } from './requester';
 import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
@@ -128,13 +128,12 @@ export class ChatController implements vscode.Disposable {
       pendingContext: context.chips(),
     });
     this.postTools();
-    void views.refreshModels(false, target).then(() => this.postMeter());
+    void views.refreshModels(false, target).then(() => this.postMeter(target));
   }
 
   /** Header and setup card again (endpoint, key or settings changed), then the meter. */
   async endpointChanged(): Promise<void> {
-    await this.views.endpointChanged();
-    await this.postMeter();
+    await this.postMeter(await this.views.endpointChanged());
   }
 
   // ---- context ------------------------------------------------------------------------------
@@ -159,8 +158,8 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Posts the meter for the open conversation (none while the endpoint is not ready). */
-  async postMeter(): Promise<void> {
-    const t = await this.requester.target(undefined, false, this.selection());
+  async postMeter(target?: Target): Promise<void> {
+    const t = target ?? (await this.requester.target(undefined, false, this.selection()));
     this.channel.post({ type: 'meter', meter: t.kind === 'ready' ? await this.meter(t) : undefined });
   }
 
@@ -242,10 +241,10 @@ export class ChatController implements vscode.Disposable {
       return;
     }
     if (checked.length) {
-      const t = await this.requester.target(undefined, false, this.selection());
-      const p = t.settings.profile;
-      if (p && overrideFor(p, t.settings.model).vision === false) {
-        channel.post({ type: 'composerError', text: `${t.settings.model} does not take images (vision is off for it in the profile "${p.name}"). Nothing was sent.` });
+      const s = this.requester.selected(this.selection());
+      const p = s.profile;
+      if (p && overrideFor(p, s.model).vision === false) {
+        channel.post({ type: 'composerError', text: `${s.model} does not take images (vision is off for it in the profile "${p.name}"). Nothing was sent.` });
         return;
       }
     }
@@ -268,8 +267,8 @@ export class ChatController implements vscode.Disposable {
     const { requester, runner, views, channel } = this;
     const c = this.conversation;
     const history = [...c.turns];
-    const preview = await requester.target(this.settings.current, false, this.selection());
-    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: preview.settings.model, profile: profileName(preview.settings) };
+    const preview = requester.selected(this.selection());
+    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: preview.model, profile: profileName(preview) };
     c.turns.push(turn);
     c.updatedAt = Date.now();
     channel.post({ type: 'turnStart', turn: turnView(turn) });
@@ -346,8 +345,7 @@ export class ChatController implements vscode.Disposable {
    * profile's model in user settings: parley.model for the Default profile, else its entry in parley.endpoints).
    */
   async setModel(model: string): Promise<void> {
-    const target = await this.requester.target(undefined, false, this.selection());
-    const p = target.settings.profile;
+    const p = this.requester.selected(this.selection()).profile;
     this.conversation.model = model;
     if (this.conversation.turns.length) await this.save();
     if (!p || p.source === 'implicit') await writeUserSetting('model', model);

@@ -116,11 +116,12 @@ export class ChatViewModels {
   }
 
   /** Endpoint or key changed: redraw header and setup card. */
-  async endpointChanged(): Promise<void> {
+  async endpointChanged(): Promise<Target> {
     const t = await this.requester.target(undefined, false, this.selection());
     this.channel.post({ type: 'header', header: this.header(t) });
     this.channel.post({ type: 'setup', setup: this.setup(t) });
     void this.refreshModels(false, t);
+    return t;
   }
 }
 

@@ -8,8 +8,7 @@ import type { Services } from './services';
 /** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
 export async function selectModel(s: Services, title = 'Parley: Select Model'): Promise<void> {
   const models = await s.chat.views.refreshModels(true);
-  const t = await s.requester.target(undefined, false, s.chat.selection());
-  const current = t.settings.model;
+  const current = s.requester.selected(s.chat.selection()).model;
   let model: string | undefined;
   if (models.length > 0) {
     const other = 'Type a model name…';
@@ -37,7 +36,7 @@ export async function setModel(s: Services, model: string): Promise<void> {
 /** Parley: Switch Endpoint: a profile, then one of its models; for the open conversation and new ones. */
 export async function switchEndpoint(s: Services): Promise<void> {
   const settings = s.settings.current;
-  const current = (await s.requester.target(undefined, false, s.chat.selection())).settings.profile?.name;
+  const current = s.requester.selected(s.chat.selection()).profile?.name;
   const pick = await vscode.window.showQuickPick(settings.profiles.map((p) => ({
     label: p.name,
     description: `${String(p.baseUrl)}${p.model ? ` · ${p.model}` : ''}`,

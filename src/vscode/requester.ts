@@ -66,7 +66,7 @@ export interface Selection {
  * The settings as one profile and model make them: its base URL and model, and the model's overrides (limits,
  * price, reasoning). A workspace-defined profile's base URL counts as a workspace value (consent rules apply).
  */
-export function applyProfile(s: Settings, p: Profile, model?: string): Settings {
+export function applyProfile(s: Settings, p: Profile, model?: string): Settings & { profile: Profile } {
   if (p.source === 'implicit' && model === undefined) return { ...s, profile: p };
   const m = model?.trim() || p.model;
   const o: ModelOverride = overrideFor(p, m);
@@ -169,8 +169,8 @@ export class Requester {
    * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
    */
   async target(base0: Settings = this.settings.current, interactive = false, selection: Selection = {}): Promise<Target> {
-    const profile = findProfile(base0.profiles, selection.profile ?? base0.activeProfile);
-    const settings = applyProfile(base0, profile, selection.model);
+    const settings = this.selected(selection, base0);
+    const profile = settings.profile;
     let base = settings.baseUrl;
     let declined = false;
     if (settings.baseUrlSource === 'workspace' || settings.baseUrlSource === 'folder') {
@@ -223,6 +223,14 @@ export class Requester {
     const secrets = await this.keys.headerSecrets(secretNames(p.headers));
     for (const v of secrets.values()) this.log.addSecret(v);
     return expandHeaders(p.headers, secrets);
+  }
+
+  /**
+   * The settings a selection makes (its profile and model applied): what a request would use, without resolving the
+   * endpoint or reading the key. For names and limits; requests go through target().
+   */
+  selected(selection: Selection = {}, base: Settings = this.settings.current): Settings & { profile: Profile } {
+    return applyProfile(base, findProfile(base.profiles, selection.profile ?? base.activeProfile), selection.model);
   }
 
   /**

@@ -5,7 +5,7 @@ import type { DiagnosisReport } from '../core/diagnose';
 import { resolveEndpoint } from '../core/endpoint';
 import { codeCell, codeSpan, markdownProse, noticeText } from '../core/markdownText';
 import type { Settings } from './config';
-import { profileName, readyTarget, type ReadyTarget, type Selection } from './requester';
+import { profileName, readyTarget, type ReadyTarget, type Target } from './requester';
 import type { Services } from './services';
 
 /**
@@ -21,7 +21,7 @@ function diagnosis(): typeof Diagnosis {
  * (and no "needs no key" mark) it still tests, without one, and the report says so.
  */
 export async function testConnection(s: Services): Promise<void> {
-  const found = await testTarget(s, s.chat.selection());
+  const found = testTarget(s, await s.requester.target(undefined, false, s.chat.selection()));
   if (!found) return;
   const { target } = found;
   const abort = new AbortController();
@@ -84,7 +84,7 @@ export async function testAllEndpoints(s: Services): Promise<void> {
           if (abort.signal.aborted) break;
           progress.report({ message: p.name, increment: 100 / profiles.length });
           const t = await s.requester.target(undefined, false, { profile: p.name });
-          const found = await testTarget(s, { profile: p.name }, true);
+          const found = testTarget(s, t, true);
           if (!found) {
             out.push({ name: p.name, host: String(p.baseUrl), model: t.settings.model, problem: t.kind === 'config' ? t.error.message : 'no endpoint' });
             continue;
@@ -122,8 +122,7 @@ export async function testAllEndpoints(s: Services): Promise<void> {
  * The target to test: the ready one, or without a key when none is set; undefined (and said, unless `quiet`) when
  * there is none.
  */
-async function testTarget(s: Services, selection: Selection, quiet = false): Promise<{ target: ReadyTarget; keyMissing: boolean } | undefined> {
-  const t = await s.requester.target(undefined, false, selection);
+function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarget; keyMissing: boolean } | undefined {
   if (t.kind === 'ready') return { target: t, keyMissing: false };
   if (t.kind === 'no-key') {
     const found = targetWithoutKey(t.settings, t.origin);
