@@ -24,13 +24,12 @@ const common = commonBuildOptions(production);
 
 /**
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
- * them: Test Connection's checks and report (diagnose), the command itself (testConnection), and Parley as a language
- * model provider (chatProvider, loaded when VS Code's chat first asks). In src they are `require('./<name>.js')`.
+ * them: Test Connection with its checks and report (testConnection), and Parley as a language model provider
+ * (chatProvider, loaded when VS Code's chat first asks). In src they are `require('./<name>.js')`.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined.
  */
 const LAZY = {
-  diagnose: 'src/core/diagnose.ts',
   testConnection: 'src/vscode/testConnection.ts',
   chatProvider: 'src/vscode/chatProvider.ts',
 };

@@ -7,7 +7,7 @@ import { errorView } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import type * as vscode from 'vscode';
 import type { ImageView } from '../shared/protocol';
-import { setProfileModel, writeUserSetting, type SettingsSnapshot } from './config';
+import { setProfileModel, writeUserSetting, type Settings, type SettingsSnapshot } from './config';
 import { ChatViewModels } from './chatViewModels';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
@@ -19,10 +19,10 @@ import { overrideFor } from '../core/profiles';
 import { contextMeter, fits, overThreshold } from '../core/contextWindow';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
-import type { ContextMeterView } from '../shared/protocol';
+import type { ActionId, ContextMeterView } from '../shared/protocol';
 import type { ReadyTarget, Target } from './requester';
 import type { Toolbox } from './toolbox';
-import { runToolTurn, ToolSession } from './toolTurn';
+import { runToolTurn, ToolSession, type TurnTool } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
 import { ViewChannel } from './viewChannel';
 
@@ -140,16 +140,15 @@ export class ChatController implements vscode.Disposable {
 
   /**
    * How full the model's window will be with the next request: the system prompt, the turns sent (from the last
-   * summary on), the chips waiting, tool definitions and the next question (`next`), by Parley's estimate, scaled
-   * by how far off it was on this conversation's last request.
+   * summary on), the chips waiting and the tools' definitions, by Parley's estimate, scaled by how far off it was on
+   * this conversation's last request.
    */
-  async meter(t: ReadyTarget, messages?: ChatMessage[], next = ''): Promise<ContextMeterView> {
+  async meter(t: ReadyTarget, messages?: ChatMessage[], tools = this.offeredTools(t.settings)): Promise<ContextMeterView> {
     const c = this.conversation;
     const s = t.settings;
     const sent = messages ?? toMessages(s.systemPrompt, c.turns, { sendReasoningBack: s.sendReasoningBack });
-    const box = this.toolbox();
-    const tools = box.settings.enabled && !c.toolsOff ? box.tools : [];
-    const extra = estimateTokens(this.context.pendingText() + next) + (tools.length ? estimateTokens(JSON.stringify(tools)) : 0);
+    const definitions = tools.map((x) => x.definition);
+    const extra = estimateTokens(this.context.pendingText()) + (definitions.length ? estimateTokens(JSON.stringify(definitions)) : 0);
     const plan = planCompaction(c.turns, s.compaction.keepTurns);
     return contextMeter({
       messages: sent, extraTokens: extra, last: c.lastPrompt, threshold: s.compaction.threshold,
@@ -174,8 +173,8 @@ export class ChatController implements vscode.Disposable {
       this.channel.post({ type: 'notice', text: 'The endpoint is not ready, so nothing was summarized.', actions: ['testConnection'] });
       return;
     }
-    const summary = await this.summarize(t);
-    if (typeof summary === 'string') this.channel.post({ type: 'notice', text: summary, actions: summary.startsWith('Nothing') ? undefined : ['showLog'] });
+    const done = await this.summarize(t);
+    if (done !== true) return this.channel.post({ type: 'notice', text: done.why, actions: done.actions });
     await this.save();
     await this.snapshot();
   }
@@ -186,28 +185,28 @@ export class ChatController implements vscode.Disposable {
     const turns = this.conversation.turns;
     const failed = turns.at(-1)?.role === 'assistant' && turns.at(-1)?.status === 'error' ? turns.pop() : undefined;
     const t = await this.requester.target(undefined, true, this.selection());
-    const summary = t.kind === 'ready' ? await this.summarize(t) : true;
-    if (typeof summary === 'string') {
+    const done = t.kind === 'ready' ? await this.summarize(t) : true;
+    if (done !== true) {
       // Nothing changed: the failed reply and its card stay, so Retry and Compact and retry are still there.
       if (failed) turns.push(failed);
-      this.channel.post({ type: 'notice', text: summary, actions: ['showLog'] });
+      this.channel.post({ type: 'notice', text: done.why, actions: done.actions });
       await this.snapshot();
       return;
     }
     await this.snapshot();
-    await this.reply();
+    await this.reply('chat', t.kind === 'ready' ? t : undefined);
   }
 
   /**
    * Asks the same model for a summary of the older turns and puts it in front of the turns kept word for word. The
-   * request is sized to fit the window (a 2,048-token local model too) and its usage is counted. Returns the words
-   * of why nothing changed, or true.
+   * request is sized to fit the window (a 2,048-token local model too) and its usage is counted. Returns true, or why
+   * nothing changed, with the buttons the notice gets.
    */
-  private async summarize(t: ReadyTarget, signal?: AbortSignal): Promise<true | string> {
+  private async summarize(t: ReadyTarget, signal?: AbortSignal): Promise<true | { why: string; actions?: ActionId[] }> {
     const c = this.conversation;
     const s = t.settings;
     const plan = planCompaction(c.turns, s.compaction.keepTurns);
-    if (!plan) return `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).`;
+    if (!plan) return { why: `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).` };
     const w = await this.views.windowFor(t);
     const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: w.reserve });
     this.log.info(`Compacting: ${plan.summarize.length} turns into a summary (max_tokens ${req.maxTokens}${req.cut ? ', oldest text cut to fit' : ''}).`);
@@ -215,7 +214,7 @@ export class ChatController implements vscode.Disposable {
     const r = out.result;
     if (r.ended !== 'done' || !r.text.trim()) {
       const why = r.error ? errorView(r.error, { model: s.model, url: t.endpoint.url }).title : r.ended === 'cancelled' ? 'it was stopped' : 'the model returned no summary';
-      return `The conversation was not compacted: ${why}`;
+      return { why: `The conversation was not compacted: ${why}`, actions: ['showLog'] };
     }
     const turn = summaryTurn(newId(), r.text.trim(), plan.keepFrom, s.model);
     if (out.usage) turn.usage = { prompt: out.usage.prompt, completion: out.usage.completion, total: out.usage.total, estimated: out.usage.estimated };
@@ -263,7 +262,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Streams an assistant turn for the conversation as it stands. */
-  private async reply(source: 'chat' | 'explain' = 'chat'): Promise<void> {
+  private async reply(source: 'chat' | 'explain' = 'chat', given?: ReadyTarget): Promise<void> {
     const { requester, runner, views, channel } = this;
     const c = this.conversation;
     const history = [...c.turns];
@@ -273,38 +272,18 @@ export class ChatController implements vscode.Disposable {
     c.updatedAt = Date.now();
     channel.post({ type: 'turnStart', turn: turnView(turn) });
     await runner.run(turn, async (signal) => {
-      const target = await requester.target(this.settings.current, true, this.selection());
+      // `given`: the caller just resolved it, asking any consent question already (Compact and retry).
+      const target = given ?? (await requester.target(undefined, true, this.selection()));
       const settings = target.settings;
       if (target.kind !== 'ready') return runner.end(turn, 'error', views.problemError(target));
       turn.model = settings.model;
       turn.profile = profileName(settings);
       await this.save(c);
-      let messages = toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack });
-      const m = await this.meter(target, messages);
-      if (!fits(m) || overThreshold(m)) {
-        if (m.compactable > 0 && m.threshold > 0) {
-          // Past the threshold: older turns are summarized first (the reader sees it happen), then the question goes.
-          channel.post({ type: 'notice', text: `The conversation fills ${Math.round((m.used / (m.window ?? m.used)) * 100)} % of the model's window: summarizing older turns first.` });
-          const done = await this.summarize(target, signal);
-          if (signal.aborted) return runner.end(turn, 'stopped');
-          if (done === true) {
-            await this.snapshot();
-            messages = toMessages(settings.systemPrompt, c.turns.filter((x) => x !== turn), { sendReasoningBack: settings.sendReasoningBack });
-          } else channel.post({ type: 'notice', text: done });
-        } else if (!fits(m) && m.compactable > 0) {
-          return runner.end(turn, 'error', {
-            kind: 'context_length',
-            title: `This conversation no longer fits the model's window: about ${m.used.toLocaleString('en-US')} tokens and ${m.reserve.toLocaleString('en-US')} for the reply, of ${m.window?.toLocaleString('en-US')}. Nothing was sent.`,
-            hint: 'Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.',
-            actions: ['compactRetry'],
-          });
-        }
-      }
+      const tools = this.offeredTools(settings);
+      const messages = await this.makeRoom(target, turn, toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack }), tools, signal);
+      if (!messages) return;
       const estimated = estimatePromptTokens(messages);
       const box = this.toolbox();
-      // A profile can say a model takes no tools (`tools: false` in its per-model settings).
-      const modelTools = settings.profile ? overrideFor(settings.profile, settings.model).tools !== false : true;
-      const tools = box.settings.enabled && !c.toolsOff && modelTools ? box.tools : [];
       const end = await runToolTurn({
         turn, runner, channel, log: this.log, session: this.tools, target, tools, signal, source,
         askBeforeReading: box.settings.askBeforeReading,
@@ -323,6 +302,43 @@ export class ChatController implements vscode.Disposable {
       await this.save(c);
       await this.postMeter();
     });
+  }
+
+  /**
+   * The messages to send, after making room when they would not fit the window: past the compaction threshold older
+   * turns are summarized first (the reader is told), and with automatic compaction off a request that cannot fit is
+   * not sent: the turn ends with a card that offers Compact and retry. Undefined when the turn has ended.
+   */
+  private async makeRoom(target: ReadyTarget, turn: Turn, messages: ChatMessage[], tools: TurnTool[], signal: AbortSignal): Promise<ChatMessage[] | undefined> {
+    const m = await this.meter(target, messages, tools);
+    if (fits(m) && !overThreshold(m)) return messages;
+    if (m.compactable > 0 && m.threshold > 0) {
+      this.channel.post({ type: 'notice', text: `The conversation fills ${Math.round((m.used / (m.window ?? m.used)) * 100)} % of the model's window: summarizing older turns first.` });
+      const done = await this.summarize(target, signal);
+      if (signal.aborted) return void this.runner.end(turn, 'stopped');
+      if (done !== true) {
+        this.channel.post({ type: 'notice', text: done.why, actions: done.actions });
+        return messages;
+      }
+      await this.snapshot();
+      const s = target.settings;
+      return toMessages(s.systemPrompt, this.conversation.turns.filter((x) => x !== turn), { sendReasoningBack: s.sendReasoningBack });
+    }
+    if (fits(m) || m.compactable === 0) return messages;
+    this.runner.end(turn, 'error', {
+      kind: 'context_length',
+      title: `This conversation no longer fits the model's window: about ${m.used.toLocaleString('en-US')} tokens and ${m.reserve.toLocaleString('en-US')} for the reply, of ${m.window?.toLocaleString('en-US')}. Nothing was sent.`,
+      hint: 'Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.',
+      actions: ['compactRetry'],
+    });
+    return undefined;
+  }
+
+  /** The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none. */
+  private offeredTools(s: Settings): TurnTool[] {
+    const box = this.toolbox();
+    const modelTools = s.profile ? overrideFor(s.profile, s.model).tools !== false : true;
+    return box.settings.enabled && !this.conversation.toolsOff && modelTools ? box.tools : [];
   }
 
   /**

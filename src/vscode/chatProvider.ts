@@ -3,7 +3,6 @@
 import * as vscode from 'vscode';
 import { listModelInfo } from '../core/client';
 import { ParleyError } from '../core/errors';
-export { VENDOR } from './lazyChatProvider';
 import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
 import { tokenLimits, type ModelInfo } from '../core/modelInfo';
 import { overrideFor } from '../core/profiles';

@@ -2,7 +2,6 @@
 import { listModelInfo, llamaCppContext } from '../core/client';
 import { resolveWindow, type WindowInfo } from '../core/contextWindow';
 import type { ModelInfo } from '../core/modelInfo';
-import { overrideFor } from '../core/profiles';
 import { errorView } from '../core/errorView';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
@@ -11,12 +10,21 @@ import { profileName, type ReadyTarget, type Requester, type Selection, type Tar
 import { isLoopbackOrigin } from './secrets';
 import type { ViewChannel } from './viewChannel';
 
+/**
+ * Which list a target's models come from: its profile (headers can change what a gateway lists) and its models URL
+ * (two profiles on one host may have different paths).
+ */
+function listKey(t: ReadyTarget): string {
+  return `${profileName(t.settings)}\n${t.endpoint.modelsUrl}`;
+}
+
 /** Builds the header and setup card from a target, and keeps the model list each endpoint's GET /models gave. */
 export class ChatViewModels {
-  private readonly models = new Map<string, string[]>();
-  /** What each endpoint's GET /models said of its models (context windows among it). */
-  private readonly infos = new Map<string, ModelInfo[]>();
-  /** llama.cpp's loaded context (GET /props), per host, asked once; undefined when the server is not llama.cpp. */
+  /** Each list's GET /models, asked once (again only when forced), by listKey: callers close together share it. */
+  private readonly asked = new Map<string, Promise<ModelInfo[]>>();
+  /** The lists that have answered (empty when the request failed): what the header shows, and context windows. */
+  private readonly lists = new Map<string, ModelInfo[]>();
+  /** llama.cpp's loaded context (GET /props), per list, asked once; undefined when the server is not llama.cpp. */
   private readonly props = new Map<string, Promise<number | undefined>>();
 
   constructor(
@@ -39,7 +47,8 @@ export class ChatViewModels {
     else endpoint = String(target.settings.baseUrl); // shown as typed; the setup card says what is wrong with it
     const demo = model === DEMO_MODEL && target.kind === 'ready' && isLoopbackOrigin(target.endpoint.origin);
     const profiles = target.settings.profiles.map((p) => ({ name: p.name, endpoint: hostOf(p.baseUrl) }));
-    return { model, endpoint, demo, models: this.models.get(endpoint) ?? [], profile: profileName(target.settings), profiles };
+    const models = target.kind === 'ready' ? (this.lists.get(listKey(target)) ?? []).map((m) => m.id) : [];
+    return { model, endpoint, demo, models, profile: profileName(target.settings), profiles };
   }
 
   /** The first-run card, while the target is not ready. */
@@ -77,42 +86,48 @@ export class ChatViewModels {
   }
 
   /**
-   * Asks GET /models once per endpoint; the header then offers a picker. Failure means "type the name".
+   * Asks GET /models once per list (`force`: again); the header then offers a picker. Failure means "type the name".
    * `target` saves resolving it again when the caller just did.
    */
   async refreshModels(force = false, target?: Target): Promise<string[]> {
     const t = target ?? (await this.requester.target(undefined, false, this.selection()));
     if (t.kind !== 'ready') return [];
-    if (!force && this.models.has(t.host)) return this.models.get(t.host) ?? [];
-    if (force) this.props.delete(t.host);
+    const key = listKey(t);
+    let asking = force ? undefined : this.asked.get(key);
+    if (!asking) {
+      if (force) this.props.delete(key);
+      this.asked.set(key, (asking = this.fetchModels(t, key)));
+    }
+    return (await asking).map((m) => m.id);
+  }
+
+  private async fetchModels(t: ReadyTarget, key: string): Promise<ModelInfo[]> {
+    let list: ModelInfo[] = [];
     try {
-      const list = await listModelInfo(this.requester.clientOptions(t, AbortSignal.timeout(10_000)));
-      this.infos.set(t.host, list);
-      this.models.set(t.host, list.map((m) => m.id));
+      list = await listModelInfo(this.requester.clientOptions(t, AbortSignal.timeout(10_000)));
     } catch (e) {
-      this.models.set(t.host, []);
-      this.infos.set(t.host, []);
       this.log.debug(`GET models failed: ${e instanceof Error ? e.message : String(e)}`);
     }
+    this.lists.set(key, list);
     this.channel.post({ type: 'header', header: this.header(t) });
-    return this.models.get(t.host) ?? [];
+    return list;
   }
 
   /**
    * The model's window: what the server's model list says, else llama.cpp's /props, else the profile's setting for the
-   * model, else unknown. The reply's room from the same sources and parley.maxTokens.
+   * model (already in the target's settings), else unknown. The reply's room from the same sources.
    */
   async windowFor(t: ReadyTarget): Promise<WindowInfo> {
     const s = t.settings;
-    const override = s.profile ? overrideFor(s.profile, s.model) : {};
-    let info = this.infos.get(t.host)?.find((m) => m.id === s.model);
-    if (info?.contextLength === undefined && this.infos.has(t.host)) {
-      let asked = this.props.get(t.host);
-      if (!asked) this.props.set(t.host, (asked = llamaCppContext(this.requester.clientOptions(t, AbortSignal.timeout(5_000)))));
+    const key = listKey(t);
+    let info = this.lists.get(key)?.find((m) => m.id === s.model);
+    if (info?.contextLength === undefined && this.lists.has(key)) {
+      let asked = this.props.get(key);
+      if (!asked) this.props.set(key, (asked = llamaCppContext(this.requester.clientOptions(t, AbortSignal.timeout(5_000)))));
       const n = await asked;
       if (n !== undefined) info = { ...(info ?? { id: s.model }), contextLength: n };
     }
-    return resolveWindow(info, { contextWindow: override.contextWindow ?? s.contextWindow, maxOutputTokens: override.maxOutputTokens }, s.maxTokens);
+    return resolveWindow(info, { contextWindow: s.contextWindow }, s.maxTokens);
   }
 
   /** Endpoint or key changed: redraw header and setup card. */

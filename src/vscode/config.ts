@@ -94,15 +94,16 @@ function optionalNumber(v: unknown): number | undefined {
 export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const c = vscode.workspace.getConfiguration(SECTION);
   const get = <T>(key: string) => read<T>(c, key, trusted).value;
+  const base = read<unknown>(c, 'baseUrl', trusted);
+  const model = String(get<unknown>('model') ?? '');
   const lists = c.inspect<unknown>('endpoints');
   const { profiles, problems } = readProfiles(
-    { baseUrl: read<unknown>(c, 'baseUrl', trusted).value, model: String(get<unknown>('model') ?? '') },
+    { baseUrl: base.value, model },
     [
       { value: lists?.globalValue, source: 'user' as const },
       ...(trusted ? [{ value: lists?.workspaceValue, source: 'workspace' as const }, { value: lists?.workspaceFolderValue, source: 'folder' as const }] : []),
     ],
   );
-  const base = read<unknown>(c, 'baseUrl', trusted);
   const userBase = read<unknown>(c, 'baseUrl', false);
   const stop = get<unknown>('stop');
   const logLevel = get<string>('logLevel');
@@ -121,7 +122,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     baseUrl: base.value,
     baseUrlSource: base.source,
     userBaseUrl: userBase.value,
-    model: String(get<unknown>('model') ?? ''),
+    model,
     systemPrompt: String(get<unknown>('systemPrompt') ?? ''),
     temperature: optionalNumber(get('temperature')),
     topP: optionalNumber(get('topP')),
@@ -200,21 +201,23 @@ export async function writeUserSetting(key: string, value: unknown): Promise<voi
   await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
 }
 
-/** Adds a profile to the user's parley.endpoints, or updates the one of that name. */
-export async function addProfile(name: string, baseUrl: string, model: string): Promise<void> {
+/** Rewrites the user's parley.endpoints (a list is written as a whole): `change` gets the list as it is, or []. */
+async function updateUserProfiles(change: (list: unknown[]) => unknown[]): Promise<void> {
   const c = vscode.workspace.getConfiguration(SECTION);
   const list = c.inspect<unknown>('endpoints')?.globalValue;
-  const others = Array.isArray(list) ? list.filter((e) => !(e && typeof e === 'object' && (e as { name?: unknown }).name === name)) : [];
-  await c.update('endpoints', [...others, { name, baseUrl, model }], vscode.ConfigurationTarget.Global);
+  await c.update('endpoints', change(Array.isArray(list) ? list : []), vscode.ConfigurationTarget.Global);
 }
 
-/** Sets the default model of a profile in the user's parley.endpoints (the list is rewritten as a whole). */
-export async function setProfileModel(name: string, model: string): Promise<void> {
-  const c = vscode.workspace.getConfiguration(SECTION);
-  const list = c.inspect<unknown>('endpoints')?.globalValue;
-  if (!Array.isArray(list)) return;
-  const next = list.map((e) => (e && typeof e === 'object' && (e as { name?: unknown }).name === name ? { ...e, model } : e));
-  await c.update('endpoints', next, vscode.ConfigurationTarget.Global);
+const named = (e: unknown, name: string) => typeof e === 'object' && e !== null && (e as { name?: unknown }).name === name;
+
+/** Adds a profile to the user's parley.endpoints, or replaces the one of that name. */
+export function addProfile(name: string, baseUrl: string, model: string): Promise<void> {
+  return updateUserProfiles((list) => [...list.filter((e) => !named(e, name)), { name, baseUrl, model }]);
+}
+
+/** Sets the default model of a profile in the user's parley.endpoints. */
+export function setProfileModel(name: string, model: string): Promise<void> {
+  return updateUserProfiles((list) => list.map((e) => (named(e, name) ? { ...(e as object), model } : e)));
 }
 
 /**

@@ -6,8 +6,8 @@ import { setApiKey } from './keyCommands';
 import type { Services } from './services';
 
 /** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
-export async function selectModel(s: Services, title = 'Parley: Select Model'): Promise<void> {
-  const models = await s.chat.views.refreshModels(true);
+export async function selectModel(s: Services, title = 'Parley: Select Model', askAgain = true): Promise<void> {
+  const models = await s.chat.views.refreshModels(askAgain);
   const current = s.requester.selected(s.chat.selection()).model;
   let model: string | undefined;
   if (models.length > 0) {
@@ -44,7 +44,8 @@ export async function switchEndpoint(s: Services): Promise<void> {
   })), { title: 'Parley: Switch Endpoint (1/2): profile', placeHolder: 'The endpoint profile for this conversation and new ones' });
   if (!pick) return;
   await s.chat.setProfile(pick.label);
-  await selectModel(s, 'Parley: Switch Endpoint (2/2): model');
+  // The switch just asked the profile's server for its models: no need to ask again.
+  await selectModel(s, 'Parley: Switch Endpoint (2/2): model', false);
 }
 
 /** A preset from the setup card: its base URL and model go to user settings; then the key, if it needs one. */

@@ -60,6 +60,9 @@ export async function markNoKey(s: Services): Promise<void> {
   s.log.info(`${origin} marked as needing no API key.`);
 }
 
+/** What a header secret's name may hold. */
+const NAME_RULE = 'Letters, digits, ".", "_" and "-", at most 64.';
+
 /**
  * Parley: Set Header Secret: the value a custom header refers to as `${secret:name}`, kept in secret storage. The
  * name is picked from those the profiles use, or typed; an empty value removes the secret. `name` and `value` as
@@ -70,17 +73,18 @@ export async function setHeaderSecret(s: Services, givenName?: unknown, givenVal
   if (name === undefined) {
     const used = [...new Set(s.settings.current.profiles.flatMap((p) => secretNames(p.headers)))];
     const other = 'Another name…';
+    const set = s.keys.headerSecretNames();
     const pick = used.length
-      ? await vscode.window.showQuickPick([...used.map((n) => ({ label: n, description: s.keys.headerSecretNames().includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
+      ? await vscode.window.showQuickPick([...used.map((n) => ({ label: n, description: set.includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
       : { label: other };
     if (!pick) return;
     name = pick.label === other
-      ? await vscode.window.showInputBox({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : 'Letters, digits, ".", "_" and "-", at most 64.') })
+      ? await vscode.window.showInputBox({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : NAME_RULE) })
       : pick.label;
     if (!name) return;
   }
   if (!SECRET_NAME.test(name)) {
-    void vscode.window.showErrorMessage('Parley: a header secret name uses letters, digits, ".", "_" and "-", at most 64.');
+    void vscode.window.showErrorMessage(`Parley: a header secret name takes ${NAME_RULE.toLowerCase()}`);
     return;
   }
   const value = typeof givenValue === 'string' ? givenValue : await vscode.window.showInputBox({

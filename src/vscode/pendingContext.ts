@@ -38,12 +38,17 @@ export class PendingContext {
   take(): ContextItem[] {
     const taken = this.items;
     this.items = [];
-    this.changed();
+    // The chips go with the question: the meter posted when its turn ends counts them there.
+    this.postChips();
     return taken;
   }
 
   private changed(): void {
-    this.channel.post({ type: 'pendingContext', chips: this.chips() });
+    this.postChips();
     this.onChange();
+  }
+
+  private postChips(): void {
+    this.channel.post({ type: 'pendingContext', chips: this.chips() });
   }
 }

@@ -42,4 +42,15 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
     const doc = await vscode.workspace.openTextDocument(uri);
     return vscode.languages.setTextDocumentLanguage(doc, 'markdown');
   }
+
+  /** Shows a report with fixed `markdown` in an editor of its own, and its Markdown preview beside it. */
+  async open(name: string, markdown: string): Promise<void> {
+    const doc = await this.show(name, markdown);
+    await vscode.window.showTextDocument(doc, { preview: false });
+    try {
+      await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+    } catch {
+      // The built-in Markdown extension can be disabled; the document itself is the report.
+    }
+  }
 }

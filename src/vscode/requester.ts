@@ -66,8 +66,7 @@ export interface Selection {
  * The settings as one profile and model make them: its base URL and model, and the model's overrides (limits,
  * price, reasoning). A workspace-defined profile's base URL counts as a workspace value (consent rules apply).
  */
-export function applyProfile(s: Settings, p: Profile, model?: string): Settings & { profile: Profile } {
-  if (p.source === 'implicit' && model === undefined) return { ...s, profile: p };
+function applyProfile(s: Settings, p: Profile, model?: string): Settings & { profile: Profile } {
   const m = model?.trim() || p.model;
   const o: ModelOverride = overrideFor(p, m);
   return {
@@ -91,7 +90,7 @@ export function applyProfile(s: Settings, p: Profile, model?: string): Settings 
 export type Target =
   | ReadyTarget
   | { kind: 'config'; settings: Settings; error: ParleyError }
-  | { kind: 'no-key'; settings: Settings; origin: string };
+  | { kind: 'no-key'; settings: Settings; origin: string; endpoint: Endpoint; headers?: Record<string, string> };
 
 /** A target requests can go to. `apiKey` is undefined when the origin needs none. */
 export interface ReadyTarget {
@@ -111,7 +110,7 @@ export function profileName(s: Settings): string {
 }
 
 /** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
-export function usageHost(t: ReadyTarget): string {
+function usageHost(t: ReadyTarget): string {
   const p = t.settings.profile;
   return p && p.source !== 'implicit' ? `${p.name.replace(/\|/g, '/')} (${t.host})` : t.host;
 }
@@ -195,7 +194,7 @@ export class Requester {
       return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
     const key = await this.keys.get(endpoint.origin);
-    if (key.kind === 'missing') return { kind: 'no-key', settings, origin: endpoint.origin };
+    if (key.kind === 'missing') return { kind: 'no-key', settings, origin: endpoint.origin, endpoint, headers };
     if (key.kind === 'key') this.log.addSecret(key.key);
     return { ...readyTarget(settings, endpoint, key.kind === 'key' ? key.key : undefined), headers };
   }

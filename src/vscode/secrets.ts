@@ -72,12 +72,8 @@ export class ApiKeyStore extends Disposable {
 
   /** The header secrets among `names` that are set, by name. */
   async headerSecrets(names: readonly string[]): Promise<Map<string, string>> {
-    const out = new Map<string, string>();
-    for (const n of names) {
-      const v = await this.secrets.get(HEADER_SECRET_PREFIX + n);
-      if (v) out.set(n, v);
-    }
-    return out;
+    const values = await Promise.all(names.map((n) => this.secrets.get(HEADER_SECRET_PREFIX + n)));
+    return new Map(names.flatMap((n, i) => (values[i] ? [[n, values[i]] as [string, string]] : [])));
   }
 
   /** Stores (or with an empty value deletes) the secret a header value refers to as `${secret:name}`. */

@@ -1,20 +1,10 @@
-// "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report.
+// "Parley: Test Connection": runs the diagnosis with a cancellable progress notification and opens the report. Loaded
+// the first time the command runs, with the checks (src/core/diagnose.ts): dist/testConnection.js, see LAZY in esbuild.mjs.
 import * as vscode from 'vscode';
-import type * as Diagnosis from '../core/diagnose';
-import type { DiagnosisReport } from '../core/diagnose';
-import { resolveEndpoint } from '../core/endpoint';
+import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { codeCell, codeSpan, markdownProse, noticeText } from '../core/markdownText';
-import type { Settings } from './config';
 import { profileName, readyTarget, type ReadyTarget, type Target } from './requester';
 import type { Services } from './services';
-
-/**
- * The checks and the report, loaded the first time Test Connection runs: the build puts src/core/diagnose.ts in a file
- * of its own, dist/diagnose.js (esbuild.mjs), so the extension's own bundle does not carry them.
- */
-function diagnosis(): typeof Diagnosis {
-  return require('./diagnose.js') as typeof Diagnosis;
-}
 
 /**
  * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
@@ -49,7 +39,7 @@ async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissin
   const { requester, log } = s;
   log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
   try {
-    const report = await diagnosis().diagnose({
+    const report = await diagnose({
       endpoint: target.endpoint,
       apiKey: target.apiKey,
       headers: target.headers,
@@ -98,7 +88,6 @@ export async function testAllEndpoints(s: Services): Promise<void> {
     },
   );
   if (abort.signal.aborted) return;
-  const { reportMarkdown } = diagnosis();
   const L = ['# Parley: Test every endpoint profile', '', '| Profile | Endpoint | Model | Result |', '|---|---|---|---|'];
   for (const p of parts) {
     const result = p.report ? (p.report.ok ? 'works' : `fails: ${markdownProse(p.report.causes[0]?.fix ?? 'see below')}`) : `not tested: ${markdownProse(p.problem ?? '')}`;
@@ -109,13 +98,7 @@ export async function testAllEndpoints(s: Services): Promise<void> {
     // Each profile's own report, one heading level down.
     L.push('', `# Profile ${codeSpan(p.name)}`, '', reportMarkdown(p.report).replace(/^# .*\n/, '').replace(/^(#+) /gm, '#$1 '));
   }
-  const doc = await s.reports.show('Parley Test Every Profile.md', s.log.clean(L.join('\n')));
-  await vscode.window.showTextDocument(doc, { preview: false });
-  try {
-    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
-  } catch {
-    // The document itself is the report.
-  }
+  await s.reports.open('Parley Test Every Profile.md', s.log.clean(L.join('\n')));
 }
 
 /**
@@ -124,14 +107,8 @@ export async function testAllEndpoints(s: Services): Promise<void> {
  */
 function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarget; keyMissing: boolean } | undefined {
   if (t.kind === 'ready') return { target: t, keyMissing: false };
-  if (t.kind === 'no-key') {
-    const found = targetWithoutKey(t.settings, t.origin);
-    if (!found) {
-      if (!quiet) void vscode.window.showErrorMessage(`Parley: cannot test ${t.origin}: the base URL no longer resolves to it.`);
-      return undefined;
-    }
-    return { target: found, keyMissing: true };
-  }
+  // Without a key it is still tested, as chat would send it (the profile's headers too), and the report says so.
+  if (t.kind === 'no-key') return { target: { ...readyTarget(t.settings, t.endpoint), headers: t.headers }, keyMissing: true };
   s.log.warn(`Test Connection: ${t.error.message}`);
   if (quiet) return undefined;
   void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
@@ -144,17 +121,10 @@ function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarge
 async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport): Promise<void> {
   const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
-  const { reportMarkdown, reportSummary } = diagnosis();
   const markdown = log.clean(withProfile(reportMarkdown(report), target));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
-  const doc = await s.reports.show('Parley Test Connection.md', markdown);
-  await vscode.window.showTextDocument(doc, { preview: false });
-  try {
-    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
-  } catch {
-    // The built-in Markdown extension can be disabled; the document itself is the report.
-  }
+  await s.reports.open('Parley Test Connection.md', markdown);
 
   const copy = 'Copy Report';
   const all = 'Test Every Profile';
@@ -183,15 +153,3 @@ function withProfile(markdown: string, t: ReadyTarget): string {
   return markdown.replace(/^(# .*\n)/, `$1\n${lines.join('\n')}\n`);
 }
 
-/** The target Requester would use for `origin` if a key were set: same settings, no key. */
-function targetWithoutKey(settings: Settings, origin: string): ReadyTarget | undefined {
-  for (const base of [settings.baseUrl, settings.userBaseUrl]) {
-    try {
-      const endpoint = resolveEndpoint(base);
-      if (endpoint.origin === origin) return readyTarget(settings, endpoint);
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
-}
