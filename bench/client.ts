@@ -4,14 +4,14 @@
 // BENCH_ROUNDS, BENCH_PACED_ROUNDS and BENCH_SEED change the run; `--repeat <way> <n>` reads one way n times, for
 // `node --cpu-prof out/bench/client.js --repeat parley 300`. `--memory` is the child mode main() starts.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { streamChat } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
-import { median, row, spread, writeResults, x2 } from './stats';
+import { machineLine, median, random, row, spread, warnIfBusy, writeResults, x2 } from './stats';
 
 const CHUNKS = 20_000;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 25);
@@ -239,17 +239,6 @@ async function startServer(): Promise<{ base: string; bodyBytes: number; child: 
   return { base: `http://127.0.0.1:${info.port}`, bodyBytes: info.bytes, child };
 }
 
-
-/** A seeded generator (mulberry32), so that a run's order can be reproduced. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Runs every way once per round, in a new random order each round: the way before a read leaves garbage for it
  * to collect (the SDK leaves 80 MB), and a fixed or rotated order would always hand it to the same way.
@@ -322,10 +311,8 @@ async function main(): Promise<void> {
 
     console.log(`Client benchmark: ${CHUNKS.toLocaleString('en-US')} content chunks (${(Buffer.byteLength(EXPECTED) / 1024).toFixed(0)} KB of text, ` +
       `${(bodyBytes / MB).toFixed(1)} MB of SSE) from a local server in its own process`);
-    console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} x${cpus().length}. Medians of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, each round every way once in random order (seed ${seed}).`);
-    if (load > cpus().length / 2) {
-      console.log(`Warning: the machine was busy at the start (load average ${load.toFixed(1)} on ${cpus().length} CPUs): wall times are noisy; CPU times less so.`);
-    }
+    console.log(`${machineLine()}. Medians of ${ROUNDS} rounds after ${WARMUP_ROUNDS} warm-up rounds, each round every way once in random order (seed ${seed}).`);
+    warnIfBusy(load, 'wall times are noisy; CPU times less so');
     console.log('\nFull speed: the server writes the whole body at once, so each network read holds hundreds of chunks.');
     console.log(row(['', 'first delta', 'total', 'CPU', 'total range', 'vs floor'], W));
     for (const w of WAYS) {

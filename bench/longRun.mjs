@@ -22,7 +22,7 @@ const RULES = process.argv.includes('--no-old') ? ['new'] : ['old', 'new'];
 await buildWebview();
 const harness = await startHarness();
 const browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
-const header = { model: 'm', endpoint: 'e', demo: false, models: [] };
+const header = { model: 'm', endpoint: 'e', demo: false, models: [], profile: 'Default', profiles: [] };
 
 /** Milliseconds from the host's first message to the reply shown (rendered, laid out and painted). */
 async function measure(rule, mode, kind, size) {

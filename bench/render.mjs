@@ -353,7 +353,7 @@ function benchSnapshot(turns, generating) {
   return {
     type: 'snapshot', generating, pendingContext: [],
     conversation: { id: 'c', title: 'bench', turns: [{ id: 'u1', role: 'user', text: 'Explain the plan with code.', status: 'done' }, ...turns] },
-    header: { model: 'bench-model', endpoint: '127.0.0.1', demo: false, models: [] },
+    header: { model: 'bench-model', endpoint: '127.0.0.1', demo: false, models: [], profile: 'Default', profiles: [] },
   };
 }
 
@@ -544,7 +544,7 @@ function longConversation(text) {
 async function openLong(browser, harness, turns, mode) {
   const page = await openPage(browser, harness, mode === 'ours' ? 'ours' : 'naive.js');
   try {
-    const header = { model: 'm', endpoint: 'localhost', demo: false, models: [] };
+    const header = { model: 'm', endpoint: 'localhost', demo: false, models: [], profile: 'Default', profiles: [] };
     const msg = mode === 'ours'
       ? { type: 'snapshot', conversation: { id: 'c', title: 'Long', turns }, generating: false, header, pendingContext: [] }
       : { type: 'update', text: turns.map((t) => (t.role === 'user' ? `**You:** ${t.text}` : t.text)).join('\n\n') };

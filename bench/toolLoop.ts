@@ -10,14 +10,14 @@
 // BENCH_SEED change the run. The 10 ms is reported, never enforced.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import type { ClientOptions } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
 import { chatWithFallback } from '../src/core/fallback';
 import type { RequestSettings } from '../src/core/request';
 import { runToolLoop, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../src/core/types';
-import { median, row, spread, writeResults, x2 } from './stats';
+import { machineLine, median, random, row, spread, warnIfBusy, writeResults, x2 } from './stats';
 
 /** Rounds of tool calls per turn; a turn is ROUNDS + 1 requests (the last one answers with text). */
 const ROUNDS = Number(process.env.BENCH_TOOL_ROUNDS ?? 10);
@@ -178,16 +178,6 @@ async function timeOnce(way: Way, turn: Turn, received: string[]): Promise<{ tim
   return { timing: { totalMs, cpuMs: (cpu.user + cpu.system) / 1000 }, bodies: [...received] };
 }
 
-/** A seeded generator (mulberry32), so that a run's order can be reproduced. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Runs both ways once per pair, in random order: noise that hits the machine for a while hits both, and the way
  * that runs second (with the first one's garbage to collect) is not always the same. Every pair also checks that
@@ -234,11 +224,9 @@ async function main(): Promise<void> {
 
     console.log(`Tool loop benchmark: turns of ${ROUNDS} rounds of one tool call each, then a text answer (${ROUNDS + 1} requests a turn),`);
     console.log('against a local server (node:http, in this process) that answers every request at once; the tool answers at once too.');
-    console.log(`Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} x${cpus().length}. Medians of ${TURNS} turns of each way after ${WARMUP_TURNS} warm-up turns,`);
+    console.log(`${machineLine()}. Medians of ${TURNS} turns of each way after ${WARMUP_TURNS} warm-up turns,`);
     console.log(`interleaved in pairs in random order (seed ${seed}); every pair checked to have sent the same ${ROUNDS + 1} request bodies.`);
-    if (load > cpus().length / 2) {
-      console.log(`Warning: the machine was busy at the start (load average ${load.toFixed(1)} on ${cpus().length} CPUs): wall times are noisy.`);
-    }
+    warnIfBusy(load, 'wall times are noisy');
     const W = [44, 16, 16, 12];
     console.log();
     console.log(row(['per round (a turn / rounds)', 'wall', 'CPU', 'vs baseline'], W));

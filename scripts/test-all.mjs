@@ -20,15 +20,18 @@ const node = process.execPath;
 const phases = [
   { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
   { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
-  // The webview in headless Chromium (test/webview/): needs the set-up's Chromium.
-  { name: 'webview tests (Chromium)', cmd: 'npm', args: ['run', 'test:webview'], needsSetup: true },
+  // The webview in headless Chromium (test/webview/): needs the set-up's Chromium. `npm run test:webview` builds first;
+  // after a passing unit phase, which has just built the same, mocha runs on out/test/webview directly (`built`).
+  {
+    name: 'webview tests (Chromium)', cmd: 'npm', args: ['run', 'test:webview'], needsSetup: true,
+    built: { cmd: node, args: [join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js'), 'out/test/webview/**/*.test.js'] },
+  },
   // `npm start` brought up on free ports with a throwaway profile, checked over HTTP, and stopped (about 20 s).
   // It reuses the .vsix when it is fresh (CI packages just before); else it runs `npm run package`, which leaves a
   // minified dist/ behind.
   { name: 'npm start smoke', cmd: node, args: [join(ROOT, 'scripts', 'start.mjs'), '--check'], needsSetup: true, packages: true },
-  // The unit phase has just built out/test and dist/ with `node esbuild.mjs --tests` (the webview phase builds the same
-  // again); build again only if the unit phase failed, or if the smoke phase has packaged since (minified dist/, no
-  // source maps).
+  // The unit phase has just built out/test and dist/ with `node esbuild.mjs --tests`; build again only if the unit
+  // phase failed, or if the smoke phase has packaged since (minified dist/, no source maps).
   { name: 'integration tests (real VS Code)', cmd: node, args: [join(ROOT, 'scripts', 'run-integration.mjs')], needsSetup: true, buildFlag: true },
   { name: 'UI tests (Playwright)', cmd: node, args: [join(ROOT, 'test', 'e2e', 'run.mjs')], needsSetup: true },
 ];
@@ -68,11 +71,14 @@ for (const phase of phases) {
     results.push({ name: phase.name, status: 'skipped (set-up failed)', ok: false, ms: 0 });
     continue;
   }
-  const args = phase.buildFlag && unitPassed && !repackaged ? [...phase.args, '--no-build'] : phase.args;
+  // What the unit phase built is still there to use (see the integration phase).
+  const built = unitPassed && !repackaged;
+  const { cmd, args } = phase.built && built ? phase.built
+    : { cmd: phase.cmd, args: phase.buildFlag && built ? [...phase.args, '--no-build'] : phase.args };
   if (phase.packages && !vsixIsFresh()) repackaged = true;
   console.log(`\n━━ ${phase.name} ━━`);
   const started = Date.now();
-  const code = await runPhase(phase.cmd, args);
+  const code = await runPhase(cmd, args);
   const ok = code === 0;
   if (phase.setup && !ok) setupFailed = true;
   if (phase.name === 'unit tests') unitPassed = ok;

@@ -16,7 +16,7 @@ const SOURCE_WORDS: Record<NonNullable<ContextMeterView['windowSource']>, string
 };
 
 /** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
-export function shortCount(n: number): string {
+function shortCount(n: number): string {
   const v = Math.max(0, Math.round(n));
   const trim = (s: string) => s.replace(/\.0$/, '');
   if (v < 1000) return String(v);

@@ -33,7 +33,7 @@ export function append(el: Node, children: Child[]): void {
  * A run of at least this many characters with no space, tab or newline goes in a span.long-run (see textNodes).
  * English words stay far below it; hashes, base64, long URLs and runaway output reach it.
  */
-export const LONG_RUN = 100;
+const LONG_RUN = 100;
 const LONG_RUNS = new RegExp(`[^ \\t\\n]{${LONG_RUN},}`, 'g');
 
 /**

@@ -45,28 +45,39 @@ export class Header {
   }
 }
 
+/** One option of a header select: its value, shown as is, and a tooltip. */
+interface Choice {
+  value: string;
+  title?: string;
+}
+
+/**
+ * A native select of `choices` with `current` selected. A current value the list lacks (a setting naming a profile
+ * or model the list does not have) goes first, so the select still shows what is in use; an empty one (no model
+ * set) does not.
+ */
+function choiceSelect(attrs: Record<string, string>, choices: Choice[], current: Choice, onchange: (value: string) => void): HTMLSelectElement {
+  const all = current.value && !choices.some((c) => c.value === current.value) ? [current, ...choices] : choices;
+  const select = h('select', { ...attrs, onchange: () => onchange(select.value) },
+    ...all.map((c) => h('option', { value: c.value, title: c.title, selected: c.value === current.value }, c.value)));
+  return select;
+}
+
 /** The profile switcher: a native select (two clicks to switch), only when there is more than one profile. */
 function profileSelect(header: HeaderView): HTMLSelectElement | undefined {
   if (header.profiles.length < 2) return undefined;
-  const choices = header.profiles.some((p) => p.name === header.profile)
-    ? header.profiles
-    : [{ name: header.profile, endpoint: header.endpoint }, ...header.profiles];
-  const select = h('select', {
-    class: 'profile-select', 'aria-label': 'Endpoint profile', 'data-key': 'profile', title: `Endpoint: ${header.endpoint}`,
-    onchange: () => post({ type: 'setProfile', name: select.value }),
-  }, ...choices.map((p) => h('option', { value: p.name, title: p.endpoint, selected: p.name === header.profile }, p.name)));
-  return select;
+  return choiceSelect(
+    { class: 'profile-select', 'aria-label': 'Endpoint profile', 'data-key': 'profile', title: `Endpoint: ${header.endpoint}` },
+    header.profiles.map((p) => ({ value: p.name, title: p.endpoint })),
+    { value: header.profile, title: header.endpoint },
+    (name) => post({ type: 'setProfile', name }));
 }
 
 /** A select of the server's models when it listed them; otherwise a button that asks the host to pick one. */
 function modelControl(header: HeaderView): HTMLElement {
   if (header.models.length) {
-    const names = header.models.includes(header.model) || !header.model ? header.models : [header.model, ...header.models];
-    const select = h('select', {
-      class: 'model-select', 'aria-label': 'Model', 'data-key': 'model',
-      onchange: () => post({ type: 'setModel', model: select.value }),
-    }, ...names.map((m) => h('option', { value: m, selected: m === header.model }, m)));
-    return select;
+    return choiceSelect({ class: 'model-select', 'aria-label': 'Model', 'data-key': 'model' },
+      header.models.map((m) => ({ value: m })), { value: header.model }, (model) => post({ type: 'setModel', model }));
   }
   return h('button', {
     type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`, 'data-key': 'model',

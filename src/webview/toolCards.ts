@@ -20,7 +20,7 @@ const DECISIONS: { decision: ToolDecision; label: string; primary: boolean }[] =
 ];
 
 /** "120 ms", "1.4 s", "12 s". */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
   const s = ms / 1000;
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
@@ -29,6 +29,15 @@ export function formatDuration(ms: number): string {
 /** What the question says, shown and spoken: "Run read_file on src/a.ts?". */
 function questionText(call: ToolCallView): string {
   return `Run ${call.name}${call.summary ? ` on ${call.summary}` : ''}?`;
+}
+
+/**
+ * What is spoken when a call starts waiting: "Approval needed. Run read_file on src/a.ts? Allow once, Always allow
+ * this tool, or Deny."
+ */
+export function approvalAnnouncement(call: ToolCallView): string {
+  const labels = DECISIONS.map((d) => d.label);
+  return `Approval needed. ${questionText(call)} ${labels.slice(0, -1).join(', ')}, or ${labels[labels.length - 1]}.`;
 }
 
 /**
@@ -55,7 +64,7 @@ function approvalQuestion(call: ToolCallView): HTMLElement {
 }
 
 /** One call's card: name, main argument, status and time on one line; arguments and result behind a disclosure. */
-export function toolCard(call: ToolCallView): HTMLElement {
+function toolCard(call: ToolCallView): HTMLElement {
   const status = h('span', { class: 'tool-status' }, STATUS_WORDS[call.status]);
   const summary = h('summary', { class: 'tool-line' },
     h('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
@@ -79,7 +88,7 @@ function stepText(text: string): HTMLElement | null {
 }
 
 /** Hooks the turn gives its steps: a question appeared (to announce it and, maybe, focus it). */
-export interface StepsHost {
+interface StepsHost {
   questionShown(question: HTMLElement, call: ToolCallView): void;
 }
 

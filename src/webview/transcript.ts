@@ -3,7 +3,7 @@ import type { ToolCallView, ToolStepView, TurnView } from '../shared/protocol';
 import { Announcer } from './announcer';
 import { h, icon } from './dom';
 import { flushNow } from './frame';
-import type { StepsView } from './toolCards';
+import { approvalAnnouncement, type StepsView } from './toolCards';
 import { isSummary, TurnItem, type TurnHost } from './turn';
 
 /** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */
@@ -104,7 +104,7 @@ export class Transcript implements TurnHost {
 
   /** A tool round began or a call changed (turnSteps). */
   turnSteps(turnId: string, steps: ToolStepView[]): void {
-    this.byId.get(turnId)?.setSteps([...steps]);
+    this.byId.get(turnId)?.setSteps(steps);
   }
 
   turnEnd(turn: TurnView): void {
@@ -148,7 +148,7 @@ export class Transcript implements TurnHost {
    * not interrupted; Shift+Tab from the composer reaches the question's last button.
    */
   toolQuestion(question: HTMLElement, call: ToolCallView, steps: StepsView): void {
-    this.announcer.say(`Approval needed. ${question.getAttribute('aria-label') ?? call.name} Allow once, Always allow this tool, or Deny.`);
+    this.announcer.say(approvalAnnouncement(call));
     queueMicrotask(() => {
       if (!question.isConnected) return;
       const active = document.activeElement;
@@ -259,6 +259,5 @@ function structuredCloneTurn(turn: TurnView): TurnView {
     ...turn,
     images: turn.images ? [...turn.images] : undefined,
     context: turn.context ? [...turn.context] : undefined,
-    steps: turn.steps ? [...turn.steps] : undefined,
   };
 }

@@ -339,31 +339,31 @@ export class TurnItem {
     const chrome = this.chrome;
     if (!chrome) return;
     const v = this.view;
+    const summary = isSummary(v);
     const footer = h('div', { class: 'turn-footer' });
     const label = STATUS_LABELS[v.status];
     if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
-    if (v.status === 'truncated' && !isSummary(v)) {
+    if (v.status === 'truncated' && !summary) {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }
     const usage = turnUsageText(v.usage, v.requests);
     const usageTitle = v.usage ? `${formatCount(v.usage.prompt)} prompt + ${formatCount(v.usage.completion)} completion` : '';
-    if (isSummary(v)) {
+    // A summary shows its usage on its collapsed block's line, not in the footer.
+    if (summary) {
       if (this.summaryUsage) {
         this.summaryUsage.textContent = usage;
         this.summaryUsage.title = usageTitle;
       }
-      if (!this.streaming) {
-        footer.append(h('span', { class: 'turn-actions' },
-          h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy summary', onclick: () => post({ type: 'copy', text: this.view.text }) }, 'Copy')));
-      }
-      chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
-      return;
+    } else if (usage) {
+      footer.append(h('span', { class: 'usage', title: usageTitle }, usage));
     }
-    if (usage) footer.append(h('span', { class: 'usage', title: usageTitle }, usage));
     if (!this.streaming) {
       footer.append(h('span', { class: 'turn-actions' },
-        h('button', { type: 'button', class: 'link-btn', 'aria-label': 'Copy reply', onclick: () => post({ type: 'copy', text: fullText(this.view) }) }, 'Copy'),
-        h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate')));
+        h('button', {
+          type: 'button', class: 'link-btn', 'aria-label': summary ? 'Copy summary' : 'Copy reply',
+          onclick: () => post({ type: 'copy', text: summary ? this.view.text : fullText(this.view) }),
+        }, 'Copy'),
+        summary ? null : h('button', { type: 'button', class: 'link-btn regen', 'aria-label': 'Regenerate reply', onclick: () => post({ type: 'regenerate' }) }, 'Regenerate')));
     }
     chrome.replaceChildren(...(v.error ? [errorCard(v.error)] : []), footer);
   }

@@ -82,13 +82,19 @@ export async function startWorkbench({ browser, extensionsDir, workspace = 'basi
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
     cleanups.push(() => context.close().catch(() => {}));
     const page = await context.newPage();
-    const pageErrors = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    const pageErrors = collectPageErrors(page);
     await step('opening the workbench', () => page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}`));
     const wb = new Workbench({ page, server, endpoint, folder, pageErrors, cleanups });
     await wb.ready();
     return wb;
   });
+}
+
+/** The page's uncaught errors, collected as they happen (a Workbench's pageErrors). */
+function collectPageErrors(page) {
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  return errors;
 }
 
 /** A running workbench page with helpers that act as a person would. */
@@ -341,12 +347,11 @@ export class Workbench {
    */
   async openAnotherWindow() {
     const page = await step('opening another window', () => this.page.context().newPage());
-    const pageErrors = [];
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    const cleanups = [() => page.close().catch(() => {})];
-    this._cleanups.push(() => page.close().catch(() => {}));
+    const pageErrors = collectPageErrors(page);
+    const closePage = () => page.close().catch(() => {});
+    this._cleanups.push(closePage);
     await step('opening the workbench in another window', () => page.goto(`${this.server.url}/?folder=${encodeURIComponent(this.folder)}`));
-    const wb = new Workbench({ page, server: this.server, endpoint: this.endpoint, folder: this.folder, pageErrors, cleanups });
+    const wb = new Workbench({ page, server: this.server, endpoint: this.endpoint, folder: this.folder, pageErrors, cleanups: [closePage] });
     await wb.ready();
     return wb;
   }

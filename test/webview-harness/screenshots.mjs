@@ -12,7 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const outdir = resolve(process.argv[2] ?? join(here, 'screenshots'));
 mkdirSync(outdir, { recursive: true });
 
-const header = { model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [] };
+const header = { model: 'gpt-4o-mini', endpoint: 'api.openai.com', demo: false, models: [], profile: 'Default', profiles: [] };
 const setup = {
   reason: 'No API key for https://api.openai.com',
   origin: 'https://api.openai.com',
