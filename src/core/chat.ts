@@ -21,7 +21,7 @@ export function unstreamed(body: Record<string, unknown>): Record<string, unknow
 }
 
 /** Where a request's output goes: its events as they are decided (one batch per network read, `end` last), and the response once known. */
-export interface ChatSink {
+interface ChatSink {
   events(events: StreamEvent[]): void;
   response?(info: ResponseInfo | undefined): void;
 }

@@ -107,7 +107,6 @@ export async function listModels(opts: ClientOptions): Promise<string[]> {
 /** The models a server lists at GET …/models, with what it says of each (context window, tools, images). Rejects as listModels. */
 export async function listModelInfo(opts: ClientOptions): Promise<ModelInfo[]> {
   const url = opts.endpoint.modelsUrl;
-  if (opts.signal?.aborted) throw new ParleyError('cancelled', `GET ${url} was cancelled.`, { url });
   const req = new RequestAbort(opts.signal);
   const timeoutMs = opts.requestTimeoutMs ?? 15_000;
   const stopTimer = req.after(timeoutMs, 'timeout');

@@ -1,11 +1,11 @@
 // Compaction: which older turns to summarize, the request that asks the model for the summary, and the summary turn.
 import { isSummary, lastSummaryIndex, userTurnText, type Turn } from './conversation';
-import { DEFAULT_CONTEXT_TOKENS } from './modelInfo';
+import { DEFAULT_CONTEXT_TOKENS } from './contextWindow';
 import { estimatePromptTokens, estimateTokens } from './tokenEstimate';
 import type { ChatMessage } from './types';
 
 /** What to summarize, and the index of the first turn kept verbatim (where the summary turn goes). */
-export interface CompactionPlan {
+interface CompactionPlan {
   summarize: Turn[];
   keepFrom: number;
 }

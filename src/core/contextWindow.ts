@@ -1,8 +1,17 @@
 // The context meter's arithmetic: the model's window, the room kept for the reply, and the next prompt's size.
-import { DEFAULT_OUTPUT_TOKENS, type ModelInfo } from './modelInfo';
+import type { ModelInfo } from './modelInfo';
 import { estimatePromptTokens } from './tokenEstimate';
 import type { ChatMessage } from './types';
 import type { ContextMeterView } from '../shared/protocol';
+
+/** Used when neither the server nor the settings give a context window: a size most current models exceed. */
+export const DEFAULT_CONTEXT_TOKENS = 32_768;
+/** Used when neither the server nor parley.maxTokens give an output limit. */
+export const DEFAULT_OUTPUT_TOKENS = 4_096;
+
+/** A whole, positive token count, or undefined: servers and settings may send 0, -1, NaN or a string for "unknown". */
+export const positive = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined;
 
 /** A model's window, where it came from, and the tokens kept free for the reply. */
 export interface WindowInfo {
@@ -19,11 +28,8 @@ export interface LastUsage {
 }
 
 /** Our estimate is a rule of thumb; a real count outside this range says something else went wrong. */
-export const MIN_CORRECTION = 0.25;
-export const MAX_CORRECTION = 4;
-
-const positive = (v: number | undefined): number | undefined =>
-  v !== undefined && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined;
+const MIN_CORRECTION = 0.25;
+const MAX_CORRECTION = 4;
 
 /**
  * The window: the server's figure first (it knows what is loaded), then the profile's per-model setting, else unknown.
@@ -31,7 +37,7 @@ const positive = (v: number | undefined): number | undefined =>
  * half a known window, so a small local model (2,048 tokens) still has room for the prompt.
  */
 export function resolveWindow(
-  server: ModelInfo | undefined,
+  server: Partial<ModelInfo> | undefined,
   override: { contextWindow?: number; maxOutputTokens?: number },
   fallbackMaxTokens?: number,
 ): WindowInfo {

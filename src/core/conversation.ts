@@ -1,4 +1,6 @@
 // Conversations as the host stores them, and how they turn into wire messages and Markdown.
+import type { LastUsage } from './contextWindow';
+import { backtickFence, codeSpan } from './markdownText';
 import { redactSecrets } from './redact';
 import { STOPPED_RESULT } from './toolLoop';
 import type { ChatMessage, ContentPart } from './types';
@@ -29,7 +31,7 @@ export interface Conversation {
   profile?: string;
   model?: string;
   /** The last single request's estimated prompt next to the server's prompt_tokens: corrects the context meter. */
-  lastPrompt?: { estimated: number; actual: number };
+  lastPrompt?: LastUsage;
 }
 
 /** A fresh, empty conversation. */
@@ -44,11 +46,9 @@ export function titleFrom(question: string): string {
   return line.length > 60 ? line.slice(0, 59).trimEnd() + '…' : line;
 }
 
-/** The longest run of backticks in text, so a fence around it can be longer. */
+/** The fence for a code block around `code`: longer than any run of backticks in it, so the code cannot end it. */
 export function fenceFor(code: string): string {
-  let longest = 0;
-  for (const m of code.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  return '`'.repeat(Math.max(3, longest + 1));
+  return backtickFence(code, 3);
 }
 
 /** A fenced block with the language and the path, as context for the model. */
@@ -137,7 +137,7 @@ export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: {
  * call, in order. Every call is answered, even one that never finished (the turn was stopped, the window closed), so
  * that a conversation reloaded from history and continued is a valid sequence: no call without a result.
  */
-export function stepMessages(steps: readonly ToolStepView[]): ChatMessage[] {
+function stepMessages(steps: readonly ToolStepView[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const step of steps) {
     if (step.calls.length === 0) continue;
@@ -172,7 +172,7 @@ const STATUS_WORDS: Partial<Record<TurnView['status'], string>> = {
 
 /** A tool call in an export: what ran, how it ended, its exact arguments and result in fences. */
 function toolCallMarkdown(c: ToolStepView['calls'][number]): string {
-  const lines = [`**Tool \`${c.name}\`**${c.summary ? ` ${c.summary}` : ''}: ${c.status}${c.ms !== undefined ? ` in ${c.ms} ms` : ''}`];
+  const lines = [`**Tool ${codeSpan(c.name)}**${c.summary ? ` ${c.summary}` : ''}: ${c.status}${c.ms !== undefined ? ` in ${c.ms} ms` : ''}`];
   lines.push('', fenceFor(c.arguments) + 'json', c.arguments, fenceFor(c.arguments));
   if (c.result !== undefined) lines.push('', fenceFor(c.result) + 'text', c.result, fenceFor(c.result));
   return lines.join('\n');

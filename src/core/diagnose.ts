@@ -7,7 +7,7 @@ import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
 import type { Adaptations, RequestSettings } from './request';
 import { secretsOf } from './transport';
-import type { ChatMessage, ChatResult, EndState, ReasoningField, StreamEvent } from './types';
+import type { ChatMessage, EndState, ReasoningField, StreamEvent } from './types';
 
 /** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
 export interface DiagnoseOptions {
@@ -195,7 +195,6 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
   };
   const onAttempt = ({ result, response }: FallbackAttempt) => {
     measured = {
-      result,
       status: response?.status ?? result.error?.status,
       contentType: response?.contentType ?? undefined,
       ttfbMs: response?.ttfbMs ?? firstEventMs,
@@ -211,7 +210,8 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
   const { adaptations, dropped } = outcome;
   // No attempt: a setting is invalid, so nothing was sent.
   if (!measured) return { step: configFailure(outcome.result.error, clean), error: outcome.result.error, adaptations };
-  const r = measured.result;
+  // The last attempt is the one chatWithFallback returns: its result is outcome.result.
+  const r = outcome.result;
   const step: ChatStep = {
     outcome: r.ended === 'done' || (r.ended === 'incomplete' && (r.text !== '' || r.reasoning !== '')) ? 'ok' : 'failed',
     status: measured.status,
@@ -235,9 +235,8 @@ function configFailure(e: unknown, clean: (s: string) => string): ChatStep {
   return { outcome: 'failed', chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
 }
 
-/** What Test Connection saw of one attempt. */
+/** What Test Connection saw of one attempt, besides its result. */
 interface Measured {
-  result: ChatResult;
   status?: number;
   contentType?: string;
   ttfbMs?: number;
@@ -444,6 +443,8 @@ async function probeModels(root: string, apiKey: string | undefined, opts: Diagn
     const ids = await listModels({
       endpoint,
       apiKey: sameOrigin ? apiKey : undefined,
+      // Custom headers may carry a gateway's token: like the key, only to their own origin.
+      headers: sameOrigin ? opts.headers : undefined,
       requestTimeoutMs: Math.min(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, 5_000),
       maxRetries: 0,
       signal: opts.signal,
@@ -626,7 +627,10 @@ function reasoningName(f: ReasoningField): string {
   return f === 'think_tag' ? '`<think>` tags in the content' : codeSpan(f);
 }
 
-/** " (HTTP 500)" after an error's kind, unless its message already says so (ParleyError messages usually do). */
+/**
+ * " (HTTP 500)" after an error's kind, unless its message already says so (ParleyError messages usually do): as
+ * "HTTP 500", or as "status 401" for an error inside an HTTP 200 response, where a note would name the wrong status.
+ */
 function statusNote(e: ErrorSummary | undefined): string {
-  return e?.status && !e.message.includes(`HTTP ${e.status}`) ? ` (HTTP ${e.status})` : '';
+  return e?.status && !e.message.includes(`HTTP ${e.status}`) && !e.message.includes(`status ${e.status}`) ? ` (HTTP ${e.status})` : '';
 }

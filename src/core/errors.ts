@@ -115,7 +115,8 @@ function validationDetail(v: unknown): { message: string; param?: string } | und
   return parts.length ? { message: parts.join('; '), param } : undefined;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
+/** A JSON object: not null, not an array. What a parsed body's parts are checked with before their fields are read. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

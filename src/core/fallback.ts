@@ -26,14 +26,14 @@ export interface FallbackAttempt {
 }
 
 /** Parameters a server may refuse, and that Parley can do without. */
-export const ADAPTABLE_PARAMS = [
+const ADAPTABLE_PARAMS = [
   'stream_options', 'response_format', 'max_tokens', 'temperature', 'top_p',
   'presence_penalty', 'frequency_penalty', 'tools', 'parallel_tool_calls',
   'tool_choice', 'seed',
 ] as const;
 
 /** The parameter a 400/422 names, if Parley sent it: by `param`, or by name in the message. */
-export function rejectedParam(error: ParleyError, body: Record<string, unknown>): string | undefined {
+function rejectedParam(error: ParleyError, body: Record<string, unknown>): string | undefined {
   if (error.kind !== 'bad_request' || (error.status !== 400 && error.status !== 422)) return undefined;
   const sent = ADAPTABLE_PARAMS.filter((p) => body[p] !== undefined);
   const param = error.param?.replace(/^body\./, '');
@@ -46,7 +46,7 @@ export function rejectedParam(error: ParleyError, body: Record<string, unknown>)
 }
 
 /** The adaptations after a server refused `param`: max_tokens becomes max_completion_tokens, anything else is dropped. */
-export function adapt(a: Adaptations, param: string): Adaptations {
+function adapt(a: Adaptations, param: string): Adaptations {
   if (param === 'max_tokens') return { ...a, maxCompletionTokens: true };
   return { ...a, drop: [...new Set([...(a.drop ?? []), param])] };
 }
@@ -74,7 +74,7 @@ export async function chatWithFallback(
 ): Promise<FallbackOutcome> {
   let ad: Adaptations = { ...(adaptations ?? {}) };
   const dropped: string[] = [];
-  for (let round = 0; ; round++) {
+  for (;;) {
     let body: Record<string, unknown>;
     try {
       body = buildRequestBody(settings, messages, ad);
@@ -83,9 +83,10 @@ export async function chatWithFallback(
     }
     const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent);
     // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
-    // (an error chunk inside a stream that already streamed text is not a refusal of the request).
+    // (an error chunk inside a stream that already streamed text is not a refusal of the request). rejectedParam
+    // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them.
     const param = !delivered && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
-    const refused = param !== undefined && !dropped.includes(param) && round < ADAPTABLE_PARAMS.length ? param : undefined;
+    const refused = param !== undefined && !dropped.includes(param) ? param : undefined;
     onAttempt?.({ body, result, response, refused });
     if (refused === undefined) return { result, dropped, adaptations: ad };
     opts.log?.(`${opts.endpoint.origin} refused ${refused}; retrying without it`);

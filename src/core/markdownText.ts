@@ -10,11 +10,19 @@
 export function codeSpan(s: string): string {
   const text = oneLine(s);
   if (text === '') return '(empty)';
-  let longest = 0;
-  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
-  const fence = '`'.repeat(longest + 1);
+  const fence = backtickFence(text, 1);
   const pad = /^[` ]|[` ]$/.test(text) ? ' ' : '';
   return `${fence}${pad}${text}${pad}${fence}`;
+}
+
+/**
+ * A run of backticks longer than any inside `text`, and at least `min` long: a code span (min 1) or a fenced block
+ * (min 3) around the text then cannot be closed early by the text itself.
+ */
+export function backtickFence(text: string, min: number): string {
+  let longest = 0;
+  for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
+  return '`'.repeat(Math.max(min, longest + 1));
 }
 
 /** A code span for a table cell: a `|` would end the cell even inside a code span, so it is escaped. */

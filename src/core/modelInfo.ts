@@ -5,6 +5,8 @@
 // and `context_length` (also Together), vLLM `max_model_len`, Groq `context_window`, llama.cpp `meta.n_ctx_train`,
 // LiteLLM `max_input_tokens`. Output limits: OpenRouter `top_provider.max_completion_tokens`, Groq
 // `max_completion_tokens`, LiteLLM `max_output_tokens`.
+import { DEFAULT_CONTEXT_TOKENS, positive, resolveWindow } from './contextWindow';
+import { isRecord } from './errors';
 
 /** One model as listed by a server. Unknown fields are undefined, never guessed. */
 export interface ModelInfo {
@@ -19,24 +21,16 @@ export interface ModelInfo {
   imageInput?: boolean;
 }
 
-/** Used when neither the server nor the settings give a context window: a size most current models exceed. */
-export const DEFAULT_CONTEXT_TOKENS = 32_768;
-/** Used when neither the server nor parley.maxTokens give an output limit. */
-export const DEFAULT_OUTPUT_TOKENS = 4_096;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const positive = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : undefined);
 const first = (...vs: unknown[]): number | undefined => vs.map(positive).find((n) => n !== undefined);
 
 /** The model in one entry of a model list (an id string, OpenAI `{id}`, Ollama `{name}`), or undefined. */
-export function modelInfoFrom(entry: unknown): ModelInfo | undefined {
+function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   if (typeof entry === 'string') return entry ? { id: entry } : undefined;
-  if (!isObj(entry)) return undefined;
+  if (!isRecord(entry)) return undefined;
   const id = typeof entry.id === 'string' && entry.id ? entry.id : typeof entry.name === 'string' && entry.name ? entry.name : undefined;
   if (!id) return undefined;
-  const top = isObj(entry.top_provider) ? entry.top_provider : {};
-  const meta = isObj(entry.meta) ? entry.meta : {};
+  const top = isRecord(entry.top_provider) ? entry.top_provider : {};
+  const meta = isRecord(entry.meta) ? entry.meta : {};
   const info: ModelInfo = { id };
   const context = first(entry.loaded_context_length, entry.max_context_length, top.context_length, entry.context_length,
     entry.max_model_len, entry.context_window, meta.n_ctx_train, entry.max_input_tokens);
@@ -47,11 +41,11 @@ export function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   const params = entry.supported_parameters;
   // Mistral: capabilities {function_calling, vision}; LM Studio: capabilities ["tool_use"], type "vlm"; OpenRouter:
   // supported_parameters and architecture.input_modalities.
-  if (isObj(caps) && typeof caps.function_calling === 'boolean') info.toolCalling = caps.function_calling;
+  if (isRecord(caps) && typeof caps.function_calling === 'boolean') info.toolCalling = caps.function_calling;
   else if (Array.isArray(caps)) info.toolCalling = caps.includes('tool_use') || caps.includes('tools');
   else if (Array.isArray(params)) info.toolCalling = params.includes('tools');
-  const modalities = isObj(entry.architecture) ? entry.architecture.input_modalities : undefined;
-  if (isObj(caps) && typeof caps.vision === 'boolean') info.imageInput = caps.vision;
+  const modalities = isRecord(entry.architecture) ? entry.architecture.input_modalities : undefined;
+  if (isRecord(caps) && typeof caps.vision === 'boolean') info.imageInput = caps.vision;
   else if (Array.isArray(modalities)) info.imageInput = modalities.includes('image');
   else if (entry.type === 'vlm' || entry.type === 'llm') info.imageInput = entry.type === 'vlm';
   return info;
@@ -71,11 +65,14 @@ export function modelListFrom(json: unknown): ModelInfo[] | undefined {
 }
 
 /**
- * A model's token limits: the server's figures, else the settings (`contextWindow`, `maxTokens`), else the defaults.
- * The input limit is the window less the reply's room, so that a full prompt still leaves space for the answer.
+ * A model's token limits for VS Code's language-model API: the server's figures, else the settings (`contextWindow`,
+ * `maxTokens`), else the defaults. The input limit is the window less the reply's room, so that a full prompt still
+ * leaves space for the answer. The arithmetic is the context meter's (resolveWindow), so both agree; only here an
+ * unknown window becomes DEFAULT_CONTEXT_TOKENS, because the API needs a number.
  */
 export function tokenLimits(info: Pick<ModelInfo, 'contextLength' | 'maxOutputTokens'>, settings: { contextWindow?: number; maxTokens?: number }): { maxInputTokens: number; maxOutputTokens: number } {
-  const context = info.contextLength ?? positive(settings.contextWindow) ?? DEFAULT_CONTEXT_TOKENS;
-  const output = Math.min(info.maxOutputTokens ?? positive(settings.maxTokens) ?? DEFAULT_OUTPUT_TOKENS, Math.floor(context / 2));
+  const { window, reserve } = resolveWindow(info, { contextWindow: settings.contextWindow }, settings.maxTokens);
+  const context = window ?? DEFAULT_CONTEXT_TOKENS;
+  const output = Math.min(reserve, Math.floor(context / 2));
   return { maxInputTokens: context - output, maxOutputTokens: output };
 }

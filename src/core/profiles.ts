@@ -1,7 +1,7 @@
 // Endpoint profiles: a name, a base URL, a default model, custom headers and per-model overrides (`parley.endpoints`).
 // The old single `parley.baseUrl` and `parley.model` are one more profile, the implicit one, so no setup breaks.
 // Pure: the settings come in as plain values with where each was set, and problems go out in words.
-import { ParleyError } from './errors';
+import { isRecord, ParleyError } from './errors';
 import { validateHeaders } from './headers';
 
 /** What a profile may say about one model: limits, capabilities, price, and what to send or never send. */
@@ -44,13 +44,11 @@ export const SECRET_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /** Request body fields Parley owns: extraBody cannot replace them. */
 const OWN_BODY_FIELDS = new Set(['model', 'messages', 'stream', 'stream_options', 'tools', 'tool_choice']);
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const positiveInt = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? v : undefined);
 
 /** One model's overrides, keeping what is well-typed and saying what was not. */
 function readOverride(raw: unknown, where: string, problems: string[]): ModelOverride {
-  if (!isObj(raw)) {
+  if (!isRecord(raw)) {
     problems.push(`${where} is not an object; ignored.`);
     return {};
   }
@@ -73,7 +71,7 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
   bool('sendReasoningBack');
   const price = raw.price;
   if (price !== undefined) {
-    if (isObj(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {
+    if (isRecord(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {
       o.price = { input: price.input, output: price.output };
     } else problems.push(`${where}.price must be {"input": dollars, "output": dollars} per million tokens; ignored.`);
   }
@@ -82,8 +80,8 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
     else problems.push(`${where}.neverSend must be a list of request field names; ignored.`);
   }
   if (raw.extraBody !== undefined) {
-    if (isObj(raw.extraBody)) {
-      const extra: Obj = {};
+    if (isRecord(raw.extraBody)) {
+      const extra: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(raw.extraBody)) {
         if (OWN_BODY_FIELDS.has(k)) problems.push(`${where}.extraBody.${k} is set by Parley itself; ignored.`);
         else extra[k] = v;
@@ -97,7 +95,7 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
 /** One entry of parley.endpoints as a profile, or undefined (with the reason in `problems`). */
 function readProfile(raw: unknown, index: number, source: ProfileSource, problems: string[]): Profile | undefined {
   const where = `parley.endpoints[${index}]`;
-  if (!isObj(raw)) {
+  if (!isRecord(raw)) {
     problems.push(`${where} is not an object; ignored.`);
     return undefined;
   }
@@ -122,7 +120,7 @@ function readProfile(raw: unknown, index: number, source: ProfileSource, problem
   }
   const models: Record<string, ModelOverride> = {};
   if (raw.models !== undefined) {
-    if (isObj(raw.models)) for (const [id, o] of Object.entries(raw.models)) models[id] = readOverride(o, `${at} models["${id.slice(0, 60)}"]`, problems);
+    if (isRecord(raw.models)) for (const [id, o] of Object.entries(raw.models)) models[id] = readOverride(o, `${at} models["${id.slice(0, 60)}"]`, problems);
     else problems.push(`${at}: models must be an object keyed by model id; ignored.`);
   }
   return { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, source };

@@ -2,7 +2,8 @@
 
 const MIN_SECRET = 6;
 
-function escapeRegExp(s: string): string {
+/** The text as a regular expression that matches it literally. */
+export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

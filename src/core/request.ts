@@ -81,8 +81,9 @@ export function buildRequestBody(settings: RequestSettings, messages: ChatMessag
   }
   if (settings.seed !== undefined) body.seed = settings.seed;
   if (settings.responseFormat) body.response_format = settings.responseFormat;
-  for (const p of adaptations?.drop ?? []) delete body[p];
   applyBodyOverrides(body, settings);
+  // After the profile's extraBody, so that a field the server refused cannot come back from it.
+  for (const p of adaptations?.drop ?? []) delete body[p];
   // parallel_tool_calls and tool_choice mean nothing without tools, and OpenAI refuses them alone.
   if (body.tools === undefined) {
     delete body.parallel_tool_calls;

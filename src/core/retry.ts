@@ -7,7 +7,7 @@ const MIN_BACKOFF = 500;
 const MAX_BACKOFF = 8000;
 
 /** How a request ended before it had a body to read: cancelled, or an error (with the response, when it was an HTTP one). */
-export interface Unsent {
+interface Unsent {
   ended: 'cancelled' | 'error';
   error?: ParleyError;
   /** The error response, when the request failed with one. */

@@ -1,7 +1,7 @@
 // Parsed chunks -> typed events, and the accumulator that gives the final result.
 // Servers differ: choices may be empty, deltas missing, roles repeated, tool calls indexed or not,
 // reasoning under several names or inline in <think> tags. Everything from the wire is read defensively.
-import { errorFromWire, ParleyError, wireError } from './errors';
+import { errorFromWire, isRecord, ParleyError, wireError } from './errors';
 import { redact } from './redact';
 import type { ChatResult, ChoiceResult, EndState, ReasoningField, StreamEvent, ToolCall, Usage } from './types';
 
@@ -89,16 +89,37 @@ function pushDelta(out: StreamEvent[], type: 'text' | 'reasoning', choice: numbe
   else out.push({ type, choice, text });
 }
 
-/**
- * `held + part`, less a trailing high surrogate, which is held for the next part: a server that cuts text by UTF-16
- * units sends 😀 as `\ud83d` in one chunk and `\ude00` in the next, and no event (nor a pacer step or a panel update
- * after it) may carry half a character. `final` (the end of input) holds nothing back.
- */
-function holdHalf(held: string, part: string, final: boolean): [whole: string, held: string] {
-  const s = held + part;
-  if (final) return [s, ''];
+/** Whether text ends in the first half of a surrogate pair. */
+function endsHalf(s: string): boolean {
   const last = s.charCodeAt(s.length - 1);
-  return last >= 0xd800 && last <= 0xdbff ? [s.slice(0, -1), s.slice(-1)] : [s, ''];
+  return last >= 0xd800 && last <= 0xdbff;
+}
+
+/**
+ * One kind of text's trailing high surrogate, held back until its pair arrives: a server that cuts text by UTF-16
+ * units sends 😀 as `\ud83d` in one chunk and `\ude00` in the next, and no event (nor a pacer step or a panel update
+ * after it) may carry half a character.
+ */
+class HalfHold {
+  private held = '';
+
+  /** Whether a half character waits for its pair. */
+  get holding(): boolean {
+    return this.held !== '';
+  }
+
+  /** What was held, then `part`, less a trailing high surrogate kept for next time; `final` (end of input) keeps nothing. */
+  take(part: string, final: boolean): string {
+    // The usual delta: nothing held and nothing to hold, so no new string (this runs for every delta).
+    if (this.held === '' && (final || !endsHalf(part))) return part;
+    const s = this.held + part;
+    if (final || !endsHalf(s)) {
+      this.held = '';
+      return s;
+    }
+    this.held = s.slice(-1);
+    return s.slice(0, -1);
+  }
 }
 
 interface ToolState {
@@ -110,10 +131,10 @@ class ChoiceState {
   reasoning = '';
   refusal = '';
   finishReason: string | null = null;
-  /** A high surrogate held back from each kind of text until its pair arrives (see holdHalf). */
-  heldText = '';
-  heldReasoning = '';
-  heldRefusal = '';
+  /** A high surrogate held back from each kind of text until its pair arrives. */
+  readonly heldText = new HalfHold();
+  readonly heldReasoning = new HalfHold();
+  readonly heldRefusal = new HalfHold();
   readonly think = new ThinkSplitter();
   readonly tools: ToolState[] = [];
   readonly byIndex = new Map<number, ToolState>();
@@ -143,12 +164,8 @@ function isCompleteJson(s: string): boolean {
   }
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function readUsage(v: unknown): Usage | undefined {
-  if (!isObject(v)) return undefined;
+  if (!isRecord(v)) return undefined;
   const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x : 0);
   if (v.prompt_tokens === undefined && v.completion_tokens === undefined && v.total_tokens === undefined) return undefined;
   const u: Usage = {
@@ -156,10 +173,10 @@ function readUsage(v: unknown): Usage | undefined {
     completion_tokens: n(v.completion_tokens),
     total_tokens: n(v.total_tokens) || n(v.prompt_tokens) + n(v.completion_tokens),
   };
-  if (isObject(v.completion_tokens_details) && typeof v.completion_tokens_details.reasoning_tokens === 'number') {
+  if (isRecord(v.completion_tokens_details) && typeof v.completion_tokens_details.reasoning_tokens === 'number') {
     u.completion_tokens_details = { reasoning_tokens: v.completion_tokens_details.reasoning_tokens };
   }
-  if (isObject(v.prompt_tokens_details) && typeof v.prompt_tokens_details.cached_tokens === 'number') {
+  if (isRecord(v.prompt_tokens_details) && typeof v.prompt_tokens_details.cached_tokens === 'number') {
     u.prompt_tokens_details = { cached_tokens: v.prompt_tokens_details.cached_tokens };
   }
   return u;
@@ -220,10 +237,10 @@ export class Accumulator {
 
   /** Handles one streamed chunk. Pushes its events onto `out`; returns an error if the chunk was one. */
   chunk(json: unknown, out: StreamEvent[]): ParleyError | undefined {
-    if (!isObject(json)) return undefined;
+    if (!isRecord(json)) return undefined;
     this.chunks++;
     if (typeof json.model === 'string' && json.model) this.model = json.model;
-    const u = readUsage(json.usage) ?? (isObject(json.x_groq) ? readUsage(json.x_groq.usage) : undefined);
+    const u = readUsage(json.usage) ?? (isRecord(json.x_groq) ? readUsage(json.x_groq.usage) : undefined);
     if (u) {
       this.usage = u;
       out.push({ type: 'usage', usage: u });
@@ -231,9 +248,9 @@ export class Accumulator {
     const choices = Array.isArray(json.choices) ? json.choices : [];
     for (let pos = 0; pos < choices.length; pos++) {
       const ch = choices[pos];
-      if (!isObject(ch)) continue;
+      if (!isRecord(ch)) continue;
       const index = typeof ch.index === 'number' ? ch.index : pos;
-      const delta = isObject(ch.delta) ? ch.delta : isObject(ch.message) ? ch.message : undefined;
+      const delta = isRecord(ch.delta) ? ch.delta : isRecord(ch.message) ? ch.message : undefined;
       if (delta) this.delta(index, delta, out);
       if (typeof ch.finish_reason === 'string' && ch.finish_reason) {
         const c = this.choice(index);
@@ -251,8 +268,7 @@ export class Accumulator {
 
   private reasoningFrom(c: ChoiceState, field: ReasoningField, part: string, out: StreamEvent[], final = false): void {
     if (part) this.reasoningField ??= field;
-    let text: string;
-    [text, c.heldReasoning] = holdHalf(c.heldReasoning, part, final);
+    const text = c.heldReasoning.take(part, final);
     if (!text) return;
     c.reasoning += text;
     pushDelta(out, 'reasoning', c.index, text);
@@ -264,7 +280,7 @@ export class Accumulator {
     else if (typeof d.reasoning === 'string') this.reasoningFrom(c, 'reasoning', d.reasoning, out);
     if (Array.isArray(d.reasoning_details)) {
       for (const r of d.reasoning_details) {
-        if (isObject(r)) {
+        if (isRecord(r)) {
           const t = typeof r.text === 'string' ? r.text : typeof r.summary === 'string' ? r.summary : '';
           // Some servers send both `reasoning` and `reasoning_details` with the same text: take one.
           if (t && !(typeof d.reasoning === 'string' && d.reasoning.length > 0)) this.reasoningFrom(c, 'reasoning_details', t, out);
@@ -276,15 +292,14 @@ export class Accumulator {
     if (Array.isArray(d.tool_calls)) {
       for (let pos = 0; pos < d.tool_calls.length; pos++) {
         const tc = d.tool_calls[pos];
-        if (isObject(tc)) this.toolCall(c, tc, pos, d.tool_calls.length, out);
+        if (isRecord(tc)) this.toolCall(c, tc, pos, d.tool_calls.length, out);
       }
     }
   }
 
   /** Answer text (or <think> reasoning in it); `final` lets out a held half character, at the end of input. */
   private content(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
-    let content: string;
-    [content, c.heldText] = holdHalf(c.heldText, part, final);
+    const content = c.heldText.take(part, final);
     if (!content) return;
     if (c.think.answering) {
       c.text += content;
@@ -300,8 +315,7 @@ export class Accumulator {
   }
 
   private refusal(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
-    let text: string;
-    [text, c.heldRefusal] = holdHalf(c.heldRefusal, part, final);
+    const text = c.heldRefusal.take(part, final);
     if (!text) return;
     c.refusal += text;
     out.push({ type: 'refusal', choice: c.index, text });
@@ -310,9 +324,9 @@ export class Accumulator {
   /** Tool calls are assembled by index, else by id, else by position; only `arguments` is concatenated. */
   private toolCall(c: ChoiceState, tc: Record<string, unknown>, pos: number, count: number, out: StreamEvent[]): void {
     const id = typeof tc.id === 'string' && tc.id.length > 0 ? tc.id : undefined;
-    const fn = isObject(tc.function) ? tc.function : {};
+    const fn = isRecord(tc.function) ? tc.function : {};
     const name = typeof fn.name === 'string' && fn.name.length > 0 ? fn.name : undefined;
-    const args = typeof fn.arguments === 'string' ? fn.arguments : isObject(fn.arguments) ? JSON.stringify(fn.arguments) : '';
+    const args = typeof fn.arguments === 'string' ? fn.arguments : isRecord(fn.arguments) ? JSON.stringify(fn.arguments) : '';
     let state: ToolState | undefined;
     if (typeof tc.index === 'number') {
       state = c.byIndex.get(tc.index);
@@ -354,9 +368,9 @@ export class Accumulator {
   flush(out: StreamEvent[]): void {
     for (const c of this.choices.values()) {
       // A half character whose pair never came is let out as it is: the text is what the server sent.
-      if (c.heldText) this.content(c, '', out, true);
-      if (c.heldReasoning) this.reasoningFrom(c, this.reasoningField ?? 'reasoning', '', out, true);
-      if (c.heldRefusal) this.refusal(c, '', out, true);
+      if (c.heldText.holding) this.content(c, '', out, true);
+      if (c.heldReasoning.holding) this.reasoningFrom(c, this.reasoningField ?? 'reasoning', '', out, true);
+      if (c.heldRefusal.holding) this.refusal(c, '', out, true);
       const { text, reasoning } = c.think.flush();
       if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
       if (text) {

@@ -69,7 +69,7 @@ function callKey(call: ToolCall): string {
 }
 
 /** Every call with an id: servers that send none (or "") get `call_<round>_<n>`, which their results then carry. */
-export function withIds(calls: readonly ToolCall[], round: number): ToolCall[] {
+function withIds(calls: readonly ToolCall[], round: number): ToolCall[] {
   const seen = new Set<string>();
   return calls.map((c, i) => {
     let id = c.id;

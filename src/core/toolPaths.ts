@@ -72,7 +72,7 @@ function containingFolder(absolute: string[], folders: readonly ToolFolder[]): {
 }
 
 /** Where the workspace folders are, in words for the model. */
-export function describeFolders(folders: readonly ToolFolder[]): string {
+function describeFolders(folders: readonly ToolFolder[]): string {
   if (folders.length === 1) return `the workspace folder "${folders[0].name}"`;
   return `the workspace folders (${folders.map((f) => `"${f.name}"`).join(', ')}; start a relative path with a folder's name to pick one)`;
 }

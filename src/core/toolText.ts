@@ -1,4 +1,5 @@
 // The workspace tools' pure parts: argument checks, binary detection, budgets and the text the model receives.
+import { escapeRegExp } from './redact';
 import { ToolError } from './toolPaths';
 
 /** A tool's arguments as the model sent them, parsed from JSON. */
@@ -52,7 +53,7 @@ export function decodeText(bytes: Uint8Array): string {
 }
 
 /** Splits text into lines (\n or \r\n); a final newline does not make an extra empty line. */
-export function splitLines(text: string): string[] {
+function splitLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.split(/\r?\n/);
   if (lines[lines.length - 1] === '') lines.pop();
@@ -106,7 +107,7 @@ export function cappedList(lines: readonly string[], budget: number, more: strin
 
 /** The search_text query as a RegExp: a literal (escaped) or the model's regex. A bad regex is a ToolError. */
 export function compileQuery(query: string, isRegex: boolean, caseSensitive: boolean): RegExp {
-  const source = isRegex ? query : query.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const source = isRegex ? query : escapeRegExp(query);
   try {
     return new RegExp(source, caseSensitive ? '' : 'i');
   } catch (e) {

@@ -26,9 +26,13 @@ export interface ClientOptions {
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
 }
 
-/** The request's own secrets, for redacting what it quotes of the server: its key, when it has one. */
+/**
+ * The request's own secrets, for redacting what it quotes of the server: its key, when it has one, and every custom
+ * header value of 8 characters or more. A header may carry a token (a gateway's key) written in plain text in the
+ * settings, and nothing tells a token from any other value; short values (`1`, `true`, a version) are left alone,
+ * since redacting them would blank out ordinary words in the server's message.
+ */
 export function secretsOf(opts: Pick<ClientOptions, 'apiKey' | 'headers'>): string[] {
-  // Custom header values may be tokens too (a gateway's): the longer ones are treated as secrets.
   const fromHeaders = Object.values(opts.headers ?? {}).filter((v) => v.length >= 8);
   return opts.apiKey ? [opts.apiKey, ...fromHeaders] : fromHeaders;
 }
@@ -42,7 +46,7 @@ export const MAX_ERROR_BODY = 64 * 1024;
 const MAX_REDIRECTS = 5;
 
 /** Why a request's controller was aborted: the caller, a timeout (headers, idle, or listModels' whole-request one), or its own end. */
-export type AbortWhy = 'cancelled' | 'headers' | 'idle' | 'timeout' | 'done';
+type AbortWhy = 'cancelled' | 'headers' | 'idle' | 'timeout' | 'done';
 
 /**
  * The one AbortController of a request. The caller's signal, the timeouts, an early exit from the caller's loop
@@ -56,8 +60,9 @@ export class RequestAbort {
   private readonly onCaller = () => this.abort('cancelled');
 
   constructor(private readonly caller?: AbortSignal) {
-    if (caller?.aborted) this.reason = 'cancelled';
-    caller?.addEventListener('abort', this.onCaller, { once: true });
+    // A caller that stopped already gets no abort event: abort now, so that fetch never starts a request.
+    if (caller?.aborted) this.abort('cancelled');
+    else caller?.addEventListener('abort', this.onCaller, { once: true });
   }
 
   /** The first reason the request was aborted for, if it was. */

@@ -20,7 +20,7 @@ export interface UsageRecord {
 }
 
 /** How the report names each source. */
-export const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
+const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
   chat: "Parley's chat panel",
   explain: 'Explain Selection',
   generate: 'Generate Code',
@@ -91,9 +91,14 @@ export function dayOf(at: number): string {
   return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
-/** A new ledger with the record added. Keys are built by us, never taken from the wire alone. */
+/** The ledger key a record counts under, `day|host|model`. Keys are built by us, never taken from the wire alone. */
+export function ledgerKey(r: UsageRecord): string {
+  return `${dayOf(r.at)}|${r.host}|${r.model}`;
+}
+
+/** A new ledger with the record added. */
 export function addToLedger(ledger: Ledger, r: UsageRecord): Ledger {
-  const key = `${dayOf(r.at)}|${r.host}|${r.model}`;
+  const key = ledgerKey(r);
   const next: Ledger = { ...ledger };
   next[key] = addTo(Object.prototype.hasOwnProperty.call(ledger, key) ? ledger[key] : emptyTotals(), r);
   return next;

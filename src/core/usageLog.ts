@@ -7,7 +7,7 @@
 // its time instead of deleting other windows' files (a window may be appending to one right then): records at or
 // before the marker no longer count. The ledger kept in global state by earlier versions is moved once into a file
 // of its own (see `LegacyLedger`).
-import { addTo, addToLedger, emptyTotals, type Ledger, type Totals, type UsageRecord } from './usageLedger';
+import { addTo, emptyTotals, ledgerKey, type Ledger, type Totals, type UsageRecord } from './usageLedger';
 
 /** A window's log file name: its id, hex or uuid characters only, then `.jsonl`. */
 export const LOG_FILE = /^[\w-]+\.jsonl$/;
@@ -49,7 +49,7 @@ export function parseUsageLog(text: string): UsageRecord[] {
 const count = (n: unknown) => typeof n === 'number' && Number.isFinite(n) && n >= 0;
 
 /** A record as `recordFrom` makes it; anything else in a log (hand edits, damage) is ignored. */
-export function isUsageRecord(r: unknown): r is UsageRecord {
+function isUsageRecord(r: unknown): r is UsageRecord {
   if (!r || typeof r !== 'object') return false;
   const o = r as Record<string, unknown>;
   return typeof o.at === 'number' && Number.isFinite(o.at) && typeof o.model === 'string' && typeof o.host === 'string' &&
@@ -122,12 +122,7 @@ export function sourceTotalsOf(logs: Iterable<readonly UsageRecord[]>, reset: Re
 
 // addToLedger copies the ledger for each record; merging thousands of records would copy it thousands of times.
 function addToLedgerInPlace(ledger: Ledger, r: UsageRecord): Ledger {
-  const one = addToLedger({}, r);
-  for (const [k, t] of Object.entries(one)) {
-    const prev = Object.prototype.hasOwnProperty.call(ledger, k) ? ledger[k] : undefined;
-    ledger[k] = prev
-      ? { requests: prev.requests + t.requests, prompt: prev.prompt + t.prompt, completion: prev.completion + t.completion, total: prev.total + t.total, estimatedTokens: prev.estimatedTokens + t.estimatedTokens }
-      : t;
-  }
+  const key = ledgerKey(r);
+  ledger[key] = addTo(Object.prototype.hasOwnProperty.call(ledger, key) ? ledger[key] : emptyTotals(), r);
   return ledger;
 }

@@ -1,7 +1,7 @@
 // The core client's edges against a real local HTTP server: split <think> tags, odd tool-call numbering, bodies
 // that lie about their type, hanging error bodies, early exits, late iterators, redirects, logs and the fallback.
 import * as assert from 'node:assert/strict';
-import { listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { listModels, llamaCppContext, streamChat, type ClientOptions } from '../../src/core/client';
 import { chatWithFallback } from '../../src/core/fallback';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse, ParleyError, wireError } from '../../src/core/errors';
@@ -257,6 +257,14 @@ describe('nothing hangs, nothing is lost', function () {
     await withServer((_req, res) => void res.end(), async (s) => {
       const r = await streamChat(clientOptions(s, { signal: AbortSignal.abort() }), CHAT_BODY).result;
       assert.equal(r.ended, 'cancelled');
+      assert.equal(s.requests.length, 0);
+    });
+  });
+
+  it('an already aborted signal sends no GET either: not /models, not llama.cpp\'s /props', async () => {
+    await withServer((_req, res) => void res.end('{"data":[]}'), async (s) => {
+      await assert.rejects(listModels(clientOptions(s, { signal: AbortSignal.abort() })), (e: unknown) => e instanceof ParleyError && e.kind === 'cancelled');
+      assert.equal(await llamaCppContext(clientOptions(s, { signal: AbortSignal.abort() })), undefined);
       assert.equal(s.requests.length, 0);
     });
   });

@@ -1,9 +1,8 @@
 // The context meter's arithmetic, compaction's choice of turns, the summary request's size, and sending from a summary.
 import * as assert from 'node:assert/strict';
-import { contextMeter, correction, fits, overThreshold, resolveWindow } from '../../src/core/contextWindow';
+import { contextMeter, correction, DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS, fits, overThreshold, resolveWindow } from '../../src/core/contextWindow';
 import { planCompaction, summaryRequest, summaryTurn, SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import { sentTurns, toMarkdown, toMessages, type Turn } from '../../src/core/conversation';
-import { DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS } from '../../src/core/modelInfo';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
 import type { ChatMessage } from '../../src/core/types';
 import type { ContextMeterView } from '../../src/shared/protocol';

@@ -92,10 +92,17 @@ describe('per-model request fields (extraBody, neverSend)', () => {
     assert.deepEqual(body, { model: 'm', messages: [], stream: true, top_k: 40, options: { num_ctx: 8192 } });
   });
 
-  it('buildRequestBody applies them after the learnt adaptations', () => {
+  it('buildRequestBody applies them to the body it builds', () => {
     const body = buildRequestBody({ model: 'm', stream: true, temperature: 0.3, extraBody: { top_k: 5 }, neverSend: ['stream_options'] }, [{ role: 'user', content: 'hi' }]);
     assert.equal(body.top_k, 5);
     assert.equal(body.temperature, 0.3);
     assert.equal('stream_options' in body, false);
+  });
+
+  it('a parameter the server refused stays dropped, even when extraBody sets it', () => {
+    const settings = { model: 'm', stream: false, temperature: 0.3, extraBody: { temperature: 1.5, top_k: 5 } };
+    const body = buildRequestBody(settings, [{ role: 'user', content: 'hi' }], { drop: ['temperature'] });
+    assert.equal('temperature' in body, false);
+    assert.equal(body.top_k, 5);
   });
 });
