@@ -161,8 +161,6 @@ export interface HeaderView {
   profile: string;
   /** Every profile the header can switch to, in settings order (the implicit one from parley.baseUrl first). */
   profiles: ProfileChoice[];
-  /** How full the model's window will be with the next request; undefined before the endpoint is ready. */
-  meter?: ContextMeterView;
 }
 
 /** One endpoint profile, as the header's switcher lists it. */
@@ -212,7 +210,10 @@ export type HostMessage =
   | { type: 'turnSteps'; turnId: string; steps: ToolStepView[] }
   | { type: 'generating'; value: boolean }
   | { type: 'header'; header: HeaderView }
-  /** The context meter alone, after the chips, the history or the model changed. */
+  /**
+   * How full the model's window will be with the next request (undefined: the endpoint is not ready). Only this
+   * message sets the meter: a header, which the model list can redraw at any time, leaves it as it is.
+   */
   | { type: 'meter'; meter?: ContextMeterView }
   | { type: 'setup'; setup?: SetupView }
   | { type: 'history'; items: HistoryItem[] }

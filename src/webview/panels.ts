@@ -35,11 +35,10 @@ export class Header {
       header.demo ? h('span', { class: 'badge demo', title: 'Pointed at the local demo endpoint started by npm start' }, 'Demo endpoint') : null,
       // With a profile switcher, the endpoint's host is the switcher's tooltip.
       profiles ? null : h('span', { class: 'endpoint', title: `Endpoint: ${header.endpoint}` }, header.endpoint)]);
-    this.meter.update(header.meter);
     if (focusKey) this.main.querySelector<HTMLElement>(`[data-key="${focusKey}"]`)?.focus();
   }
 
-  /** The context meter alone (a `meter` message). */
+  /** The context meter (a `meter` message: the header's render leaves it alone). */
   setMeter(meter: ContextMeterView | undefined): void {
     this.meter.update(meter);
   }

@@ -1264,7 +1264,8 @@ describe('chat webview (Chromium)', function () {
     });
 
     it('the meter shows the prompt against the window: text, ARIA values, tooltip and colour', async () => {
-      await host(snapshot([], { header: { ...header, meter: METER } }));
+      await host(snapshot([]));
+      await host({ type: 'meter', meter: METER });
       await page.getByRole('meter', { name: 'Context window' }).waitFor(WAIT);
       const normal = await meter();
       assert.deepEqual({ ...normal, title: undefined }, {
@@ -1326,7 +1327,8 @@ describe('chat webview (Chromium)', function () {
     });
 
     it('Compact shows from half the window when there is something to compact, and posts the action', async () => {
-      await host(snapshot([user('u1', 'q'), reply('a1', 'a')], { header: { ...header, meter: { ...METER, used: 4000, compactable: 2 } } }));
+      await host(snapshot([user('u1', 'q'), reply('a1', 'a')]));
+      await host({ type: 'meter', meter: { ...METER, used: 4000, compactable: 2 } });
       await page.getByRole('meter').waitFor(WAIT);
       assert.equal((await meter()).compact, false, '49 %: no button');
       await host({ type: 'meter', meter: { ...METER, used: 4096, compactable: 0 } });
@@ -1351,8 +1353,20 @@ describe('chat webview (Chromium)', function () {
       await compact.waitFor(WAIT);
     });
 
+    it('a header redrawn later (the model list arriving) leaves the meter as it was', async () => {
+      await host(snapshot([], { header: { ...header, profiles: PROFILES } }));
+      await host({ type: 'meter', meter: METER });
+      await page.getByRole('meter').waitFor(WAIT);
+      await host({ type: 'header', header: { ...header, profiles: PROFILES, models: ['gpt-4o-mini', 'gpt-4o'] } });
+      await page.waitForFunction(() => document.querySelectorAll('header option').length >= 4, undefined, WAIT);
+      const after = await meter();
+      assert.equal(after.visible, true);
+      assert.equal(after.text, '3.2k / 8.2k');
+    });
+
     it('a meter message changes only the meter', async () => {
-      await host(snapshot([user('u1', 'q'), reply('a1', 'answer')], { header: { ...header, profiles: PROFILES, meter: METER } }));
+      await host(snapshot([user('u1', 'q'), reply('a1', 'answer')], { header: { ...header, profiles: PROFILES } }));
+      await host({ type: 'meter', meter: METER });
       await page.getByRole('meter').waitFor(WAIT);
       await page.evaluate(() => {
         window.__codes = Array.from(document.querySelectorAll('header .header-main > *, header .header-buttons > *, header .meter-gauge, article'));
@@ -1375,7 +1389,8 @@ describe('chat webview (Chromium)', function () {
 
     it('in a narrow panel, the switcher, the model and the meter fit the header', async () => {
       await page.setViewportSize({ width: 300, height: 700 });
-      await host(snapshot([], { header: { ...header, model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', models: ['meta-llama/Llama-3.3-70B-Instruct-Turbo-Free'], profiles: PROFILES, profile: 'Local Ollama', meter: { ...METER, used: 5000, compactable: 3 } } }));
+      await host(snapshot([], { header: { ...header, model: 'meta-llama/Llama-3.3-70B-Instruct-Turbo-Free', models: ['meta-llama/Llama-3.3-70B-Instruct-Turbo-Free'], profiles: PROFILES, profile: 'Local Ollama' } }));
+      await host({ type: 'meter', meter: { ...METER, used: 5000, compactable: 3 } });
       await page.getByRole('button', { name: 'Compact', exact: true }).waitFor(WAIT);
       const fit = await page.evaluate(() => {
         const box = (sel: string) => document.querySelector(`header ${sel}`)!.getBoundingClientRect();
