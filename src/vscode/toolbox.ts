@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { SettingsSnapshot } from './config';
 import type { ExternalTools } from './externalTools';
 import type { ToolSettings, TurnTool } from './toolTurn';
-import { builtinTools } from './tools/builtinTools';
+import type * as BuiltinToolsModule from './tools/builtinTools';
 
 /** What ChatController asks before each turn: the tools to offer (none when off), and their settings. */
 export type Toolbox = () => { tools: TurnTool[]; settings: ToolSettings };
@@ -15,8 +15,9 @@ export function workspaceToolbox(settings: SettingsSnapshot, external: ExternalT
     const s = settings.current.tools;
     if (!s.enabled || !vscode.workspace.isTrusted) return { tools: [], settings: s };
     const folders = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+    // dist/builtinTools.js (LAZY in esbuild.mjs): loaded by the first turn that offers tools, not at activation.
     const tools: TurnTool[] = folders
-      ? builtinTools(s).map((t) => ({ definition: t.definition, readOnly: t.kind === 'read', summary: (a) => t.summary(a), run: (a, signal) => t.run(a, signal) }))
+      ? (require('./builtinTools.js') as typeof BuiltinToolsModule).builtinTools(s).map((t) => ({ definition: t.definition, readOnly: t.kind === 'read', summary: (a) => t.summary(a), run: (a, signal) => t.run(a, signal) }))
       : [];
     tools.push(...external.turnTools(new Set(tools.map((t) => t.definition.function.name))));
     return { tools, settings: s };
