@@ -239,6 +239,8 @@ export type WebviewMessage =
   | { type: 'copy'; text: string }
   | { type: 'insertCode'; code: string }
   | { type: 'openCode'; code: string; language: string }
+  /** A code block's Apply button: its code, its fence's info string and the line before it, as plain data. */
+  | { type: 'applyCode'; code: string; info: string; before: string }
   | { type: 'openLink'; url: string }
   | { type: 'newChat' }
   | { type: 'requestHistory' }
@@ -272,6 +274,8 @@ export const LIMITS = {
   /** Longest text for copy / insert / open. */
   codeChars: 2 * 1024 * 1024,
   urlChars: 4096,
+  /** A code block's info string, and the line before it (Apply reads a path from them). */
+  infoChars: 1024,
   idChars: 128,
   modelChars: 256,
 } as const;
@@ -323,6 +327,15 @@ export function parseWebviewMessage(raw: unknown): Parsed {
       const language = str(m.language, 64, 'language');
       if (typeof language !== 'string') return language;
       return ok({ type, code, language: /^[\w.+#-]*$/.test(language) ? language : '' });
+    }
+    case 'applyCode': {
+      const code = str(m.code, LIMITS.codeChars, 'code');
+      if (typeof code !== 'string') return code;
+      const info = str(m.info, LIMITS.infoChars, 'info');
+      if (typeof info !== 'string') return info;
+      const before = str(m.before, LIMITS.infoChars, 'before');
+      if (typeof before !== 'string') return before;
+      return ok({ type, code, info, before });
     }
     case 'openLink': {
       const url = str(m.url, LIMITS.urlChars, 'url');

@@ -8,10 +8,20 @@ import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
 import type * as TestConnection from './testConnection';
+import type * as Apply from './apply/apply';
 
 /** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
 export function testConnectionModule(): typeof TestConnection {
   return require('./testConnection.js') as typeof TestConnection;
+}
+
+/** Whether applyModule() was called (nothing to close otherwise, and no reason to load it). */
+let applyLoaded = false;
+
+/** Apply and its reviews, loaded on first use: dist/apply.js (see LAZY in esbuild.mjs). */
+export function applyModule(): typeof Apply {
+  applyLoaded = true;
+  return require('./apply.js') as typeof Apply;
 }
 
 /** Registers every command; the caller disposes them. */
@@ -40,6 +50,13 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.setHeaderSecret': (name, value) => setHeaderSecret(s, name, value),
     'parley.testAllEndpoints': () => testConnectionModule().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),
+    // The editor title passes the diff's URI: the review to decide.
+    'parley.acceptProposal': (uri) => applyModule().acceptProposal(uri),
+    'parley.rejectProposal': (uri) => applyModule().rejectProposal(uri),
   };
-  return Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn));
+  return [
+    ...Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
+    // Open reviews close with the window's commands (each counts as closed without Accept).
+    { dispose: () => { if (applyLoaded) applyModule().disposeReviews(); } },
+  ];
 }

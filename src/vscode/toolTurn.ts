@@ -15,6 +15,11 @@ export interface TurnTool {
   definition: ToolDefinition;
   /** Built-in read-only tools run without asking, unless the reader set them to ask; any other tool asks. */
   readOnly: boolean;
+  /**
+   * The tool asks the reader itself, in a review that only the reader's Accept or Reject ends (propose_edit): the
+   * panel does not ask first as well.
+   */
+  reviewed?: boolean;
   /** The main argument, for the card (a path, a query). */
   summary(args: Record<string, unknown>): string;
   /** The result text for the model. Throws for a failure whose message the model should read. */
@@ -159,7 +164,7 @@ class ToolTurn implements ToolLoopHost {
   private async approve(tool: TurnTool, view: ToolCallView): Promise<true | ToolOutcome> {
     const { session, signal, askBeforeReading } = this.d;
     const name = tool.definition.function.name;
-    if ((tool.readOnly && !askBeforeReading) || session.isAlwaysAllowed(name)) return true;
+    if ((tool.readOnly && !askBeforeReading) || tool.reviewed || session.isAlwaysAllowed(name)) return true;
     view.status = 'waiting';
     this.post();
     const answer = await session.ask(view.id, signal);

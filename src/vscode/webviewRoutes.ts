@@ -7,7 +7,7 @@ import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import { applyPreset, selectModel, setModel, switchEndpoint } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
-import { testConnectionModule } from './commands';
+import { applyModule, testConnectionModule } from './commands';
 import type { Services } from './services';
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
@@ -30,6 +30,9 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
       return insertCode(s.editors, m.code);
     case 'openCode':
       return openCode(m.code, m.language);
+    case 'applyCode':
+      // The path is never trusted: Apply resolves and checks it, and writes nothing without the reader's Accept.
+      return applyModule().applyCodeBlock(s, { code: m.code, info: m.info, before: m.before });
     case 'openLink':
       return openLink(m.url, s.log);
     case 'newChat':

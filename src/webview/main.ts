@@ -119,6 +119,11 @@ transcript.log.addEventListener('click', (e) => {
     post({ type: 'copy', text: code });
     button.textContent = 'Copied';
     setTimeout(() => { button.textContent = 'Copy'; }, 1200);
+  } else if (act === 'apply') {
+    // The info string and the line before the block (the last line of the element before it) may name the file; the
+    // host reads them as plain data and checks whatever path they name.
+    const before = (block?.previousElementSibling?.textContent ?? '').trimEnd().split('\n').pop() ?? '';
+    post({ type: 'applyCode', code, info: block?.dataset.info ?? '', before: before.slice(-1024) });
   } else if (act === 'insert') {
     post({ type: 'insertCode', code });
   } else if (act === 'open') {

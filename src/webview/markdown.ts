@@ -23,6 +23,7 @@ function codeToolbar(lang: string): HTMLElement {
     toolbar = h('div', { class: 'code-toolbar' },
       h('span', { class: 'code-lang' }),
       h('button', { type: 'button', class: 'code-btn', 'data-act': 'copy', 'aria-label': 'Copy code' }, 'Copy'),
+      h('button', { type: 'button', class: 'code-btn', 'data-act': 'apply', 'aria-label': 'Apply to a file (review first)' }, 'Apply'),
       h('button', { type: 'button', class: 'code-btn', 'data-act': 'insert', 'aria-label': 'Insert at Cursor' }, 'Insert'),
       h('button', { type: 'button', class: 'code-btn', 'data-act': 'open', 'aria-label': 'Open in New Editor' }, 'Open'));
   }
@@ -31,9 +32,12 @@ function codeToolbar(lang: string): HTMLElement {
   return bar;
 }
 
-/** A code block: the toolbar, then the code (highlighted when its language is known) in <pre><code>. */
-function codeBlock(code: string, lang: string): HTMLElement {
-  const block = h('div', { class: 'code-block', 'data-lang': lang }, codeToolbar(lang));
+/**
+ * A code block: the toolbar, then the code (highlighted when its language is known) in <pre><code>. The fence's info
+ * string is kept as an attribute (plain data, for Apply, which reads a path from it).
+ */
+function codeBlock(code: string, lang: string, info = ''): HTMLElement {
+  const block = h('div', { class: 'code-block', 'data-lang': lang, 'data-info': info.slice(0, 1024) || undefined }, codeToolbar(lang));
   block.append(h('pre', null, h('code', { class: 'hljs' }, codeNodes(code, lang))));
   return block;
 }
@@ -167,9 +171,11 @@ function renderTokens(tokens: Token[], root: Node, env: object): void {
         case 'code_inline':
           add(h('code', null, textNodes(t.content)));
           break;
-        case 'fence':
-          add(codeBlock(t.content, fenceLanguage(t.info ? md.utils.unescapeAll(t.info) : '')));
+        case 'fence': {
+          const info = t.info ? md.utils.unescapeAll(t.info) : '';
+          add(codeBlock(t.content, fenceLanguage(info), info.trim()));
           break;
+        }
         case 'code_block':
           add(codeBlock(t.content, ''));
           break;

@@ -192,6 +192,7 @@ describe('webview message validation', () => {
     const r = parseWebviewMessage({ type: 'send', text: 'hi', images: [{ name: 'p.png', dataUrl: PNG }], extra: 'x' });
     assert.deepEqual(r, { ok: true, message: { type: 'send', text: 'hi', images: [{ name: 'p.png', dataUrl: PNG }] } });
     assert.deepEqual(parseWebviewMessage({ type: 'stop', junk: 1 }), { ok: true, message: { type: 'stop' } });
+    assert.deepEqual(parseWebviewMessage({ type: 'applyCode', code: 'x\n', info: 'ts path=a.ts', before: 'In a.ts:', path: '/etc/passwd' }), { ok: true, message: { type: 'applyCode', code: 'x\n', info: 'ts path=a.ts', before: 'In a.ts:' } });
   });
 
   it('refuses what is not in the protocol, with a reason', () => {
@@ -203,6 +204,8 @@ describe('webview message validation', () => {
       { type: 'openLink', url: 5 },
       { type: 'action', action: 'runShell' },
       { type: 'setModel', model: 'm'.repeat(1000) },
+      { type: 'applyCode', code: 'x', info: 'i'.repeat(LIMITS.infoChars + 1), before: '' },
+      { type: 'applyCode', code: 'x', info: '' },
       // Stopping is 'stop'; Retry and Continue come only as actions.
       { type: 'cancel' }, { type: 'retry' }, { type: 'continue' },
     ];

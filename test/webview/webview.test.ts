@@ -905,6 +905,18 @@ describe('chat webview (Chromium)', function () {
     await waitPosted('insertCode');
   });
 
+  it('Apply posts applyCode with the code, the info string and the line before the block, as plain data', async () => {
+    const md = 'Change `src/greet.ts` like this:\n\n```ts path=src/greet.ts\nexport const a = 1;\n```\n\nAnd a bare one:\n\n```\nx\n```\n';
+    await host(snapshot([user('u1', 'apply'), reply('a1', md)]));
+    const apply = page.getByRole('button', { name: 'Apply to a file (review first)' });
+    await apply.first().click();
+    assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'export const a = 1;\n', info: 'ts path=src/greet.ts', before: 'Change src/greet.ts like this:' });
+    await clearPosted();
+    await apply.nth(1).focus();
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'x\n', info: '', before: 'And a bare one:' });
+  });
+
   it('links post openLink and never navigate', async () => {
     await host(snapshot([user('u1', 'link'), reply('a1', 'Go to [example](https://example.com/x?q=1) or https://linkified.example/path now.')]));
     const before = page.url();

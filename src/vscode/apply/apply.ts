@@ -1,0 +1,233 @@
+// Apply a code block, and the model's propose_edit tool: both open the same review (reviews.ts) and write nothing
+// without the user's Accept. Loaded on first use as dist/apply.js (LAZY in esbuild.mjs), with jsdiff.
+import * as vscode from 'vscode';
+import { planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
+import { ToolError } from '../../core/toolPaths';
+import { requiredString } from '../../core/toolText';
+import type { ToolDefinition } from '../../core/types';
+import { insertCode } from '../editors';
+import type { Services } from '../services';
+import { PATH_HELP } from '../tools/fileTools';
+import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget } from '../tools/toolWorkspace';
+import { Reviews, type ReviewDecision } from './reviews';
+
+export { PROPOSAL_SCHEME } from './reviews';
+
+let reviews: Reviews | undefined;
+
+/** The window's reviews, made on first use (they register the proposal scheme). */
+function theReviews(): Reviews {
+  reviews ??= new Reviews();
+  return reviews;
+}
+
+/** parley.acceptProposal: applies the active (or only) review's proposal to the document, unsaved. */
+export function acceptProposal(arg?: unknown): Promise<void> {
+  return theReviews().accept(arg);
+}
+
+/** parley.rejectProposal: closes the review; nothing changes. */
+export function rejectProposal(arg?: unknown): Promise<void> {
+  return theReviews().reject(arg);
+}
+
+/** Closes every review (each counts as closed without Accept). */
+export function disposeReviews(): void {
+  reviews?.dispose();
+  reviews = undefined;
+}
+
+/** A file to apply to: checked against the workspace rules, with its current text (an open editor's, saved or not). */
+interface Current {
+  target: ToolTarget;
+  text: string | undefined;
+  version?: number;
+}
+
+/** Resolves and checks a path (inside the folders, not excluded, no symlink escape) and reads what it holds now. */
+async function current(path: string, settings: BuiltinToolSettings): Promise<Current> {
+  const ws = new ToolWorkspace(settings);
+  const target = ws.target(path);
+  await ws.checkLinks(target);
+  let stat: vscode.FileStat | undefined;
+  try {
+    stat = await vscode.workspace.fs.stat(target.uri);
+  } catch {
+    stat = undefined;
+  }
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri.toString());
+  if (!stat && !open) return { target, text: undefined };
+  if (stat && stat.type & vscode.FileType.Directory) throw new ToolError(`"${target.shown}" is a folder, not a file.`);
+  const doc = open ?? (await vscode.workspace.openTextDocument(target.uri));
+  return { target, text: doc.getText(), version: doc.version };
+}
+
+/** Computes the proposal and opens its review; resolves to the review's decision, or the reason there is none. */
+async function review(file: Current, code: string, placement: Placement): Promise<{ decision: Promise<ReviewDecision>; uri: vscode.Uri } | string> {
+  const proposal: Proposal = propose(file.text, code, placement, file.target.shown);
+  if (!proposal.ok) return proposal.error;
+  if (proposal.text === file.text) return `The change makes no difference to ${file.target.shown}: it already reads that way.`;
+  return theReviews().show({
+    target: file.target.uri,
+    shown: file.target.shown,
+    base: file.text,
+    version: file.version,
+    proposed: proposal.text,
+    recompute: (text) => propose(text, code, placement, file.target.shown),
+  });
+}
+
+/** The selection the conversation last attached (Add Selection to Chat, Explain Selection), if any. */
+function lastSelection(s: Services): ApplySelection | undefined {
+  const turns = s.chat.current.turns;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const items = turns[i].contextItems;
+    if (items?.length) {
+      const c = items[items.length - 1];
+      return { path: c.path, startLine: c.startLine, endLine: c.endLine, code: c.code, truncated: c.truncated };
+    }
+  }
+  return undefined;
+}
+
+/** The active (or last) editor's file, when it is in a workspace folder. */
+function activePath(s: Services): string | undefined {
+  const doc = s.editors.current?.document;
+  return doc && !doc.isUntitled && vscode.workspace.getWorkspaceFolder(doc.uri) ? doc.uri.path : undefined;
+}
+
+/** Asks which workspace file the block goes to. */
+async function askForFile(settings: BuiltinToolSettings): Promise<string | undefined> {
+  const ws = new ToolWorkspace(settings);
+  const files = await vscode.workspace.findFiles('**/*', undefined, 5000);
+  const items = files.map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
+  return vscode.window.showQuickPick(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
+}
+
+/**
+ * The Apply button of a code block: finds the target (the path the block names, the conversation's selection, the
+ * active editor, else asks) and opens the review of the proposed change. Refusals and blocks that do not apply are
+ * said in a message; a block that cannot be placed offers Insert at Cursor.
+ */
+export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise<void> {
+  const plan = planApply(block, lastSelection(s), activePath(s));
+  if (plan.error) {
+    void vscode.window.showErrorMessage(`Parley could not read the code block: ${plan.error}`);
+    return;
+  }
+  if (!plan.placement) {
+    const insert = 'Insert at Cursor';
+    const pick = await vscode.window.showWarningMessage('Parley cannot tell where this code goes: the block names no file, is not a diff or search/replace block, and the conversation has no selection it could replace.', insert);
+    if (pick === insert) await insertCode(s.editors, block.code);
+    return;
+  }
+  const settings = s.settings.current.tools;
+  const path = plan.target?.path ?? (await askForFile(settings));
+  if (!path) return;
+  let file: Current;
+  try {
+    file = await current(path, settings);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
+    return;
+  }
+  const opened = await review(file, block.code, plan.placement);
+  if (typeof opened === 'string') void vscode.window.showErrorMessage(`Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+}
+
+/** The most hunks one propose_edit call may carry. */
+const MAX_EDITS = 50;
+
+/** A tool that is not read-only and approves itself: its review in the editor is the question to the user. */
+export interface ReviewedTool {
+  definition: ToolDefinition;
+  summary(args: Record<string, unknown>): string;
+  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
+}
+
+/**
+ * The propose_edit tool: search/replace hunks for one file (an empty search text creates a new file), shown to the
+ * user as a review. It waits for Accept or Reject; its result says which, and comes only from that action.
+ */
+export function proposeEditTool(settings: BuiltinToolSettings): ReviewedTool {
+  const definition: ToolDefinition = {
+    type: 'function',
+    function: {
+      name: 'propose_edit',
+      description: 'Proposes a change to one file in the workspace. The user reviews it in a diff and accepts or rejects it; the result says which. Each edit replaces a search text, which must occur exactly once in the current file, with its replacement; include enough lines to make it unique. To create a new file, give one edit with an empty search text and the whole content as the replacement.',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: `The file to change or create. ${PATH_HELP}` },
+          edits: {
+            type: 'array',
+            minItems: 1,
+            maxItems: MAX_EDITS,
+            description: 'Applied in order.',
+            items: {
+              type: 'object',
+              properties: {
+                search: { type: 'string', description: 'Exact text of the current file (whole lines), found exactly once. Empty only to create a new file.' },
+                replace: { type: 'string', description: 'The text that takes its place.' },
+              },
+              required: ['search', 'replace'],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ['path', 'edits'],
+        additionalProperties: false,
+      },
+    },
+  };
+  return {
+    definition,
+    summary: (args) => (typeof args.path === 'string' ? args.path : ''),
+    async run(args, signal) {
+      const path = requiredString('propose_edit', args, 'path', 'the file to change, relative to the workspace');
+      const edits = args.edits;
+      if (!Array.isArray(edits) || edits.length === 0) throw new ToolError('propose_edit needs "edits": an array of { "search": …, "replace": … } objects.');
+      if (edits.length > MAX_EDITS) throw new ToolError(`propose_edit takes at most ${MAX_EDITS} edits at a time.`);
+      const hunks = edits.map((e, i) => {
+        const h = e as { search?: unknown; replace?: unknown } | null;
+        if (typeof h !== 'object' || h === null || typeof h.search !== 'string' || typeof h.replace !== 'string') {
+          throw new ToolError(`Edit ${i + 1} must be an object with string fields "search" and "replace".`);
+        }
+        return { search: h.search, replace: h.replace };
+      });
+      const file = await current(path, settings);
+      signal.throwIfAborted();
+      const opened = await review(file, '', { kind: 'searchReplace', hunks });
+      if (typeof opened === 'string') throw new ToolError(`${opened}\nNothing was shown to the user.`);
+      const decision = await untilStopped(opened.decision, signal);
+      if (decision === 'stopped') {
+        await theReviews().cancel(opened.uri);
+        throw signal.reason instanceof Error ? signal.reason : new Error('stopped');
+      }
+      const shown = file.target.shown;
+      switch (decision) {
+        case 'accepted':
+          return file.text === undefined
+            ? `The user accepted: ${shown} is created in the editor, with the proposed content, not yet saved.`
+            : `The user accepted the edit: ${shown} has it in the editor, not yet saved.`;
+        case 'rejected':
+          return `The user rejected the edit; ${shown} is unchanged. Do not propose it again unless the user asks.`;
+        case 'closed':
+          return `The user closed the review without accepting; ${shown} is unchanged.`;
+      }
+    },
+  };
+}
+
+/** The decision, or 'stopped' as soon as the turn is stopped. */
+function untilStopped(decision: Promise<ReviewDecision>, signal: AbortSignal): Promise<ReviewDecision> {
+  if (signal.aborted) return Promise.resolve('stopped');
+  return new Promise((resolve) => {
+    const onAbort = () => resolve('stopped');
+    signal.addEventListener('abort', onAbort, { once: true });
+    void decision.then((d) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(d);
+    });
+  });
+}
