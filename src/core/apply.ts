@@ -96,11 +96,11 @@ export function parseSearchReplace(code: string): { hunks: SearchReplaceHunk[]; 
   return path ? { hunks, path } : { hunks };
 }
 
-const EXT_PATH = /^(?:[\w.@~$-]+[/\\])*[\w@~$-][\w.@~$-]*\.[A-Za-z][\w-]{0,11}$/;
-const DIR_PATH = /^(?:[\w.@~$-]+[/\\])+[\w@~$-][\w.@~$-]*$/;
+const EXT_PATH = /^(?:[\w.@~$-]+[/\\])*(?:\.[\w-]+|[\w@~$-][\w.@~$-]*\.[A-Za-z][\w-]{0,11})$/;
+const DIR_PATH = /^(?:[\w.@~$-]+[/\\])+\.?[\w@~$-][\w.@~$-]*$/;
 const BARE_NAMES = /^(?:Dockerfile|Makefile|Containerfile|Justfile|Procfile|Gemfile|Rakefile|Jenkinsfile)$/;
 
-/** `s` when it looks like a file path. Loose: also `name.ext` alone and bare names such as Dockerfile. */
+/** `s` when it looks like a file path. Loose: also `name.ext` or a dotfile alone, and bare names such as Dockerfile. */
 function pathCandidate(s: string, loose: boolean): string | undefined {
   const p = s.trim().replace(/^['"(]+|['"),:;.]+$/g, '').replace(/^\.\//, '');
   if (!p || p.length > 260 || /\s|:\/\/|^[a-z]+:/i.test(p)) return undefined;

@@ -25,6 +25,8 @@ describe('Apply: the target', () => {
     assert.equal(pathFromInfo('rust:src/main.rs'), 'src/main.rs');
     assert.equal(pathFromInfo('typescript src/app.ts'), 'src/app.ts');
     assert.equal(pathFromInfo('src/app.ts'), 'src/app.ts');
+    assert.equal(pathFromInfo('text path=config/.env'), 'config/.env');
+    assert.equal(pathFromInfo('ini .gitignore'), '.gitignore');
     assert.equal(pathFromInfo('ts'), undefined);
     assert.equal(pathFromInfo('c++'), undefined);
     assert.equal(pathFromInfo(''), undefined);

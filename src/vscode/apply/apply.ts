@@ -111,14 +111,13 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
  */
 export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise<void> {
   const plan = planApply(block, lastSelection(s), activePath(s));
-  if (plan.error) {
-    void vscode.window.showErrorMessage(`Parley could not read the code block: ${plan.error}`);
-    return;
-  }
+  if (plan.error) return refuse(s, `Parley could not read the code block: ${plan.error}`);
   if (!plan.placement) {
     const insert = 'Insert at Cursor';
-    const pick = await vscode.window.showWarningMessage('Parley cannot tell where this code goes: the block names no file, is not a diff or search/replace block, and the conversation has no selection it could replace.', insert);
-    if (pick === insert) await insertCode(s.editors, block.code);
+    const text = 'Parley cannot tell where this code goes: the block names no file, is not a diff or search/replace block, and the conversation has no selection it could replace.';
+    s.log.info(`Apply: ${text}`);
+    // Not awaited: the message stays until dismissed, and nothing else waits for it.
+    void vscode.window.showWarningMessage(text, insert).then((pick) => (pick === insert ? insertCode(s.editors, block.code) : undefined));
     return;
   }
   const settings = s.settings.current.tools;
@@ -128,11 +127,16 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
   try {
     file = await current(path, settings);
   } catch (e) {
-    void vscode.window.showErrorMessage(`Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
-    return;
+    return refuse(s, `Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
   }
   const opened = await review(file, block.code, plan.placement);
-  if (typeof opened === 'string') void vscode.window.showErrorMessage(`Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+  if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+}
+
+/** Says why Apply opened no review, in a notification and in the log. */
+function refuse(s: Services, text: string): void {
+  s.log.info(`Apply: ${text}`);
+  void vscode.window.showErrorMessage(text);
 }
 
 /** The most hunks one propose_edit call may carry. */

@@ -1,0 +1,226 @@
+// Apply and propose_edit in the real VS Code: the review is a diff editor with the file left and the proposal right;
+// Accept edits the document (one undo, unsaved), Reject changes nothing, excluded files are refused, and the model's
+// propose_edit waits for the user's decision, which is all its result says.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { ServerResponse } from 'node:http';
+import * as vscode from 'vscode';
+import type { TestApi } from '../../src/extension';
+import type { ChatMessage } from '../../src/core/types';
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
+import { chats, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
+
+type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+
+const SR = (search: string, replace: string) => `<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n`;
+
+function callReply(id: string, name: string, args: object): Reply {
+  return (_req, res) => writeSse(res, [
+    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: null }] },
+    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+    usageChunk(100, 10),
+  ]);
+}
+
+function textReply(text: string): Reply {
+  return (_req, res) => writeSse(res, [
+    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] },
+    usageChunk(200, 5),
+  ]);
+}
+
+/** The open review tabs (diffs whose right side is a Parley proposal). */
+function reviewTabs(): vscode.TabInputTextDiff[] {
+  return vscode.window.tabGroups.all.flatMap((g) => g.tabs).map((t) => t.input).filter((i): i is vscode.TabInputTextDiff => i instanceof vscode.TabInputTextDiff && i.modified.scheme === 'parley-proposed');
+}
+
+suite('Apply: review, Accept, Reject, propose_edit', function () {
+  this.timeout(40_000);
+  let api: TestApi;
+  let server: TestServer;
+  let replies: Reply[] = [];
+  let n = 0;
+  let root: string;
+  const dir = () => path.join(root, 'apply-area');
+
+  /** What the panel sends for a code block's Apply button, through the view's own validation and routing. */
+  const apply = (code: string, info = '', before = '') => (api.view as unknown as { receive(raw: unknown): Promise<void> }).receive({ type: 'applyCode', code, info, before });
+
+  async function write(name: string, text: string): Promise<vscode.Uri> {
+    await fs.mkdir(dir(), { recursive: true });
+    await fs.writeFile(path.join(dir(), name), text);
+    return vscode.Uri.file(path.join(dir(), name));
+  }
+
+  async function review(): Promise<{ input: vscode.TabInputTextDiff; left: string; right: string }> {
+    const input = await waitFor('a review to open', () => reviewTabs()[0]);
+    const left = (await vscode.workspace.openTextDocument(input.original)).getText();
+    const right = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    return { input, left, right };
+  }
+
+  suiteSetup(async () => {
+    api = await parley();
+    root = vscode.workspace.workspaceFolders![0].uri.fsPath;
+    server = await startTestServer(async (req, res) => {
+      if (req.method === 'GET') return writeJson(res, 200, { data: [{ id: 'test-model' }] });
+      await replies[Math.min(n++, replies.length - 1)](req, res);
+    });
+    await userSettings({ baseUrl: server.url, model: 'test-model', 'tools.askBeforeReading': false });
+    await vscode.commands.executeCommand('parley.openChat');
+    await waitFor('the chat view to be resolved', () => api.recorded.html, 20_000);
+    await (api.view as unknown as { receive(raw: unknown): Promise<void> }).receive({ type: 'ready' });
+  });
+
+  suiteTeardown(async () => {
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await userSettings({ 'tools.askBeforeReading': undefined });
+    await server?.close();
+    await fs.rm(dir(), { recursive: true, force: true });
+  });
+
+  setup(async () => {
+    await api.chat.newChat();
+    n = 0;
+    server.requests.length = 0;
+  });
+
+  teardown(async () => {
+    // Edits a test accepted are reverted, never saved.
+    for (const doc of vscode.workspace.textDocuments) {
+      if (doc.isDirty && doc.uri.scheme === 'file') {
+        await vscode.window.showTextDocument(doc);
+        await vscode.commands.executeCommand('workbench.action.files.revert');
+      }
+    }
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  test('Apply opens a diff of the file and the proposal; Accept edits the document, unsaved, and one undo reverts it', async () => {
+    const original = 'export function greet() {\n  return "hi";\n}\n';
+    const uri = await write('greet.ts', original);
+    await apply(SR('  return "hi";', '  return "hello";'), 'ts', 'In `apply-area/greet.ts`:');
+    const { input, left, right } = await review();
+    assert.equal(input.original.toString(), uri.toString(), 'the real file is on the left');
+    assert.equal(left, original);
+    assert.equal(right, 'export function greet() {\n  return "hello";\n}\n');
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), original, 'nothing is written before Accept');
+
+    await vscode.commands.executeCommand('parley.acceptProposal');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    assert.equal(doc.getText(), right);
+    assert.equal(doc.isDirty, true, 'the document is left unsaved');
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), original, 'Accept does not save');
+    assert.equal(reviewTabs().length, 0, 'the review closed');
+    assert.equal(vscode.window.activeTextEditor?.document.uri.toString(), uri.toString(), 'the document is shown');
+
+    await vscode.commands.executeCommand('undo');
+    assert.equal(doc.getText(), original, 'one undo reverts the whole change');
+  });
+
+  test('Reject leaves a CRLF file without a final newline byte for byte', async () => {
+    const bytes = 'line one\r\nline two\r\nlast';
+    const uri = await write('crlf.txt', bytes);
+    await apply('first\nsecond\n', 'text path=apply-area/crlf.txt');
+    const { right } = await review();
+    assert.equal(right, 'first\r\nsecond', 'the proposal keeps CRLF and the missing final newline');
+    await vscode.commands.executeCommand('parley.rejectProposal');
+    assert.equal(reviewTabs().length, 0);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    assert.equal(doc.getText(), bytes);
+    assert.equal(doc.isDirty, false);
+    assert.deepEqual(await fs.readFile(uri.fsPath), Buffer.from(bytes));
+  });
+
+  test('the file changed after the review opened: Accept recomputes the proposal and asks for another look instead of clobbering', async () => {
+    const uri = await write('moved.ts', 'a();\nb();\n');
+    await apply(SR('b();', 'B();'), 'ts path=apply-area/moved.ts');
+    const { input } = await review();
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(uri, new vscode.Position(0, 0), 'user();\n');
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    await vscode.commands.executeCommand('parley.acceptProposal', input.modified);
+    assert.equal(doc.getText(), 'user();\na();\nb();\n', 'the first Accept changed nothing');
+    await waitFor('the proposal to follow the current text', async () => (await vscode.workspace.openTextDocument(input.modified)).getText() === 'user();\na();\nB();\n');
+    await vscode.commands.executeCommand('parley.acceptProposal', input.modified);
+    assert.equal(doc.getText(), 'user();\na();\nB();\n', "the user's edit is kept");
+  });
+
+  test('a new file is a diff against empty, and is created only on Accept', async () => {
+    const target = path.join(dir(), 'fresh', 'new.ts');
+    await fs.rm(path.join(dir(), 'fresh'), { recursive: true, force: true });
+    await apply('export const fresh = true;\n', 'ts path=apply-area/fresh/new.ts');
+    const { left, right } = await review();
+    assert.equal(left, '');
+    assert.equal(right, 'export const fresh = true;\n');
+    await assert.rejects(fs.stat(target), 'not created before Accept');
+    await vscode.commands.executeCommand('parley.acceptProposal');
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
+    assert.equal(doc.getText(), right);
+  });
+
+  test('an excluded file is refused with the reason, and no review opens', async () => {
+    const uri = await write('.env', 'SECRET=1\n');
+    await apply('SECRET=2\n', 'text path=apply-area/.env');
+    assert.equal(reviewTabs().length, 0);
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), 'SECRET=1\n');
+    await waitFor('the refusal in the log', async () => (await windowLogs(api)).some(({ text }) => text.includes('Parley will not apply this block') && text.includes('excluded by parley.tools.exclude')), 15_000);
+  });
+
+  test('propose_edit waits for the user: Accept tells the model it was accepted, and the document has the edit', async () => {
+    const uri = await write('tool.ts', 'const x = 1;\n');
+    replies = [callReply('e1', 'propose_edit', { path: 'apply-area/tool.ts', edits: [{ search: 'const x = 1;', replace: 'const x = 2;' }] }), textReply('Done.')];
+    const turn = api.chat.send('Make x 2', []);
+    const { right } = await review();
+    assert.equal(right, 'const x = 2;\n');
+    assert.equal(chats(server).length, 1, 'the loop waits for the review');
+    await vscode.commands.executeCommand('parley.acceptProposal');
+    await turn;
+    const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+    assert.match(String(result?.content), /^The user accepted the edit/);
+    assert.equal((await vscode.workspace.openTextDocument(uri)).getText(), 'const x = 2;\n');
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), 'const x = 1;\n', 'unsaved');
+  });
+
+  test('propose_edit: Reject tells the model it was rejected, and the file is unchanged', async () => {
+    const uri = await write('tool2.ts', 'const y = 1;\n');
+    replies = [callReply('e2', 'propose_edit', { path: 'apply-area/tool2.ts', edits: [{ search: 'const y = 1;', replace: 'const y = 3;' }] }), textReply('OK.')];
+    const turn = api.chat.send('Make y 3', []);
+    await review();
+    await vscode.commands.executeCommand('parley.rejectProposal');
+    await turn;
+    const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+    assert.match(String(result?.content), /^The user rejected the edit/);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    assert.equal(doc.getText(), 'const y = 1;\n');
+    assert.equal(doc.isDirty, false);
+  });
+
+  test('propose_edit: Stop while the review waits closes it, changes nothing, and answers the call as stopped', async () => {
+    const uri = await write('tool4.ts', 'const w = 1;\n');
+    replies = [callReply('e4', 'propose_edit', { path: 'apply-area/tool4.ts', edits: [{ search: 'const w = 1;', replace: 'const w = 4;' }] }), textReply('never sent')];
+    const turn = api.chat.send('Change w', []);
+    await review();
+    await (api.view as unknown as { receive(raw: unknown): Promise<void> }).receive({ type: 'stop' });
+    await turn;
+    await waitFor('the review to close', () => reviewTabs().length === 0);
+    const last = api.chat.current.turns[api.chat.current.turns.length - 1];
+    assert.equal(last.status, 'stopped');
+    assert.equal(chats(server).length, 1, 'no request after the stop');
+    assert.equal((await vscode.workspace.openTextDocument(uri)).getText(), 'const w = 1;\n');
+    // Accept after the stop has nothing to accept.
+    await vscode.commands.executeCommand('parley.acceptProposal');
+    assert.equal((await vscode.workspace.openTextDocument(uri)).getText(), 'const w = 1;\n');
+  });
+
+  test('propose_edit: a hunk that is not found is the result, and no review opens', async () => {
+    await write('tool3.ts', 'const z = 1;\n');
+    replies = [callReply('e3', 'propose_edit', { path: 'apply-area/tool3.ts', edits: [{ search: 'nowhere', replace: 'x' }] }), textReply('Sorry.')];
+    await api.chat.send('Change z', []);
+    const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+    assert.match(String(result?.content), /Hunk 1 \("nowhere"\): the search text is not in apply-area\/tool3\.ts/);
+    assert.equal(reviewTabs().length, 0);
+  });
+});
