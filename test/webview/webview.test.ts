@@ -190,7 +190,7 @@ describe('chat webview (Chromium)', function () {
     assert.equal(result.codeText, 'export function greet(name: string): string {\n  return `Hello, ${name}`;\n}\n');
     assert.ok(result.keywords >= 2, 'code is highlighted');
     assert.equal(result.lang, 'typescript');
-    assert.deepEqual(result.buttons, ['Copy code', 'Insert at Cursor', 'Open in New Editor']);
+    assert.deepEqual(result.buttons, ['Copy code', 'Apply to a file (review first)', 'Insert at Cursor', 'Open in New Editor']);
     assert.equal(result.link, 'https://example.com/docs');
     assert.deepEqual(result.items, ['one', 'two']);
     assert.equal(result.usage, '1,234 tokens');
