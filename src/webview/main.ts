@@ -108,6 +108,15 @@ window.addEventListener('message', (event: MessageEvent) => {
   handle(msg);
 });
 
+/** The last line of what precedes a code block in its reply (a streamed reply wraps its blocks in groups). */
+function lineBefore(block: Element): string {
+  for (let el: Element | null = block; el && !el.classList.contains('md'); el = el.parentElement) {
+    const prev = el.previousElementSibling;
+    if (prev) return (prev.textContent ?? '').trimEnd().split('\n').pop() ?? '';
+  }
+  return '';
+}
+
 // Code-block buttons: the code is read from the block itself, never from an attribute.
 transcript.log.addEventListener('click', (e) => {
   const button = (e.target as Element).closest?.('.code-block button[data-act]');
@@ -120,10 +129,9 @@ transcript.log.addEventListener('click', (e) => {
     button.textContent = 'Copied';
     setTimeout(() => { button.textContent = 'Copy'; }, 1200);
   } else if (act === 'apply') {
-    // The info string and the line before the block (the last line of the element before it) may name the file; the
-    // host reads them as plain data and checks whatever path they name.
-    const before = (block?.previousElementSibling?.textContent ?? '').trimEnd().split('\n').pop() ?? '';
-    post({ type: 'applyCode', code, info: block?.dataset.info ?? '', before: before.slice(-1024) });
+    // The info string and the line before the block may name the file; the host reads them as plain data and checks
+    // whatever path they name.
+    post({ type: 'applyCode', code, info: block?.dataset.info ?? '', before: block ? lineBefore(block).slice(-1024) : '' });
   } else if (act === 'insert') {
     post({ type: 'insertCode', code });
   } else if (act === 'open') {
