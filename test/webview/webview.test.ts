@@ -917,6 +917,18 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'x\n', info: '', before: 'And a bare one:' });
   });
 
+  it('Apply in a streamed reply (blocks wrapped in groups) still sends the line before the block', async () => {
+    await host(snapshot([user('u1', 'apply')], { generating: true }));
+    await host({ type: 'turnStart', turn: reply('a2', '', 'streaming') });
+    const md = 'Intro.\n\nIn src/lib/util.js, change the loop:\n\n```js\nfor (;;) {}\n```\n\nDone.\n';
+    for (const piece of chunks(md, 9)) await host({ type: 'delta', turnId: 'a2', text: piece });
+    await host({ type: 'turnEnd', turn: reply('a2', md, 'done') });
+    await host({ type: 'generating', value: false });
+    await clearPosted();
+    await page.getByRole('button', { name: 'Apply to a file (review first)' }).click();
+    assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'for (;;) {}\n', info: 'js', before: 'In src/lib/util.js, change the loop:' });
+  });
+
   it('links post openLink and never navigate', async () => {
     await host(snapshot([user('u1', 'link'), reply('a1', 'Go to [example](https://example.com/x?q=1) or https://linkified.example/path now.')]));
     const before = page.url();
