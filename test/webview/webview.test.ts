@@ -920,8 +920,8 @@ describe('chat webview (Chromium)', function () {
   it('Apply in a streamed reply (blocks wrapped in groups) still sends the line before the block', async () => {
     await host(snapshot([user('u1', 'apply')], { generating: true }));
     await host({ type: 'turnStart', turn: reply('a2', '', 'streaming') });
-    const md = 'Intro.\n\nIn src/lib/util.js, change the loop:\n\n```js\nfor (;;) {}\n```\n\nDone.\n';
-    for (const piece of chunks(md, 9)) await host({ type: 'delta', turnId: 'a2', text: piece });
+    const md = 'In src/lib/util.js, change the loop:\n\n```js\nfor (;;) {}\n```\n';
+    for (const piece of chunks(md, 40)) await host({ type: 'delta', turnId: 'a2', text: piece });
     await host({ type: 'turnEnd', turn: reply('a2', md, 'done') });
     await host({ type: 'generating', value: false });
     await clearPosted();
