@@ -198,6 +198,18 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     assert.equal(doc.isDirty, false);
   });
 
+  test('propose_edit: closing the review without choosing counts as a Reject', async () => {
+    const uri = await write('tool5.ts', 'const v = 1;\n');
+    replies = [callReply('e5', 'propose_edit', { path: 'apply-area/tool5.ts', edits: [{ search: 'const v = 1;', replace: 'const v = 5;' }] }), textReply('OK.')];
+    const turn = api.chat.send('Change v', []);
+    await review();
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    await turn;
+    const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+    assert.match(String(result?.content), /^The user closed the review without accepting; apply-area\/tool5\.ts is unchanged\./);
+    assert.equal((await vscode.workspace.openTextDocument(uri)).getText(), 'const v = 1;\n');
+  });
+
   test('propose_edit: Stop while the review waits closes it, changes nothing, and answers the call as stopped', async () => {
     const uri = await write('tool4.ts', 'const w = 1;\n');
     replies = [callReply('e4', 'propose_edit', { path: 'apply-area/tool4.ts', edits: [{ search: 'const w = 1;', replace: 'const w = 4;' }] }), textReply('never sent')];
