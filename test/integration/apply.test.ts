@@ -148,6 +148,21 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     assert.equal(doc.getText(), 'user();\na();\nB();\n', "the user's edit is kept");
   });
 
+  test("plain code replaces the selection the conversation attached, in the selection's file", async () => {
+    const uri = await write('sel.ts', 'function a() {\n  return 1;\n}\nfunction b() {}\n');
+    const editor = await vscode.window.showTextDocument(uri);
+    editor.selection = new vscode.Selection(0, 0, 2, 1);
+    await vscode.commands.executeCommand('parley.addSelectionToChat');
+    replies = [textReply('Here it is.')];
+    await api.chat.send('Make it return 2', []);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await apply('function a() {\n  return 2;\n}\n', 'ts', 'Here it is:');
+    const { input, right } = await review();
+    assert.equal(input.original.toString(), uri.toString());
+    assert.equal(right, 'function a() {\n  return 2;\n}\nfunction b() {}\n');
+    await vscode.commands.executeCommand('parley.rejectProposal');
+  });
+
   test('a new file is a diff against empty, and is created only on Accept', async () => {
     const target = path.join(dir(), 'fresh', 'new.ts');
     await fs.rm(path.join(dir(), 'fresh'), { recursive: true, force: true });
