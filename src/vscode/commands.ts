@@ -7,11 +7,17 @@ import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } 
 import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
+import type * as Mentions from './mentions';
 import type * as TestConnection from './testConnection';
 
 /** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
 export function testConnectionModule(): typeof TestConnection {
   return require('./testConnection.js') as typeof TestConnection;
+}
+
+/** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
+export function mentionsModule(): typeof Mentions {
+  return require('./mentions.js') as typeof Mentions;
 }
 
 /** Registers every command; the caller disposes them. */
@@ -26,6 +32,8 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.setApiKey': () => setApiKey(s),
     'parley.clearApiKey': () => clearApiKey(s),
     'parley.addSelectionToChat': () => addSelectionToChat(s),
+    // The explorer gives the clicked file and, with several selected, all of them.
+    'parley.addFileToChat': (uri, uris) => mentionsModule().addFilesToChat(s, uri, uris),
     'parley.explainSelection': () => explainSelection(s),
     'parley.generateCode': (description) => generateCode(s, description),
     'parley.showUsage': () => s.usage.showReport(s.reports),
