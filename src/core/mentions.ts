@@ -80,7 +80,8 @@ export function applyContextBudget(items: readonly ContextItem[], maxChars: numb
   const cut: string[] = [];
   const out = items.map((item) => {
     const { code, truncated } = cutToLimit(item.code, Math.max(0, left));
-    left -= code.length;
+    // Once one is cut, the rest is too: a later small file never slips into the room a line end left.
+    left = truncated ? 0 : left - code.length;
     if (truncated && !item.truncated) cut.push(item.path);
     return truncated ? { ...item, code, truncated: true } : item;
   });
