@@ -209,7 +209,10 @@ export async function expandMentions(items: readonly ContextItem[], settings: Se
 
 async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Promise<ContextItem> {
   const f = await currentText(ws, path);
-  return { ...item, id: item.mention === 'open' ? newChipId() : item.id, mention: 'file', path: f.t.shown, startLine: 1, endLine: Math.max(1, f.lines), language: f.language, code: f.text };
+  // The file's last line break is not a line of its own, and the fence adds one.
+  const code = f.text.replace(/\r?\n$/, '');
+  const lines = Math.max(1, code === f.text ? f.lines : f.lines - 1);
+  return { ...item, id: item.mention === 'open' ? newChipId() : item.id, mention: 'file', path: f.t.shown, startLine: 1, endLine: lines, language: f.language, code };
 }
 
 /** The editor's document, when the tools' rules let it be sent: an untitled one, or a workspace file not excluded. */

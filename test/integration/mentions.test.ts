@@ -90,7 +90,7 @@ suite('Mentions (@) and Add File to Chat', function () {
     await editor.edit((e) => e.replace(new vscode.Range(0, 0, 1, 0), 'value = "new, unsaved"\n'));
     await api.chat.send('What is value?', []);
     const text = sentText();
-    assert.match(text, /^`mention-me\.py`, lines 1-2:\n```python\nvalue = "new, unsaved"\n\n```\n\nWhat is value\?$/);
+    assert.match(text, /^`mention-me\.py`, line 1:\n```python\nvalue = "new, unsaved"\n```\n\nWhat is value\?$/);
     assert.ok(!text.includes('old'));
     assert.deepEqual(api.chat.context.chips(), [], 'the chip went with the question');
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
@@ -115,15 +115,17 @@ suite('Mentions (@) and Add File to Chat', function () {
     const b = await write('open-b.ts', 'const b = 2;\n');
     await vscode.window.showTextDocument(b, { preview: false });
     await vscode.window.showTextDocument(a, { preview: false });
-    diagnostics.set(a, [new vscode.Diagnostic(new vscode.Range(0, 6, 0, 7), 'a is never read', vscode.DiagnosticSeverity.Warning)]);
+    const warning = new vscode.Diagnostic(new vscode.Range(0, 6, 0, 7), 'a is never read', vscode.DiagnosticSeverity.Warning);
+    warning.source = 'mention-test';
+    diagnostics.set(a, [warning]);
     await route({ type: 'addMention', kind: 'problems' });
     await route({ type: 'addMention', kind: 'open' });
     assert.deepEqual(api.chat.context.chips().map((c) => c.path), ['@problems', '@open']);
     await api.chat.send('Look', []);
     const text = sentText();
     assert.match(text, /Problems in `open-a\.ts`:\n```text\n1 diagnostic for open-a\.ts \(1 warning\):\nopen-a\.ts:1:7 warning a is never read \(mention-test\)\n```/);
-    assert.match(text, /`open-a\.ts`, lines 1-2:\n```typescript\nconst a = 1;\n/);
-    assert.match(text, /`open-b\.ts`, lines 1-2:\n```typescript\nconst b = 2;\n/);
+    assert.match(text, /`open-a\.ts`, line 1:\n```typescript\nconst a = 1;\n```/);
+    assert.match(text, /`open-b\.ts`, line 1:\n```typescript\nconst b = 2;\n```\n\nLook$/);
     const turn = api.chat.current.turns.at(-2);
     assert.deepEqual(turn?.contextItems?.map((c) => c.path), ['open-a.ts', 'open-a.ts', 'open-b.ts']);
     diagnostics.clear();
@@ -159,8 +161,8 @@ suite('Mentions (@) and Add File to Chat', function () {
       await api.chat.send('Summarize', []);
       const text = sentText();
       assert.ok(text.split('line of text').length - 1 <= 8, 'at most 100 characters of big.txt went out');
-      assert.match(text, /`big\.txt`, lines 1-41 \(cut to fit; the rest is not shown\):/);
-      assert.match(text, /`small\.txt`, lines 1-2 \(cut to fit; the rest is not shown\):\n```plaintext\n\n```/);
+      assert.match(text, /`big\.txt`, lines 1-40 \(cut to fit; the rest is not shown\):/);
+      assert.match(text, /`small\.txt`, line 1 \(cut to fit; the rest is not shown\):\n```plaintext\n\n```/);
       const user = api.chat.current.turns.at(-2);
       assert.equal(user?.note, 'Attached context cut to 100 characters (parley.maxContextChars): big.txt, small.txt');
       assert.deepEqual(user?.contextItems?.map((c) => c.truncated), [true, true]);
@@ -179,7 +181,7 @@ suite('Mentions (@) and Add File to Chat', function () {
     assert.deepEqual(api.chat.context.chips().map((c) => c.path), ['explorer-one.md', 'explorer-two.md']);
     await write('explorer-two.md', '# Two, rewritten\n');
     await api.chat.send('Compare', []);
-    assert.match(sentText(), /`explorer-one\.md`, lines 1-2:\n```markdown\n# One\n\n```\n\n`explorer-two\.md`, lines 1-2:\n```markdown\n# Two, rewritten\n/);
+    assert.match(sentText(), /`explorer-one\.md`, line 1:\n```markdown\n# One\n```\n\n`explorer-two\.md`, line 1:\n```markdown\n# Two, rewritten\n```\n\nCompare$/);
   });
 
   test('a mentioned image is attached as an image, and refused when the model takes none', async () => {
