@@ -34,8 +34,12 @@ suite('Mentions (@) and Add File to Chat', function () {
     return typeof content === 'string' ? content : content.map((p: { text?: string }) => p.text ?? '').join('');
   }
 
+  /** Files this suite wrote, deleted at its end: the suites after it share the workspace (search_text counts binaries). */
+  const written = new Set<string>();
+
   async function write(name: string, text: string | Uint8Array): Promise<vscode.Uri> {
     const uri = vscode.Uri.joinPath(folder, name);
+    written.add(uri.toString());
     await vscode.workspace.fs.writeFile(uri, typeof text === 'string' ? new TextEncoder().encode(text) : text);
     return uri;
   }
@@ -57,6 +61,7 @@ suite('Mentions (@) and Add File to Chat', function () {
   suiteTeardown(async () => {
     diagnostics.dispose();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    for (const u of written) await vscode.workspace.fs.delete(vscode.Uri.parse(u)).then(undefined, () => undefined);
     await server?.close();
   });
 
