@@ -25,8 +25,10 @@ const common = commonBuildOptions(production);
 /**
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
  * them: Test Connection with its checks and report (testConnection), and Parley as a language model provider
- * (chatProvider, loaded when VS Code's chat first asks) the built-in workspace tools (builtinTools, loaded by the first turn
- * that offers tools), and Apply with its reviews and jsdiff (apply, loaded by the first Apply or propose_edit). In src they are `require('./<name>.js')`.
+ * (chatProvider, loaded when VS Code's chat first asks), the built-in workspace tools (builtinTools, loaded by the first turn
+ * that offers tools), Apply with its reviews and jsdiff (apply, loaded by the first Apply or propose_edit) and `@`
+ * mentions (mentions, loaded by the picker, Add File to Chat or a question with a mention). In src they are
+ * `require('./<name>.js')`.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined.
  */
@@ -35,6 +37,7 @@ const LAZY = {
   chatProvider: 'src/vscode/chatProvider.ts',
   builtinTools: 'src/vscode/tools/builtinTools.ts',
   apply: 'src/vscode/apply/apply.ts',
+  mentions: 'src/vscode/mentions.ts',
 };
 
 function lazyModules(inline) {

@@ -1,9 +1,10 @@
 // Parley's entry point: build the objects in order, register them, push their disposables. Nothing else.
 import * as vscode from 'vscode';
+import type { ContextItem } from './core/conversation';
 import { ChatController } from './vscode/chatController';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
-import { registerCommands } from './vscode/commands';
+import { mentionsModule, registerCommands } from './vscode/commands';
 import { SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
@@ -29,10 +30,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState);
   const externalTools = new ExternalTools(context.globalState);
-  const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools));
+  const editors = new EditorTracker();
+  // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.
+  const expandContext = async (items: readonly ContextItem[]) =>
+    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : [...items];
+  const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
-  const editors = new EditorTracker();
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);

@@ -52,11 +52,13 @@ export function fenceFor(code: string): string {
 }
 
 /** A fenced block with the language and the path, as context for the model. */
-export function contextBlock(item: Pick<ContextItem, 'path' | 'startLine' | 'endLine' | 'language' | 'code' | 'truncated'>): string {
+export function contextBlock(item: Pick<ContextItem, 'path' | 'startLine' | 'endLine' | 'language' | 'code' | 'truncated' | 'mention'>): string {
   const fence = fenceFor(item.code);
   const lines = item.startLine === item.endLine ? `line ${item.startLine}` : `lines ${item.startLine}-${item.endLine}`;
   const cut = item.truncated ? ' (cut to fit; the rest is not shown)' : '';
-  return `\`${item.path}\`, ${lines}${cut}:\n${fence}${item.language}\n${item.code}\n${fence}`;
+  // @problems sends the file's diagnostics, not its lines.
+  const what = item.mention === 'problems' ? `Problems in \`${item.path}\`` : `\`${item.path}\`, ${lines}`;
+  return `${what}${cut}:\n${fence}${item.language}\n${item.code}\n${fence}`;
 }
 
 /** The text of a user turn as sent: attached code first, then the question. */

@@ -53,6 +53,25 @@ export interface ContextChip {
   language: string;
   /** True when the selection was cut to parley.maxContextChars. */
   truncated: boolean;
+  /**
+   * An `@` mention: read when the question is sent, not when it was picked, so the content is current. Until then
+   * `path` is the file (or `@selection`, `@problems`, `@open`) and the lines are 0. `problems` stays on what it sent.
+   */
+  mention?: MentionKind;
+}
+
+/** What an `@` mention names: a workspace file, the editor's selection, the current file's problems, the open editors. */
+export type MentionKind = 'file' | 'selection' | 'problems' | 'open';
+
+/** One entry of the `@` picker. */
+export interface MentionCandidate {
+  kind: MentionKind;
+  /** `@selection`, or a file's name. */
+  label: string;
+  /** What it sends, or the file's folder. */
+  detail: string;
+  /** Workspace-relative path (files only). */
+  path?: string;
 }
 
 /**
@@ -224,6 +243,8 @@ export type HostMessage =
   /** Put text back in the composer (Edit last question). */
   | { type: 'composerText'; text: string; images?: ImageView[] }
   | { type: 'imageAttached'; image: ImageView }
+  /** The `@` picker's entries for the query the webview sent (mentionQuery). */
+  | { type: 'mentionCandidates'; query: string; items: MentionCandidate[] }
   /** Whether the composer's tools switch is on for this conversation, and whether tools are available at all. */
   | { type: 'tools'; enabled: boolean; available: boolean }
   | { type: 'focusComposer' };
@@ -259,7 +280,11 @@ export type WebviewMessage =
   /** The reader's answer to a waiting tool call: only a click or key in the panel approves anything. */
   | { type: 'toolApproval'; callId: string; decision: ToolDecision }
   /** The composer's tools switch, for this conversation. */
-  | { type: 'setTools'; enabled: boolean };
+  | { type: 'setTools'; enabled: boolean }
+  /** The `@` picker asks for its entries (sent debounced as the reader types). */
+  | { type: 'mentionQuery'; query: string }
+  /** A pick in the `@` picker: the host checks it and adds a chip (or attaches an image), or says why not. */
+  | { type: 'addMention'; kind: MentionKind; path?: string };
 
 /** Allow once, Always allow this tool (for this window's session), or Deny. */
 export type ToolDecision = 'once' | 'always' | 'deny';
@@ -278,11 +303,16 @@ export const LIMITS = {
   infoChars: 1024,
   idChars: 128,
   modelChars: 256,
+  /** Longest `@` query, and longest mentioned path. */
+  mentionQueryChars: 256,
+  pathChars: 1024,
 } as const;
 
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
 export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint'];
+
+export const MENTION_KINDS: readonly MentionKind[] = ['file', 'selection', 'problems', 'open'];
 
 /** Result of validating one incoming message: the typed message, or why it was refused. */
 export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
@@ -369,6 +399,20 @@ export function parseWebviewMessage(raw: unknown): Parsed {
     case 'setTools': {
       if (typeof m.enabled !== 'boolean') return bad('enabled is not a boolean');
       return ok({ type, enabled: m.enabled });
+    }
+    case 'mentionQuery': {
+      const query = str(m.query, LIMITS.mentionQueryChars, 'query');
+      if (typeof query !== 'string') return query;
+      return ok({ type, query });
+    }
+    case 'addMention': {
+      if (!MENTION_KINDS.includes(m.kind as MentionKind)) return bad('unknown mention kind');
+      const kind = m.kind as MentionKind;
+      if (kind !== 'file') return ok({ type, kind });
+      const path = str(m.path, LIMITS.pathChars, 'path');
+      if (typeof path !== 'string') return path;
+      if (!path.trim()) return bad('path is empty');
+      return ok({ type, kind, path });
     }
     case 'action': {
       if (!ACTION_IDS.includes(m.action as ActionId)) return bad('unknown action');

@@ -1,10 +1,11 @@
 // Owns the open conversation: questions in, turns out, saved as they change. The webview only renders what it posts.
 import {
   exportMarkdown, newConversation, titleFrom, toMessages, toView, turnView,
-  type Conversation, type Turn,
+  type Conversation, type ContextItem, type Turn,
 } from '../core/conversation';
 import { errorView } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
+import { applyContextBudget, budgetNote } from '../core/mentions';
 import type * as vscode from 'vscode';
 import type { ImageView } from '../shared/protocol';
 import { setProfileModel, writeUserSetting, type Settings, type SettingsSnapshot } from './config';
@@ -64,6 +65,12 @@ function checkImages(images: ImageView[]): ImageView[] | string {
 }
 
 /**
+ * Reads the `@` mentions among the chips as they are when the question is sent (mentions.ts); the others pass as they
+ * are. Returns why one cannot be read: nothing is sent then.
+ */
+export type ContextExpander = (items: readonly ContextItem[]) => Promise<ContextItem[] | string>;
+
+/**
  * The chat in the view. Its parts each have one job: the running turn and its pacing (`runner`), the header, setup
  * card and model list (`views`), the chips for the next question (`context`); all post through one `channel`.
  */
@@ -83,6 +90,7 @@ export class ChatController implements vscode.Disposable {
     readonly channel = new ViewChannel(),
     /** The tools a turn may offer now ([] in Restricted Mode or when they are off), and their settings. */
     private readonly toolbox: Toolbox = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
+    private readonly expandContext: ContextExpander = async (items) => [...items],
   ) {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log);
@@ -247,8 +255,20 @@ export class ChatController implements vscode.Disposable {
         return;
       }
     }
-    const items = context.take();
-    await this.ask({ id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined, status: 'done' });
+    const taken = context.take();
+    const expanded = await this.expandContext(taken);
+    if (typeof expanded === 'string') {
+      context.restore(taken);
+      channel.post({ type: 'composerError', text: `${expanded} Nothing was sent.` });
+      return;
+    }
+    // One budget for all the attached context; the turn says what was cut.
+    const max = this.settings.current.maxContextChars;
+    const { items, cut } = applyContextBudget(expanded, max);
+    await this.ask({
+      id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined,
+      ...(cut.length ? { note: budgetNote(cut, max) } : {}), status: 'done',
+    });
   }
 
   /** Sends a user turn (from the composer, Explain Selection or Continue) and streams the reply. */

@@ -7,6 +7,7 @@ import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } 
 import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
+import type * as Mentions from './mentions';
 import type * as TestConnection from './testConnection';
 import type * as Apply from './apply/apply';
 
@@ -24,6 +25,11 @@ export function applyModule(): typeof Apply {
   return require('./apply.js') as typeof Apply;
 }
 
+/** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
+export function mentionsModule(): typeof Mentions {
+  return require('./mentions.js') as typeof Mentions;
+}
+
 /** Registers every command; the caller disposes them. */
 export function registerCommands(s: Services): vscode.Disposable[] {
   const commands: Record<string, (...args: unknown[]) => unknown> = {
@@ -36,6 +42,8 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.setApiKey': () => setApiKey(s),
     'parley.clearApiKey': () => clearApiKey(s),
     'parley.addSelectionToChat': () => addSelectionToChat(s),
+    // The explorer gives the clicked file and, with several selected, all of them.
+    'parley.addFileToChat': (uri, uris) => mentionsModule().addFilesToChat(s, uri, uris),
     'parley.explainSelection': () => explainSelection(s),
     'parley.generateCode': (description) => generateCode(s, description),
     'parley.showUsage': () => s.usage.showReport(s.reports),

@@ -1,4 +1,4 @@
-// Code attached to the next question (Add Selection to Chat, Edit last question), shown as chips above the composer.
+// Code attached to the next question (Add Selection to Chat, `@` mentions, Edit last question), shown as chips above the composer.
 import { contextBlock, type ContextItem } from '../core/conversation';
 import type { ContextChip } from '../shared/protocol';
 import type { ViewChannel } from './viewChannel';
@@ -32,6 +32,12 @@ export class PendingContext {
   /** Puts chips back without posting them: the snapshot that follows shows them (Edit last question). */
   putBack(items: readonly ContextItem[]): void {
     this.items.push(...items);
+  }
+
+  /** Puts taken chips back in front, and shows them: a question that could not be sent keeps its context. */
+  restore(items: readonly ContextItem[]): void {
+    this.items.unshift(...items);
+    this.changed();
   }
 
   /** Takes every chip for a question being sent; the composer shows none afterwards. */

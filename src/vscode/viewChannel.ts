@@ -10,6 +10,11 @@ export class ViewChannel {
     this.poster = poster;
   }
 
+  /** Whether a view is there to receive messages. */
+  get attached(): boolean {
+    return this.poster !== undefined;
+  }
+
   post(m: HostMessage): void {
     this.poster?.(m);
   }

@@ -7,7 +7,7 @@ import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import { applyPreset, selectModel, setModel, switchEndpoint } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
-import { applyModule, testConnectionModule } from './commands';
+import { applyModule, mentionsModule, testConnectionModule } from './commands';
 import type { Services } from './services';
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
@@ -67,6 +67,11 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
       return;
     case 'setTools':
       return chat.setToolsEnabled(m.enabled);
+    case 'mentionQuery':
+      return mentionsModule().searchMentions(s, m.query);
+    case 'addMention':
+      await mentionsModule().addMention(s, m.kind, m.path);
+      return;
   }
 }
 

@@ -1,6 +1,7 @@
-// The composer: draft text, Send/Stop, attached images (button, paste, drop) and context chips.
-import { IMAGE_MIME_TYPES, LIMITS, type ContextChip, type ImageView } from '../shared/protocol';
+// The composer: draft text, Send/Stop, attached images (button, paste, drop), context chips and the `@` picker.
+import { IMAGE_MIME_TYPES, LIMITS, type ContextChip, type ImageView, type MentionCandidate } from '../shared/protocol';
 import { h, icon } from './dom';
+import { MentionPicker, chipLabel } from './mentionPicker';
 import { thumbnail } from './turn';
 import { loadState, post, saveState } from './vscodeApi';
 
@@ -21,6 +22,7 @@ export class Composer {
   private readonly thumbs: HTMLElement;
   private readonly chips: HTMLElement;
   private readonly error: HTMLElement;
+  private readonly picker: MentionPicker;
   private images: ImageView[] = [];
   private draftTimer: ReturnType<typeof setTimeout> | undefined;
   private generating = false;
@@ -45,6 +47,12 @@ export class Composer {
     this.thumbs = h('div', { class: 'thumbs composer-thumbs', 'aria-label': 'Attached images', role: 'list' });
     this.chips = h('ul', { class: 'chips composer-chips', 'aria-label': 'Context to send' });
     this.error = h('div', { class: 'composer-error', role: 'alert' });
+    this.picker = new MentionPicker(this.input, (c) => post({ type: 'addMention', kind: c.kind, ...(c.path !== undefined ? { path: c.path } : {}) }));
+    const mention = h('button', {
+      type: 'button', class: 'icon-btn mention-btn', 'aria-label': 'Add context (@)',
+      title: 'Add context: a workspace file, @selection, @problems or @open (or type @)',
+      onclick: () => this.picker.openFromButton(),
+    }, icon('at'));
     const attach = h('button', {
       type: 'button', class: 'icon-btn', 'aria-label': 'Attach image', title: 'Attach image (PNG, JPEG, GIF, WebP)',
       onclick: () => post({ type: 'pickImage' }),
@@ -57,8 +65,8 @@ export class Composer {
       },
     }, icon('tools'));
     this.el = h('div', { class: 'composer' },
-      this.chips, this.thumbs, this.error,
-      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, this.toolsButton, attach, this.sendButton)));
+      this.picker.el, this.chips, this.thumbs, this.error,
+      h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, this.toolsButton, mention, attach, this.sendButton)));
     this.el.addEventListener('dragover', (e) => {
       if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
     });
@@ -130,10 +138,16 @@ export class Composer {
     this.imagesChanged();
   }
 
+  /** The host's entries for the `@` picker. */
+  mentionCandidates(query: string, items: MentionCandidate[]): void {
+    this.picker.setCandidates(query, items);
+  }
+
   renderChips(chips: ContextChip[]): void {
     this.chips.replaceChildren(...chips.map((c) => {
-      const label = `${c.path}:${c.startLine}–${c.endLine}`;
-      return h('li', { class: 'chip', title: c.truncated ? 'Cut to the context limit' : label },
+      const label = chipLabel(c);
+      const title = c.mention && c.startLine === 0 ? `${label}: read when the question is sent` : label;
+      return h('li', { class: 'chip', title: c.truncated ? 'Cut to the context limit' : title },
         label, h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : '',
         h('button', {
           type: 'button', class: 'chip-remove', 'aria-label': `Remove ${label}`,
@@ -145,6 +159,7 @@ export class Composer {
 
   private onInput(): void {
     if (this.error.textContent) this.error.textContent = '';
+    this.picker.update();
     // With images attached, the state is megabytes of JSON that VS Code copies on each save: saved once typing pauses.
     clearTimeout(this.draftTimer);
     if (this.images.length) this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_SAVE_DELAY_MS);
@@ -159,6 +174,7 @@ export class Composer {
   }
 
   private onKeyDown(e: KeyboardEvent): void {
+    if (this.picker.onKeyDown(e)) return;
     if (e.key !== 'Enter' || e.shiftKey || e.isComposing || e.altKey || e.ctrlKey || e.metaKey) return;
     e.preventDefault();
     if (!this.generating) this.send();

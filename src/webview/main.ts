@@ -92,6 +92,9 @@ function handle(msg: HostMessage): void {
     case 'imageAttached':
       composer.addImage(msg.image);
       break;
+    case 'mentionCandidates':
+      composer.mentionCandidates(msg.query, msg.items);
+      break;
     case 'focusComposer':
       showChat();
       break;

@@ -1,6 +1,7 @@
 // One message in the transcript: its <article>, its body (or a placeholder of remembered height) and its actions.
 import type { ActionId, ErrorView, ImageView, ToolCallView, ToolStepView, TurnStatus, TurnView, UsageView } from '../shared/protocol';
 import { appendText, formatCount, h, textNodes } from './dom';
+import { chipLabel } from './mentionPicker';
 import { MarkdownStream } from './markdownStream';
 import { StepsView } from './toolCards';
 import { post } from './vscodeApi';
@@ -375,7 +376,7 @@ export class TurnItem {
     if (v.context?.length) {
       parts.push(h('ul', { class: 'chips', 'aria-label': 'Attached context' },
         ...v.context.map((c) => h('li', { class: 'chip', title: c.truncated ? 'Cut to the context limit' : '' },
-          `${c.path}:${c.startLine}–${c.endLine}`, h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : ''))));
+          chipLabel(c), h('span', { class: 'chip-lang' }, c.language), c.truncated ? ' (cut)' : ''))));
     }
     if (v.images?.length) parts.push(h('div', { class: 'thumbs' }, ...v.images.map(thumbnail)));
     if (v.text) parts.push(h('div', { class: 'user-text' }, textNodes(v.text)));

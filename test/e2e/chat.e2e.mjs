@@ -18,7 +18,7 @@ export const workbench = { workspace: 'basic', endpoint: { requireKey: KEY, chun
 export const timeoutMs = 90_000;
 
 async function ask(chat, text) {
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  const box = chat.getByRole('combobox', { name: 'Message Parley' });
   await visible(box, 'the composer');
   await step('typing the question', () => box.fill(text));
   await step('pressing Enter', () => box.press('Enter'));
@@ -237,7 +237,7 @@ export const tests = {
     wb.endpoint.options.chunkDelayMs = 300;
     try {
       const chat = await startLongReply(wb);
-      await step('pressing Escape in the composer', () => chat.getByRole('textbox', { name: 'Message Parley' }).press('Escape'));
+      await step('pressing Escape in the composer', () => chat.getByRole('combobox', { name: 'Message Parley' }).press('Escape'));
       await visible(lastReply(chat).getByText('Stopped', { exact: true }), 'the Stopped badge after Escape');
       await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply stopped)');
     } finally {

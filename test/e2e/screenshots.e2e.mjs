@@ -45,7 +45,7 @@ const seen = { demoTokens: 0, localTokens: 0 };
 
 async function ask(wb, text) {
   const chat = wb.chatFrame();
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  const box = chat.getByRole('combobox', { name: 'Message Parley' });
   const replies = chat.locator('article[aria-label="Parley"]');
   const before = await replies.count();
   await step(`asking "${text}"`, async () => {
@@ -190,7 +190,7 @@ export const tests = {
     await waitFor('the editors to close', async () => (await wb.editorTabs()).length === 0);
     await wb.reload();
     const chat = await wb.openParleyView();
-    await visible(chat.getByRole('textbox', { name: 'Message Parley' }), "the chat view's composer after the reload", 45_000);
+    await visible(chat.getByRole('combobox', { name: 'Message Parley' }), "the chat view's composer after the reload", 45_000);
     const report = await showUsage(wb, 2);
     if (!report.text.includes(allTime)) throw new Error(`after the reload the report lacks "${allTime}":\n${report.text}`);
     if (!report.text.includes('This window: 0 tokens in 0 requests')) throw new Error(`after the reload, this window's totals are not empty:\n${report.text}`);

@@ -71,7 +71,7 @@ export async function respond(request, res) {
 /** Types a question into the composer and sends it with Enter; returns the new reply's article. */
 export async function ask(wb, text) {
   const chat = wb.chatFrame();
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  const box = chat.getByRole('combobox', { name: 'Message Parley' });
   const replies = chat.locator('article[aria-label="Parley"]');
   await visible(box, 'the composer');
   const before = await replies.count();

@@ -50,7 +50,7 @@ function replies(chat) {
 async function openChat(wb) {
   await wb.page.bringToFront();
   const chat = await wb.openParleyView();
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  const box = chat.getByRole('combobox', { name: 'Message Parley' });
   const loaded = await box.waitFor({ state: 'visible', timeout: 20_000 }).then(() => true, () => false);
   if (!loaded) {
     console.log('[e2e] a window\'s chat view stayed blank for 20 s: reloading its webviews (Developer: Reload Webviews)');
@@ -64,7 +64,7 @@ async function openChat(wb) {
 async function askInNewChat(chat, text) {
   await step('clicking New chat', () => chat.getByRole('button', { name: 'New chat' }).first().click());
   await waitFor('the new, empty chat', async () => (await replies(chat).count()) === 0);
-  const box = chat.getByRole('textbox', { name: 'Message Parley' });
+  const box = chat.getByRole('combobox', { name: 'Message Parley' });
   await visible(box, 'the composer');
   await step('typing the question', () => box.fill(text));
   await step('pressing Enter', () => box.press('Enter'));

@@ -76,4 +76,23 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
       await api.externalTools.setEnabled([]);
     }
   });
+
+  test('mentions still work (the reader chose the file), and parley.tools.exclude still refuses', async () => {
+    await userSettings({ baseUrl: user.url, model: 'user-model' });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder);
+    await fs.writeFile(path.join(folder.uri.fsPath, 'restricted-note.md'), 'Chosen by the reader.\n');
+    await fs.writeFile(path.join(folder.uri.fsPath, '.env.local'), 'SECRET=1\n');
+    // Add File to Chat opens the panel first, so what it posts there is recorded.
+    api.recorded.posted.length = 0;
+    await vscode.commands.executeCommand('parley.addFileToChat', vscode.Uri.joinPath(folder.uri, '.env.local'));
+    const refusal = api.recorded.posted.find((m) => m.type === 'composerError');
+    assert.ok(refusal && refusal.type === 'composerError');
+    assert.match(refusal.text, /excluded by parley\.tools\.exclude/);
+    await vscode.commands.executeCommand('parley.addFileToChat', vscode.Uri.joinPath(folder.uri, 'restricted-note.md'));
+    assert.deepEqual(api.chat.context.chips().map((c) => c.path), ['restricted-note.md']);
+    user.requests.length = 0;
+    await api.chat.send('What does it say?', []);
+    assert.match(String(chats(user)[0].json.messages.at(-1).content), /^`restricted-note\.md`, line 1:\n```markdown\nChosen by the reader\.\n```/);
+  });
 });

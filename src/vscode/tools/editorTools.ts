@@ -54,7 +54,8 @@ export function diagnosticsTool(settings: BuiltinToolSettings): WorkspaceTool {
   };
 }
 
-function diagnosticsText(entries: [ToolTarget, readonly vscode.Diagnostic[]][], where: string, budget: number): string {
+/** Problems as text, errors first, within `budget` characters (also what an `@problems` mention sends). */
+export function diagnosticsText(entries: [ToolTarget, readonly vscode.Diagnostic[]][], where: string, budget: number): string {
   const all = entries.flatMap(([t, diags]) => diags.map((d) => ({ t, d })));
   if (all.length === 0) return `No diagnostics for ${where}. (Language extensions usually report only on files that were opened.)`;
   all.sort((a, b) => a.d.severity - b.d.severity || (a.t.shown < b.t.shown ? -1 : a.t.shown > b.t.shown ? 1 : 0) || a.d.range.start.line - b.d.range.start.line);

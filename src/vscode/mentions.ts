@@ -1,0 +1,251 @@
+// `@` mentions on the host (dist/mentions.js, loaded on first use): the picker's entries, a pick checked and made a
+// chip, Add File to Chat, and each mention read when its question is sent. The tools' path rules apply throughout.
+import * as vscode from 'vscode';
+import type { ContextItem } from '../core/conversation';
+import { sniffImage } from '../core/images';
+import { isImagePath, mentionLabel, rankMentions } from '../core/mentions';
+import { overrideFor } from '../core/profiles';
+import { ToolError } from '../core/toolPaths';
+import { decodeText, looksBinary } from '../core/toolText';
+import { LIMITS, type MentionKind } from '../shared/protocol';
+import { revealChatView } from './chatView';
+import type { Settings } from './config';
+import { contextFromEditor } from './editors';
+import type { Services } from './services';
+import { diagnosticsText } from './tools/editorTools';
+import { MAX_READ_BYTES, ToolWorkspace, notFound, type ToolTarget } from './tools/toolWorkspace';
+
+/** The workspace's files are listed again after this long (the picker asks on every keystroke). */
+const FILE_LIST_TTL_MS = 5000;
+/** Most files listed for the picker. */
+const MAX_FILES = 5000;
+/** Most entries the picker shows. */
+const MAX_CANDIDATES = 50;
+
+let fileList: { at: number; exclude: string; files: Promise<string[]> } | undefined;
+/** Files mentioned lately in this window, newest first: offered after the open editors. */
+const recent: string[] = [];
+
+function workspaceFor(settings: Settings): ToolWorkspace {
+  return new ToolWorkspace({ exclude: settings.tools.exclude, maxResultChars: settings.tools.maxResultChars });
+}
+
+function newChipId(): string {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+/** Every workspace file the tools could read (files.exclude and parley.tools.exclude left out), as shown paths. */
+function workspaceFiles(ws: ToolWorkspace): Promise<string[]> {
+  const key = JSON.stringify(ws.settings.exclude);
+  if (fileList && fileList.exclude === key && Date.now() - fileList.at < FILE_LIST_TTL_MS) return fileList.files;
+  const files = Promise.resolve(vscode.workspace.findFiles('**/*', undefined, MAX_FILES))
+    .then((uris) => uris.map((u) => ws.fromUri(u)?.shown).filter((p): p is string => p !== undefined))
+    .catch(() => []);
+  fileList = { at: Date.now(), exclude: key, files };
+  return files;
+}
+
+/** The open editors' files (the active one first), as targets the tools could read. */
+function openTargets(ws: ToolWorkspace): ToolTarget[] {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
+  const active = vscode.window.tabGroups.activeTabGroup.activeTab;
+  const ordered = active ? [active, ...tabs.filter((t) => t !== active)] : tabs;
+  const seen = new Set<string>();
+  const out: ToolTarget[] = [];
+  for (const tab of ordered) {
+    const uri = tab.input instanceof vscode.TabInputText ? tab.input.uri : undefined;
+    const t = uri && ws.fromUri(uri);
+    if (!t || seen.has(t.shown)) continue;
+    seen.add(t.shown);
+    out.push(t);
+  }
+  return out;
+}
+
+/** Answers the picker: the special mentions and the files that match `query`, open editors and recent ones first. */
+export async function searchMentions(s: Services, query: string): Promise<void> {
+  const ws = workspaceFor(s.settings.current);
+  const files = ws.folders.length ? await workspaceFiles(ws) : [];
+  const first = [...openTargets(ws).map((t) => t.shown), ...recent];
+  s.chat.channel.post({ type: 'mentionCandidates', query, items: rankMentions(query, files, first, MAX_CANDIDATES) });
+}
+
+/** A file the reader named (picked, or from the explorer): inside the workspace, not excluded, not a folder. */
+async function checkedFile(ws: ToolWorkspace, path: string): Promise<{ t: ToolTarget; stat: vscode.FileStat }> {
+  const t = ws.target(path);
+  await ws.checkLinks(t);
+  const stat = await ws.stat(t);
+  if (stat.type & vscode.FileType.Directory) throw new ToolError(`"${t.shown}" is a folder: mention the files in it.`);
+  return { t, stat };
+}
+
+/**
+ * A pick in the `@` picker: a file becomes a chip (read when the question is sent) or, for an image, is attached as
+ * one; the others become their chip. A refused file is not attached, and the composer says why.
+ */
+export async function addMention(s: Services, kind: MentionKind, path?: string): Promise<string | undefined> {
+  if (kind !== 'file' || path === undefined) {
+    if (!s.chat.context.chips().some((c) => c.mention === kind && c.startLine === 0)) {
+      s.chat.context.add({ id: newChipId(), path: mentionLabel(kind, ''), startLine: 0, endLine: 0, language: '', truncated: false, mention: kind, code: '' });
+    }
+    return undefined;
+  }
+  const ws = workspaceFor(s.settings.current);
+  try {
+    if (ws.folders.length === 0) throw new ToolError('No folder is open, so there are no workspace files to mention.');
+    const { t, stat } = await checkedFile(ws, path);
+    remember(t.shown);
+    if (isImagePath(t.shown)) return await attachImage(s, t, stat);
+    if (stat.size > MAX_READ_BYTES) throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to attach (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
+    if (!s.chat.context.chips().some((c) => c.mention === 'file' && c.path === t.shown)) {
+      s.chat.context.add({ id: newChipId(), path: t.shown, startLine: 0, endLine: 0, language: '', truncated: false, mention: 'file', code: '' });
+    }
+    return undefined;
+  } catch (e) {
+    const why = `Not attached: ${reason(e)}`;
+    s.chat.channel.post({ type: 'composerError', text: why });
+    return why;
+  }
+}
+
+function remember(shown: string): void {
+  const i = recent.indexOf(shown);
+  if (i >= 0) recent.splice(i, 1);
+  recent.unshift(shown);
+  recent.length = Math.min(recent.length, 20);
+}
+
+function reason(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** An image file attached as an image (the composer's images), when the model takes images. */
+async function attachImage(s: Services, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
+  const model = s.requester.selected(s.chat.selection());
+  if (model.profile && overrideFor(model.profile, model.model).vision === false) {
+    throw new ToolError(`${model.model} does not take images (vision is off for it in the profile "${model.profile.name}"), so ${t.shown} was not attached.`);
+  }
+  if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
+  let bytes: Uint8Array;
+  try {
+    bytes = await vscode.workspace.fs.readFile(t.uri);
+  } catch (e) {
+    throw notFound(t, e);
+  }
+  const mime = sniffImage(bytes);
+  if (!mime) throw new ToolError(`${t.shown} is not a PNG, JPEG, GIF or WebP image.`);
+  const name = t.shown.split('/').pop() ?? t.shown;
+  s.chat.channel.post({ type: 'imageAttached', image: { name, dataUrl: `data:${mime};base64,${Buffer.from(bytes).toString('base64')}` } });
+  return undefined;
+}
+
+/**
+ * Add File to Chat (explorer context menu, several files at once): opens the panel and adds each file as a chip,
+ * or attaches it as an image. Without a file, the active editor's.
+ */
+export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown): Promise<void> {
+  const given = (Array.isArray(uris) && uris.length ? uris : [uri ?? s.editors.current?.document.uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
+  if (given.length === 0) {
+    void vscode.window.showInformationMessage('Parley: pick a file in the Explorer, or open one, to add it to the chat.');
+    return;
+  }
+  await revealChatView();
+  // An image goes to the webview itself: wait until the panel is there to receive it.
+  for (let i = 0; i < 100 && !s.chat.channel.attached; i++) await new Promise((r) => setTimeout(r, 50));
+  const refused: string[] = [];
+  for (const u of given) {
+    const why = await addMention(s, 'file', u.path);
+    if (why) refused.push(why);
+  }
+  if (refused.length) void vscode.window.showWarningMessage(`Parley: ${refused.join(' ')}`);
+}
+
+/** The text of a workspace file as it is now: the editor's, with unsaved changes, else the disk's. */
+async function currentText(ws: ToolWorkspace, path: string): Promise<{ t: ToolTarget; text: string; language: string; lines: number }> {
+  const { t, stat } = await checkedFile(ws, path);
+  let doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === t.uri.toString());
+  if (!doc) {
+    if (stat.size > MAX_READ_BYTES) throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to send (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
+    let bytes: Uint8Array;
+    try {
+      bytes = await vscode.workspace.fs.readFile(t.uri);
+    } catch (e) {
+      throw notFound(t, e);
+    }
+    if (looksBinary(bytes)) throw new ToolError(`"${t.shown}" is a binary file; only text files (and images) can be mentioned.`);
+    // Opened (not shown) for its language, the one VS Code gives it; the text is what was just read.
+    doc = await Promise.resolve(vscode.workspace.openTextDocument(t.uri)).catch(() => undefined);
+    if (!doc) {
+      const text = decodeText(bytes);
+      return { t, text, language: '', lines: text.split('\n').length };
+    }
+  }
+  return { t, text: doc.getText(), language: doc.languageId, lines: doc.lineCount };
+}
+
+/**
+ * Reads every mention among `items` as it is now: files, the editor's selection, the current file's problems, the open
+ * editors (one item per file). Other items stay as they are. Returns why, when one cannot be read: nothing is sent then.
+ */
+export async function expandMentions(items: readonly ContextItem[], settings: Settings, editor: vscode.TextEditor | undefined): Promise<ContextItem[] | string> {
+  const ws = workspaceFor(settings);
+  const out: ContextItem[] = [];
+  for (const item of items) {
+    try {
+      // A file is read again each time; a selection or problems already read (put back by Edit) stay as they were.
+      if (item.mention === 'file') out.push(await fileItem(ws, item, item.path));
+      else if (!item.mention || item.startLine > 0) out.push(item);
+      else if (item.mention === 'selection') out.push(selectionItem(ws, item, editor, settings.maxContextChars));
+      else if (item.mention === 'problems') out.push(problemsItem(ws, item, editor, settings.maxContextChars));
+      else out.push(...(await openItems(ws, item)));
+    } catch (e) {
+      return `${mentionLabel(item.mention ?? 'file', item.path)}: ${reason(e)} Remove its chip, or fix it, and send again.`;
+    }
+  }
+  return out;
+}
+
+async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Promise<ContextItem> {
+  const f = await currentText(ws, path);
+  // The file's last line break is not a line of its own, and the fence adds one.
+  const code = f.text.replace(/\r?\n$/, '');
+  const lines = Math.max(1, code === f.text ? f.lines : f.lines - 1);
+  return { ...item, id: item.mention === 'open' ? newChipId() : item.id, mention: 'file', path: f.t.shown, startLine: 1, endLine: lines, language: f.language, code };
+}
+
+/** The editor's document, when the tools' rules let it be sent: an untitled one, or a workspace file not excluded. */
+function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undefined, what: string): { doc: vscode.TextDocument; shown: string } {
+  if (!editor) throw new ToolError(`no editor is open for ${what}.`);
+  const doc = editor.document;
+  if (doc.isUntitled) return { doc, shown: doc.fileName };
+  const t = ws.fromUri(doc.uri);
+  if (!t) {
+    const inFolder = vscode.workspace.getWorkspaceFolder(doc.uri);
+    throw new ToolError(inFolder
+      ? `"${vscode.workspace.asRelativePath(doc.uri, false)}" is excluded by parley.tools.exclude: secrets and dependencies are not sent.`
+      : `"${doc.fileName}" is outside the workspace; mentions send only workspace files.`);
+  }
+  return { doc, shown: t.shown };
+}
+
+function selectionItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): ContextItem {
+  editorTarget(ws, editor, 'the selection');
+  const found = editor && !editor.selection.isEmpty ? contextFromEditor(editor, max, false) : undefined;
+  if (!found) throw new ToolError('nothing is selected in the editor. Select some code first.');
+  return { ...item, ...found.ctx, mention: 'selection' };
+}
+
+function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): ContextItem {
+  const { doc, shown } = editorTarget(ws, editor, 'its problems');
+  const target = { uri: doc.uri, shown } as ToolTarget;
+  const code = diagnosticsText([[target, vscode.languages.getDiagnostics(doc.uri)]], shown, max);
+  return { ...item, path: shown, startLine: 1, endLine: doc.lineCount, language: 'text', code, mention: 'problems' };
+}
+
+async function openItems(ws: ToolWorkspace, item: ContextItem): Promise<ContextItem[]> {
+  const targets = openTargets(ws);
+  if (targets.length === 0) throw new ToolError('no workspace file is open in an editor (excluded files are left out).');
+  return Promise.all(targets.map((t) => fileItem(ws, item, t.shown)));
+}
