@@ -95,9 +95,16 @@ export function notifyUnsaved(why: string): void {
   });
 }
 
-/** Opens a damaged conversation file as text, read-only. */
+/**
+ * Opens a damaged conversation file as text, read-only. Random bytes are not text: VS Code's editor then says the file
+ * is binary and offers to open it anyway.
+ */
 export async function openRaw(path: string): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
-  await vscode.window.showTextDocument(doc, { preview: true });
+  const uri = vscode.Uri.file(path);
+  try {
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
+  } catch {
+    await vscode.commands.executeCommand('vscode.open', uri, { preview: true });
+  }
   await vscode.commands.executeCommand('workbench.action.files.setActiveEditorReadonlyInSession');
 }
