@@ -114,9 +114,9 @@ export function noticeBar(text: string, actions: ActionId[] | undefined, dismiss
 /** A damaged conversation file in the history list: it cannot be opened as a chat, only as text (Open raw) or deleted. */
 function damagedRow(item: HistoryItem): HTMLElement {
   return h('li', { class: 'history-item damaged' },
-    h('span', { class: 'history-open' },
-      h('span', { class: 'history-title' }, 'Damaged conversation'),
-      h('span', { class: 'history-meta' }, `${item.id}.corrupt.json · ${new Date(item.updatedAt).toLocaleString()}`)),
+    h('span', { class: 'history-open', title: `Not a readable conversation; moved aside ${new Date(item.updatedAt).toLocaleString()}` },
+      h('span', { class: 'history-title' }, 'Damaged file'),
+      h('span', { class: 'history-meta' }, `${item.id}.corrupt.json`)),
     h('button', { type: 'button', class: 'btn secondary small', 'aria-label': `Open raw ${item.id}.corrupt.json`, onclick: () => post({ type: 'openRaw', id: item.id }) }, 'Open raw'),
     h('button', { type: 'button', class: 'btn secondary small', 'aria-label': `Delete ${item.id}.corrupt.json`, onclick: () => post({ type: 'deleteDamaged', id: item.id }) }, 'Delete'));
 }
