@@ -26,7 +26,8 @@ const common = commonBuildOptions(production);
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
  * them: Test Connection with its checks and report (testConnection), and Parley as a language model provider
  * (chatProvider, loaded when VS Code's chat first asks), the built-in workspace tools (builtinTools, loaded by the first turn
- * that offers tools) and the handling of damaged files, interrupted replies and failed saves (durability). In src they are `require('./<name>.js')`.
+ * that offers tools) the handling of damaged files, interrupted replies and failed saves (durability), and the images of saved
+ * conversations (historyImages, loaded by the first conversation with images). In src they are `require('./<name>.js')`.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined.
  */
@@ -35,6 +36,7 @@ const LAZY = {
   chatProvider: 'src/vscode/chatProvider.ts',
   builtinTools: 'src/vscode/tools/builtinTools.ts',
   durability: 'src/vscode/durability.ts',
+  historyImages: 'src/vscode/historyImages.ts',
 };
 
 function lazyModules(inline) {

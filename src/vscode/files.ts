@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Writes `data` to a new file and flushes it to the disk before returning, so a rename after it never names half a file. */
-async function writeDurable(path: string, data: string): Promise<void> {
+async function writeDurable(path: string, data: string | Uint8Array): Promise<void> {
   const f = await fs.open(path, 'wx');
   try {
     await f.writeFile(data);
@@ -52,7 +52,7 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
  * Creates a file whole only when it does not exist yet: written to a temporary file, then hard-linked to its name
  * (link fails when the name exists, atomically). Returns false when it existed.
  */
-export async function createFileOnce(path: string, data: string): Promise<boolean> {
+export async function createFileOnce(path: string, data: string | Uint8Array): Promise<boolean> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await writeDurable(tmp, data);

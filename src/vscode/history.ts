@@ -8,6 +8,7 @@ import {
   scanHistoryFolder,
 } from '../core/historyIndex';
 import type * as Durability from './durability';
+import type * as HistoryImages from './historyImages';
 import type { HistoryItem } from '../shared/protocol';
 import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 
@@ -18,6 +19,11 @@ const OPEN_STATE = 'parley.openConversation';
 /** The code for damaged files, interrupted replies and failed saves: dist/durability.js, loaded the first time one is met. */
 export function durability(): typeof Durability {
   return require('./durability.js') as typeof Durability;
+}
+
+/** Images kept in files of their own (dist/historyImages.js), loaded by the first conversation with images. */
+function historyImages(): typeof HistoryImages {
+  return require('./historyImages.js') as typeof HistoryImages;
 }
 
 /**
@@ -106,6 +112,10 @@ export class HistoryStore {
     const text = await readTextIfExists(join(this.dir, file)).catch(() => undefined);
     if (text === undefined) return undefined;
     const c = parseConversation(text, id);
+    if (c && text.includes('"ref":')) {
+      const images = historyImages();
+      if (images.hasImageRefs(c)) await images.withImageData(c, join(this.dir, 'images'));
+    }
     if (c) return { conversation: c };
     return durability().moveAside(this.dir, id, this.log);
   }
@@ -122,7 +132,9 @@ export class HistoryStore {
   /** Saves a conversation with at least one turn: its file, then its entry; no other conversation's files are touched. */
   async save(c: Conversation): Promise<void> {
     if (c.turns.length === 0) return;
-    const text = JSON.stringify(c);
+    // Images go to files of their own, written once (historyImages.ts says why).
+    const stored = c.turns.some((t) => t.images?.length) ? await historyImages().withImageRefs(c, join(this.dir, 'images')) : c;
+    const text = JSON.stringify(stored);
     await fs.mkdir(this.dir, { recursive: true });
     await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text);
     await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));

@@ -207,6 +207,26 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     assert.deepEqual(records.map((r) => [r.total, r.estimated]), [[12, false]]);
   });
 
+  test('images are kept in files of their own, written once; the conversation file names them; a missing one is said', async () => {
+    const png = (n: number) => `data:image/png;base64,${Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, n, n, n]).toString('base64')}`;
+    const id = `img${randomUUID().slice(0, 8)}`;
+    const c = conversation(id, 'With images');
+    c.turns[0].images = [{ name: 'a.png', dataUrl: png(1) }, { name: 'b.png', dataUrl: png(2) }];
+    await api.history.save(c);
+    const text = await fs.readFile(join(dir, `${id}.json`), 'utf8');
+    assert.ok(!text.includes(png(1).slice(22)), 'no image data in the conversation file');
+    const files = await fs.readdir(join(dir, 'images'));
+    const named = [...text.matchAll(/"ref":"([0-9a-f]{64}\.png)"/g)].map((m) => m[1]);
+    assert.equal(named.length, 2);
+    for (const f of named) assert.ok(files.includes(f), `${f} is in images/`);
+    const loaded = await api.history.load(id);
+    assert.deepEqual(loaded?.turns[0].images, c.turns[0].images, 'the images come back whole');
+    await fs.rm(join(dir, 'images', named[1]));
+    const without = await api.history.load(id);
+    assert.deepEqual(without?.turns[0].images?.map((i) => i.name), ['a.png']);
+    assert.match(without?.turns[0].note ?? '', /b\.png is missing/);
+  });
+
   test('storage that cannot be written: a clear notice, the conversation stays in memory, and a later save says it works again', async () => {
     script = (_req, res) => writeSse(res, [chunk('Kept in memory'), chunk('', 'stop'), usageChunk(3, 2)]);
     // Works as root too (chmod does not stop root): the conversations folder is a file, so nothing can be made in it.
