@@ -89,7 +89,7 @@ export function scanHistoryFolder(names: readonly string[]): { conversations: st
 
 /** How the list shows a damaged file: its name, when it was damaged (or found), and the flag for Open raw and Delete. */
 export function damagedItem(id: string, mtimeMs: number): HistoryItem {
-  return { id, title: `Damaged file ${damagedFileName(id)}`, updatedAt: mtimeMs, turnCount: 0, damaged: true };
+  return { id, title: damagedFileName(id), updatedAt: mtimeMs, turnCount: 0, damaged: true };
 }
 
 /**

@@ -35,7 +35,7 @@ export async function showHistory(s: Services): Promise<void> {
   }
   const pick = await vscode.window.showQuickPick(
     items.map((i) => i.damaged
-      ? { label: `$(warning) Damaged: ${i.id}.corrupt.json`, description: new Date(i.updatedAt).toLocaleString(), detail: 'Not a readable conversation: pick it to open it as text (delete it from the panel\'s history list)', id: i.id, damaged: true }
+      ? { label: `$(warning) Damaged: ${i.id}.corrupt.json`, description: new Date(i.updatedAt).toLocaleString(), detail: 'Opens it as text', id: i.id, damaged: true }
       : { label: i.title, description: new Date(i.updatedAt).toLocaleString(), detail: `${i.turnCount} messages`, id: i.id, damaged: false }),
     { title: 'Parley: Chat History', matchOnDescription: true },
   );

@@ -125,7 +125,7 @@ export class ChatController implements vscode.Disposable {
   private async read(id: string): Promise<Conversation | undefined> {
     const r = await this.history.read(id);
     if (r && 'damagedId' in r) {
-      const text = `This conversation's file is damaged, so it was not opened. It was moved aside as ${r.damagedId}.corrupt.json: the history list shows it, with Open raw and Delete.`;
+      const text = durability().damagedNotice(r.damagedId);
       this.restoreNotice = text;
       this.channel.post({ type: 'notice', text, actions: ['showLog'] });
       return undefined;
@@ -135,9 +135,8 @@ export class ChatController implements vscode.Disposable {
     const streaming = () => c.turns.filter((t) => t.status === 'streaming').length;
     const before = streaming();
     if (before === 0) return c;
-    const counted = durability().recover(c, SESSION, this.streamingTurn);
+    const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
     if (streaming() < before) {
-      this.log.info(`Conversation ${c.id}: ${before - streaming()} reply interrupted while it streamed (its window went away); its text is kept, and ${counted.length} request's estimated usage counted.`);
       for (const u of counted) await this.requester.record(u);
       await this.persist(c);
     }
@@ -561,18 +560,14 @@ export class ChatController implements vscode.Disposable {
       } catch (e) {
         const d = durability();
         const why = d.saveFailure(e);
-        if (this.unsaved === undefined) {
-          this.log.error(`Saving conversation ${c.id} failed: ${why} (${(e as NodeJS.ErrnoException).code ?? 'no code'}). It stays in memory; each change tries again.`);
-          this.channel.post({ type: 'notice', text: d.unsavedText(why) });
-          d.notifyUnsaved(why);
-        }
+        // Said once per run of failures; each later change tries again.
+        if (this.unsaved === undefined) this.channel.post({ type: 'notice', text: d.unsavedText(why, c.id, e, this.log) });
         this.unsaved = why;
         return;
       }
       if (this.unsaved !== undefined) {
         this.unsaved = undefined;
-        this.log.info(`Saving conversation ${c.id} works again.`);
-        this.channel.post({ type: 'notice', text: 'Parley can save again: this conversation is saved.' });
+        this.channel.post({ type: 'notice', text: durability().savedAgain(c.id, this.log) });
       }
     });
     this.saving = run;

@@ -10,6 +10,7 @@ import { conversationFileName, damagedFileName, entryFileName, parseConversation
 import { recoverInterrupted } from '../core/recovery';
 import type { UsageRecord } from '../core/usageLedger';
 import { readTextIfExists } from './files';
+import type { Log } from './log';
 
 /** A conversation checked again after a damaged read: good after all (saved meanwhile), moved aside under an id, or gone. */
 export type MoveAside = { conversation: Conversation } | { damagedId: string } | undefined;
@@ -71,16 +72,37 @@ function processAlive(pid: number): boolean {
  * Marks the replies of `c` that no live window streams as Interrupted (core/recovery.ts has the rule) and returns the
  * usage to count for them, each under its request's id.
  */
-export function recover(c: Conversation, session: string, streamingTurn: string | undefined): UsageRecord[] {
-  return recoverInterrupted(c, {
+export function recover(c: Conversation, session: string, streamingTurn: string | undefined, log: Log): UsageRecord[] {
+  const before = c.turns.filter((t) => t.status === 'streaming').length;
+  const counted = recoverInterrupted(c, {
     session, pid: process.pid, hostname: hostname(), now: Date.now(), alive: processAlive,
     streaming: (turnId) => streamingTurn === turnId,
   });
+  const after = c.turns.filter((t) => t.status === 'streaming').length;
+  if (after < before) {
+    log.info(`Conversation ${c.id}: ${before - after} reply interrupted while it streamed (its window went away): its text is kept, marked Interrupted; ${counted.length} request's estimated usage counted.`);
+  }
+  return counted;
 }
 
-/** What the panel and the notification say while the conversation cannot be saved. */
-export function unsavedText(why: string): string {
-  return `Parley can't save this conversation: ${why}. It stays open in this window until you close it; copy or export it (Parley: Export Chat as Markdown) to keep it. Parley tries again with each change.`;
+/** What the panel says when the conversation to open is damaged. */
+export function damagedNotice(damagedId: string): string {
+  return `This conversation's file is damaged, so it was not opened. It was moved aside as ${damagedId}.corrupt.json: the history list shows it, with Open raw and Delete.`;
+}
+
+/**
+ * What the panel and the notification say while the conversation cannot be saved. With the failure (`id`, `e`,
+ * `log`): the first of a run of failures, also logged and shown as a notification with Export Chat.
+ */
+export function unsavedText(why: string, id?: string, e?: unknown, log?: Log): string {
+  const text = `Parley can't save this conversation: ${why}. It stays open in this window until you close it; copy or export it (Parley: Export Chat as Markdown) to keep it. Parley tries again with each change.`;
+  if (log && id) {
+    log.error(`Saving conversation ${id} failed: ${why} (${(e as NodeJS.ErrnoException | undefined)?.code ?? 'no code'}). It stays in memory; each change tries again.`);
+    void vscode.window.showErrorMessage(text, 'Export Chat').then((a) => {
+      if (a) void vscode.commands.executeCommand('parley.exportChat');
+    });
+  }
+  return text;
 }
 
 /** Why a save failed, in words, for unsavedText. */
@@ -88,11 +110,10 @@ export function saveFailure(e: unknown): string {
   return storageErrorReason(e);
 }
 
-/** Shows the save failure as a notification, with Export Chat, once per run of failures. */
-export function notifyUnsaved(why: string): void {
-  void vscode.window.showErrorMessage(unsavedText(why), 'Export Chat').then((a) => {
-    if (a) void vscode.commands.executeCommand('parley.exportChat');
-  });
+/** What the panel says, and the log, when saving works again after failing. */
+export function savedAgain(id: string, log: Log): string {
+  log.info(`Saving conversation ${id} works again.`);
+  return 'Parley can save again: this conversation is saved.';
 }
 
 /**
