@@ -371,7 +371,8 @@ export class ChatController implements vscode.Disposable {
       saved = shape();
       beat = Date.now();
       turn.owner = owner();
-      void this.save(c);
+      // Marked open when the turn began: global state is not written every 2 s.
+      void this.persist(c);
     }, SAVE_EVERY_MS);
     return () => clearInterval(timer);
   }
@@ -502,13 +503,14 @@ export class ChatController implements vscode.Disposable {
   }
 
   async openConversation(id: string): Promise<boolean> {
+    // Stopped first: the running reply is then saved, so reading its conversation gets it whole, not mid-stream.
+    await this.stop();
     const c = await this.read(id);
     if (!c) {
       await this.postHistory();
       return false;
     }
     pinToLastUsed(c);
-    await this.stop();
     this.conversation = c;
     await this.history.setOpen(id);
     await this.snapshot();
