@@ -48,6 +48,17 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
   await syncFolder(path);
 }
 
+/** Appends `data` to a file (made if missing) and flushes it to the disk before returning: a request counted stays counted. */
+export async function appendDurable(path: string, data: string): Promise<void> {
+  const f = await fs.open(path, 'a');
+  try {
+    await f.appendFile(data);
+    await f.datasync();
+  } finally {
+    await f.close();
+  }
+}
+
 /**
  * Creates a file whole only when it does not exist yet: written to a temporary file, then hard-linked to its name
  * (link fails when the name exists, atomically). Returns false when it existed.

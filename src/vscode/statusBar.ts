@@ -12,7 +12,7 @@ import {
   type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
 import { Disposable } from './disposable';
-import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import type { ReportDocuments } from './reports';
 
 /** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
@@ -100,7 +100,7 @@ export class UsageTracker extends Disposable {
     try {
       await fs.mkdir(this.dir, { recursive: true });
       // One append of whole lines to a file no other window writes: nothing here can overwrite another's record.
-      await fs.appendFile(join(this.dir, `${this.windowId}.jsonl`), usageLines(batch, this.appendFailed));
+      await appendDurable(join(this.dir, `${this.windowId}.jsonl`), usageLines(batch, this.appendFailed));
       this.appendFailed = false;
     } catch {
       this.appendFailed = true;
