@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chunk, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { Conversation } from '../../src/core/conversation';
 import { group } from '../../src/core/usageLedger';
@@ -96,6 +96,10 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     for (const id of [noise, stale.id, cut.id]) assert.ok(!names.includes(`${id}.json`), `${id}.json is moved aside`);
     assert.ok(!names.includes(`${stale.id}.entry.json`), 'the entry of a damaged file goes with it');
     assert.equal((await api.history.load(good.id))?.turns[1].text, 'Answer to A good conversation');
+    // The log says what happened, with names only: never the content.
+    const logged = await waitFor('the log line about the random bytes', async () =>
+      (await windowLogs(api)).find((l) => l.text.includes(`${noise}.json is not a readable conversation`) && l.text.includes(`moved aside as ${noise}.corrupt.json`)), 15_000);
+    assert.ok(!logged.text.includes('Cut short"'), 'no conversation content in the log');
 
     // The panel's list carries the flag; Open raw opens the file as text, read-only; Delete removes only it.
     api.recorded.posted.length = 0;
