@@ -105,7 +105,7 @@ export class ChatController implements vscode.Disposable {
     private readonly toolbox: Toolbox = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
   ) {
     this.conversation = newConversation(newId(), Date.now());
-    this.runner = new TurnRunner(requester, channel, log);
+    this.runner = new TurnRunner(requester, channel, log, () => void this.persist(this.conversation));
     this.views = new ChatViewModels(requester, channel, log, () => this.selection());
     this.context = new PendingContext(channel, () => void this.postMeter());
   }

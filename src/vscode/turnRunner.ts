@@ -58,6 +58,8 @@ export class TurnRunner implements vscode.Disposable {
     private readonly requester: Requester,
     private readonly channel: ViewChannel,
     private readonly log: Log,
+    /** Called when a request starts, with its id now in `turn.inflight`: the owner saves the turn, so a crash counts it. */
+    private readonly requestStarted: () => void = () => {},
   ) {}
 
   get generating(): boolean {
@@ -96,6 +98,7 @@ export class TurnRunner implements vscode.Disposable {
     // Saved with the turn while it streams: if the window goes away first, this request is counted from it, once.
     const id = crypto.randomUUID();
     turn.inflight = { id, model: req.target.settings.model, host: usageHost(req.target), source: req.source, prompt: estimatePromptTokens(req.messages) };
+    this.requestStarted();
     const outcome = await this.requester.run(req.target, {
       usageId: id,
       messages: req.messages,
