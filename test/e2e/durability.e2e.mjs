@@ -1,7 +1,8 @@
 // Damaged files in the storage folder, as a person meets them: a conversation file cut short and one of random bytes
 // are listed as damaged in the panel's history, with Open raw and Delete, and the good conversation beside them is
-// intact. (A reload mid-stream is in windows.e2e.mjs; the pure rules in test/unit/durability.test.ts.)
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+// intact, and its image, kept in a file of its own, comes back. (A reload mid-stream is in windows.e2e.mjs; the pure rules in test/unit/durability.test.ts.)
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { step, visible, hidden, waitFor } from './harness.mjs';
 
@@ -26,7 +27,14 @@ export const tests = {
     // Written before Parley first starts in this profile (it starts when its view opens).
     const dir = join(wb.parleyStorage(), 'conversations');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${GOOD}.json`), JSON.stringify(conversation(GOOD, 'The good conversation')));
+    // The good conversation has an image, stored as Parley stores it: in images/, named by its SHA-256.
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    const ref = `${createHash('sha256').update(png.toString('base64')).digest('hex')}.png`;
+    mkdirSync(join(dir, 'images'), { recursive: true });
+    writeFileSync(join(dir, 'images', ref), png);
+    const good = conversation(GOOD, 'The good conversation');
+    good.turns[0].images = [{ name: 'dot.png', dataUrl: '', ref }];
+    writeFileSync(join(dir, `${GOOD}.json`), JSON.stringify(good));
     writeFileSync(join(dir, `${CUT}.json`), JSON.stringify(conversation(CUT, 'Cut short')).slice(0, 70));
     writeFileSync(join(dir, `${NOISE}.json`), Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 7919 + 13) % 256)));
 
@@ -55,5 +63,19 @@ export const tests = {
 
     await step('opening the good conversation', () => list.getByText('The good conversation').click());
     await visible(chat.locator('article[aria-label="Parley"]').getByText('Answer to The good conversation'), 'the good conversation\'s reply');
+    const thumb = chat.locator('.thumbs img').first();
+    await visible(thumb, 'the good conversation\'s image');
+    const src = await thumb.getAttribute('src');
+    if (src !== `data:image/png;base64,${png.toString('base64')}`) throw new Error(`the image came back as ${src?.slice(0, 60)}…`);
+
+    // Going on in it saves it again: the image stays a file of its own, named in the conversation file.
+    const box = chat.getByRole('textbox', { name: 'Message Parley' });
+    await step('typing a question', () => box.fill('One more question'));
+    await step('pressing Enter', () => box.press('Enter'));
+    await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply finished)', 30_000);
+    await waitFor('the conversation saved with its image named, not inlined', () => {
+      const text = readFileSync(join(dir, `${GOOD}.json`), 'utf8');
+      return text.includes('One more question') && text.includes(`"ref":"${ref}"`) && !text.includes(png.toString('base64'));
+    });
   },
 };
