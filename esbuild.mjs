@@ -24,20 +24,25 @@ const common = commonBuildOptions(production);
 
 /**
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
- * them: Test Connection with its checks and report (testConnection), and Parley as a language model provider
- * (chatProvider, loaded when VS Code's chat first asks), the built-in workspace tools (builtinTools, loaded by the first turn
- * that offers tools), Apply with its reviews and jsdiff (apply, loaded by the first Apply or propose_edit) and `@`
- * mentions (mentions, loaded by the picker, Add File to Chat or a question with a mention). In src they are
- * `require('./<name>.js')`.
+ * them. In src they are `require('./<name>.js')`.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined.
  */
 const LAZY = {
+  /** Test Connection with its checks and report. */
   testConnection: 'src/vscode/testConnection.ts',
+  /** Parley as a language model provider: loaded when VS Code's chat first asks. */
   chatProvider: 'src/vscode/chatProvider.ts',
+  /** The built-in workspace tools: loaded by the first turn that offers tools. */
   builtinTools: 'src/vscode/tools/builtinTools.ts',
+  /** Apply with its reviews and jsdiff: loaded by the first Apply, review command or propose_edit. */
   apply: 'src/vscode/apply/apply.ts',
+  /** `@` mentions: loaded by the picker, Add File to Chat or a question with a mention. */
   mentions: 'src/vscode/mentions.ts',
+  /** Damaged files, interrupted replies and failed saves. */
+  durability: 'src/vscode/durability.ts',
+  /** The images of saved conversations: loaded by the first conversation with images. */
+  historyImages: 'src/vscode/historyImages.ts',
 };
 
 function lazyModules(inline) {

@@ -28,7 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageTracker(context.globalStorageUri, context.globalState);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
-  const history = new HistoryStore(context.globalStorageUri, context.globalState);
+  const history = new HistoryStore(context.globalStorageUri, context.globalState, log);
   const externalTools = new ExternalTools(context.globalState);
   const editors = new EditorTracker();
   // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.

@@ -1,5 +1,6 @@
 // Conversations as the host stores them, and how they turn into wire messages and Markdown.
 import type { LastUsage } from './contextWindow';
+import type { InflightRequest, TurnOwner } from './recovery';
 import { backtickFence, codeSpan } from './markdownText';
 import { redactSecrets } from './redact';
 import { STOPPED_RESULT } from './toolLoop';
@@ -11,9 +12,13 @@ export interface ContextItem extends ContextChip {
   code: string;
 }
 
-/** A turn as stored: what the webview shows, plus the attached code. */
+/** A turn as stored: what the webview shows, plus the attached code, and while it streams who streams it. */
 export interface Turn extends TurnView {
   contextItems?: ContextItem[];
+  /** While streaming: the window streaming it (core/recovery.ts). */
+  owner?: TurnOwner;
+  /** While streaming: the request it waits on, counted from here if the window goes away. */
+  inflight?: InflightRequest;
 }
 
 export interface Conversation {
@@ -159,13 +164,14 @@ export function toView(c: Conversation): ConversationView {
 }
 
 export function turnView(t: Turn): TurnView {
-  const { contextItems, ...view } = t;
+  const { contextItems, owner: _owner, inflight: _inflight, ...view } = t;
   if (contextItems?.length) view.context = contextItems.map(({ code: _code, ...chip }) => chip);
   return view;
 }
 
 const STATUS_WORDS: Partial<Record<TurnView['status'], string>> = {
   stopped: 'Stopped',
+  interrupted: 'Interrupted (the window closed while it streamed)',
   truncated: 'Truncated (length limit)',
   filtered: 'Filtered by the provider',
   incomplete: 'Incomplete (the stream ended early)',

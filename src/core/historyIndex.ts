@@ -6,12 +6,16 @@
 // the list is the set of entries whose conversation file exists. A save touches no other conversation's files, so it
 // cannot drop another window's conversation. An entry that is missing or damaged is made again from its conversation
 // file (or from the list that earlier versions kept), so the list repairs itself.
+//
+// A conversation file that is not a conversation (cut short, random bytes, another program's JSON) is never dropped:
+// it is moved aside as `<id>.corrupt.json`, and the list shows it as damaged, to open as text or delete.
 import type { HistoryItem } from '../shared/protocol';
 import type { Conversation } from './conversation';
 
 /** `<id>.json` is a conversation; `<id>.entry.json` is its entry in the list. Ids are ours: word characters and `-`. */
 const CONVERSATION_FILE = /^([\w-]+)\.json$/;
 const ENTRY_FILE = /^([\w-]+)\.entry\.json$/;
+const DAMAGED_FILE = /^([\w-]+)\.corrupt\.json$/;
 
 /** A conversation's file name. Ids are ours (hex), but never let one name a path outside the folder. */
 export function conversationFileName(id: string): string {
@@ -21,6 +25,11 @@ export function conversationFileName(id: string): string {
 /** A conversation's list entry's file name. */
 export function entryFileName(id: string): string {
   return `${safeId(id)}.entry.json`;
+}
+
+/** Where a damaged conversation file is moved: `<id>.corrupt.json`, or with `suffix` when that name is taken. */
+export function damagedFileName(id: string, suffix = ''): string {
+  return `${safeId(id)}${suffix ? `-${safeId(suffix)}` : ''}.corrupt.json`;
 }
 
 function safeId(id: string): string {
@@ -37,33 +46,82 @@ export function parseEntry(text: string | undefined, id: string): HistoryItem | 
   try {
     const e = JSON.parse(text ?? '') as Partial<HistoryItem>;
     if (e?.id !== id || typeof e.title !== 'string' || typeof e.updatedAt !== 'number' || typeof e.turnCount !== 'number') return undefined;
-    return { id: e.id, title: e.title, updatedAt: e.updatedAt, turnCount: e.turnCount };
+    const out: HistoryItem = { id: e.id, title: e.title, updatedAt: e.updatedAt, turnCount: e.turnCount };
+    if (typeof e.bytes === 'number') out.bytes = e.bytes;
+    return out;
   } catch {
     return undefined;
   }
 }
 
-/** The conversation ids and entry ids among a folder's file names. */
-export function scanHistoryFolder(names: readonly string[]): { conversations: string[]; entries: string[] } {
-  const conversations: string[] = [];
-  const entries: string[] = [];
-  for (const name of names) {
-    const entry = ENTRY_FILE.exec(name);
-    if (entry) entries.push(entry[1]);
-    else {
-      const c = CONVERSATION_FILE.exec(name);
-      if (c) conversations.push(c[1]);
-    }
+/**
+ * A conversation read from disk, or undefined when the text is not one: not JSON, cut short, or JSON of another shape
+ * (a conversation with another id, turns that are not turns).
+ */
+export function parseConversation(text: string, id: string): Conversation | undefined {
+  let c: Partial<Conversation> | null;
+  try {
+    c = JSON.parse(text) as Partial<Conversation> | null;
+  } catch {
+    return undefined;
   }
-  return { conversations, entries };
+  if (!c || typeof c !== 'object' || c.id !== id || typeof c.title !== 'string' || typeof c.updatedAt !== 'number' || !Array.isArray(c.turns)) return undefined;
+  const turnsOk = c.turns.every((t) => !!t && typeof t === 'object' && (t.role === 'user' || t.role === 'assistant') &&
+    typeof t.text === 'string' && typeof t.status === 'string' && typeof t.id === 'string');
+  return turnsOk ? (c as Conversation) : undefined;
 }
 
-/** The list, newest first: one entry per conversation file that exists (an entry alone is a deleted conversation). */
-export function historyList(conversations: readonly string[], entries: ReadonlyMap<string, HistoryItem>): HistoryItem[] {
-  const out: HistoryItem[] = [];
+/** The conversation ids, entry ids and damaged files (by the name before `.corrupt.json`) among a folder's file names. */
+export function scanHistoryFolder(names: readonly string[]): { conversations: string[]; entries: string[]; damaged: string[] } {
+  const conversations: string[] = [];
+  const entries: string[] = [];
+  const damaged: string[] = [];
+  for (const name of names) {
+    const entry = ENTRY_FILE.exec(name);
+    const bad = DAMAGED_FILE.exec(name);
+    const c = CONVERSATION_FILE.exec(name);
+    if (entry) entries.push(entry[1]);
+    else if (bad) damaged.push(bad[1]);
+    else if (c) conversations.push(c[1]);
+  }
+  return { conversations, entries, damaged };
+}
+
+/** How the list shows a damaged file: its name, when it was damaged (or found), and the flag for Open raw and Delete. */
+export function damagedItem(id: string, mtimeMs: number): HistoryItem {
+  return { id, title: damagedFileName(id), updatedAt: mtimeMs, turnCount: 0, damaged: true };
+}
+
+/**
+ * The list, newest first: one entry per conversation file that exists (an entry alone is a deleted conversation), and
+ * the damaged files.
+ */
+export function historyList(conversations: readonly string[], entries: ReadonlyMap<string, HistoryItem>, damaged: readonly HistoryItem[] = []): HistoryItem[] {
+  const out: HistoryItem[] = [...damaged];
   for (const id of conversations) {
     const e = entries.get(id);
     if (e) out.push(e);
   }
   return out.sort((a, b) => b.updatedAt - a.updatedAt || a.id.localeCompare(b.id));
+}
+
+/** Why saving failed, in words, from the file system's error code. */
+export function storageErrorReason(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return 'the disk is full';
+    case 'EROFS':
+      return 'the disk is read-only';
+    case 'EACCES':
+    case 'EPERM':
+      return "Parley's storage folder is read-only";
+    case 'ENOTDIR':
+    case 'EEXIST':
+    case 'EISDIR':
+      return "Parley's storage folder is not a folder any more";
+    default:
+      return `the file system refused (${typeof code === 'string' ? code : e instanceof Error ? e.message : String(e)})`;
+  }
 }

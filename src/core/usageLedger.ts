@@ -17,6 +17,11 @@ export interface UsageRecord {
   durationMs: number;
   /** What asked: Parley's panel (`chat`), its editor commands, Test Connection, or VS Code's chat and `vscode.lm` callers. */
   source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat' | 'compact';
+  /**
+   * The request's id, when a crash could make it counted twice: a reply's request, and the estimate recorded for it
+   * after a crash (core/recovery.ts). The merge counts one record per id (the server's count over an estimate).
+   */
+  id?: string;
 }
 
 /** How the report names each source. */
@@ -51,7 +56,7 @@ export function emptyTotals(): Totals {
 }
 
 /** A record from a result's usage. */
-export function recordFrom(usage: Usage, ctx: { model: string; host: string; durationMs: number; source: UsageRecord['source']; at: number }): UsageRecord {
+export function recordFrom(usage: Usage, ctx: { model: string; host: string; durationMs: number; source: UsageRecord['source']; at: number; id?: string }): UsageRecord {
   const r: UsageRecord = {
     at: ctx.at,
     model: ctx.model,
@@ -68,6 +73,7 @@ export function recordFrom(usage: Usage, ctx: { model: string; host: string; dur
   const cached = usage.prompt_tokens_details?.cached_tokens;
   if (typeof reasoning === 'number' && reasoning > 0) r.reasoning = reasoning;
   if (typeof cached === 'number' && cached > 0) r.cached = cached;
+  if (ctx.id) r.id = ctx.id;
   return r;
 }
 

@@ -29,6 +29,14 @@ export function usageLine(r: UsageRecord): string {
 }
 
 /**
+ * What one append writes. After an append that failed (a full disk can write part of it), the batch starts on a new
+ * line, so its first record is not glued to the torn piece: the piece is then one damaged line that is skipped.
+ */
+export function usageLines(batch: readonly UsageRecord[], afterFailure: boolean): string {
+  return (afterFailure ? '\n' : '') + batch.map(usageLine).join('');
+}
+
+/**
  * The records in a log's text. A line that is not a whole, valid record is skipped: a half-written last line is
  * read again once complete (callers pass only text up to the last newline), and a damaged line never hides the rest.
  */
@@ -97,23 +105,45 @@ export function counts(r: Pick<UsageRecord, 'at'>, reset: ResetMarker | undefine
 export function mergeLedger(logs: Iterable<readonly UsageRecord[]>, reset: ResetMarker | undefined, legacy?: LegacyLedger): Ledger {
   let ledger: Ledger = {};
   if (legacy && counts(legacy, reset)) ledger = { ...legacy.ledger };
-  for (const records of logs) for (const r of records) if (counts(r, reset)) ledger = addToLedgerInPlace(ledger, r);
+  const all = [...logs];
+  const once = oncePerId(all);
+  for (const records of all) for (const r of records) if (counts(r, reset) && once(r)) ledger = addToLedgerInPlace(ledger, r);
   return ledger;
+}
+
+/**
+ * Which records count when several share an id (a reply's request, and the estimate another window recorded for it
+ * after a crash, see core/recovery.ts): one per id, the server's count before an estimate, else the first read.
+ * Records without an id all count.
+ */
+export function oncePerId(logs: Iterable<readonly UsageRecord[]>): (r: UsageRecord) => boolean {
+  const chosen = new Map<string, UsageRecord>();
+  for (const records of logs) {
+    for (const r of records) {
+      if (typeof r.id !== 'string') continue;
+      const had = chosen.get(r.id);
+      if (!had || (had.estimated && !r.estimated)) chosen.set(r.id, r);
+    }
+  }
+  return (r) => typeof r.id !== 'string' || chosen.get(r.id) === r;
 }
 
 /** The totals of one window's records after the last reset: the tooltip's and the report's "This window". */
 export function windowTotalsOf(records: readonly UsageRecord[], reset: ResetMarker | undefined): Totals {
   let t = emptyTotals();
-  for (const r of records) if (counts(r, reset)) t = addTo(t, r);
+  const once = oncePerId([records]);
+  for (const r of records) if (counts(r, reset) && once(r)) t = addTo(t, r);
   return t;
 }
 
 /** Totals by source (panel, VS Code's chat…) over every window's records after the last reset; the moved ledger had no sources. */
 export function sourceTotalsOf(logs: Iterable<readonly UsageRecord[]>, reset: ResetMarker | undefined): Record<string, Totals> {
   const out: Record<string, Totals> = {};
-  for (const records of logs) {
+  const all = [...logs];
+  const once = oncePerId(all);
+  for (const records of all) {
     for (const r of records) {
-      if (!counts(r, reset) || typeof r.source !== 'string') continue;
+      if (!counts(r, reset) || typeof r.source !== 'string' || !once(r)) continue;
       out[r.source] = addTo(Object.prototype.hasOwnProperty.call(out, r.source) ? out[r.source] : emptyTotals(), r);
     }
   }

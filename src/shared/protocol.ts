@@ -2,7 +2,8 @@
 // Pure TypeScript: used by both bundles. The host owns every conversation; the webview only renders.
 
 /** How a reply ended, as shown to the reader. `done` is a clean stop and shows no badge. */
-export type TurnStatus = 'streaming' | 'done' | 'stopped' | 'truncated' | 'filtered' | 'incomplete' | 'error';
+/** `interrupted`: the window went away (reload, crash) while the reply streamed; the text received is kept. */
+export type TurnStatus = 'streaming' | 'done' | 'stopped' | 'interrupted' | 'truncated' | 'filtered' | 'incomplete' | 'error';
 
 /** What a person is told an error was about. */
 export type ErrorKindView =
@@ -148,6 +149,10 @@ export interface HistoryItem {
   title: string;
   updatedAt: number;
   turnCount: number;
+  /** The conversation file's size when its entry was written: a file of another size is checked when listed. */
+  bytes?: number;
+  /** A damaged file, moved aside as `<id>.corrupt.json`: the list offers Open raw and Delete. */
+  damaged?: boolean;
 }
 
 export interface PresetView {
@@ -267,6 +272,9 @@ export type WebviewMessage =
   | { type: 'requestHistory' }
   | { type: 'openConversation'; id: string }
   | { type: 'deleteConversation'; id: string }
+  /** A damaged conversation file (`<id>.corrupt.json`): open it read-only as text, or delete it. */
+  | { type: 'openRaw'; id: string }
+  | { type: 'deleteDamaged'; id: string }
   | { type: 'clearHistory' }
   /** A button that maps to a host action; Retry and Continue come only this way. */
   | { type: 'action'; action: ActionId }
@@ -374,6 +382,8 @@ export function parseWebviewMessage(raw: unknown): Parsed {
     }
     case 'openConversation':
     case 'deleteConversation':
+    case 'openRaw':
+    case 'deleteDamaged':
     case 'applyPreset':
     case 'removeContext': {
       const id = str(m.id, LIMITS.idChars, 'id');

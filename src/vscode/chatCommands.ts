@@ -34,10 +34,13 @@ export async function showHistory(s: Services): Promise<void> {
     return;
   }
   const pick = await vscode.window.showQuickPick(
-    items.map((i) => ({ label: i.title, description: new Date(i.updatedAt).toLocaleString(), detail: `${i.turnCount} messages`, id: i.id })),
+    items.map((i) => i.damaged
+      ? { label: `$(warning) Damaged: ${i.id}.corrupt.json`, description: new Date(i.updatedAt).toLocaleString(), detail: 'Opens it as text', id: i.id, damaged: true }
+      : { label: i.title, description: new Date(i.updatedAt).toLocaleString(), detail: `${i.turnCount} messages`, id: i.id, damaged: false }),
     { title: 'Parley: Chat History', matchOnDescription: true },
   );
   if (!pick) return;
+  if (pick.damaged) return s.chat.openRaw(pick.id);
   await revealChatView();
   await s.chat.openConversation(pick.id);
 }

@@ -7,10 +7,12 @@ import { errorView } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import { applyContextBudget, budgetNote } from '../core/mentions';
 import type * as vscode from 'vscode';
+import { hostname } from 'node:os';
 import type { ImageView } from '../shared/protocol';
+import type { TurnOwner } from '../core/recovery';
 import { setProfileModel, writeUserSetting, type Settings, type SettingsSnapshot } from './config';
 import { ChatViewModels } from './chatViewModels';
-import type { HistoryStore } from './history';
+import { durability, type HistoryStore } from './history';
 import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import { profileName, type Requester, type Selection } from './requester';
@@ -32,6 +34,16 @@ export function newId(): string {
   const b = new Uint8Array(8);
   crypto.getRandomValues(b);
   return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+/** This extension host session, as the owner of the replies it streams (core/recovery.ts). */
+const SESSION = newId();
+/** A streaming reply is saved this often when it changed, and at least every HEARTBEAT_MS while it runs. */
+const SAVE_EVERY_MS = 2_000;
+const HEARTBEAT_MS = 10_000;
+
+function owner(): TurnOwner {
+  return { session: SESSION, pid: process.pid, hostname: hostname(), beat: Date.now() };
 }
 
 /**
@@ -81,6 +93,14 @@ export class ChatController implements vscode.Disposable {
   readonly context: PendingContext;
   /** Calls waiting for the reader, and the tools always allowed in this window. */
   readonly tools = new ToolSession();
+  /** Saves one at a time, in order: a streaming save never lands after the final one. */
+  private saving: Promise<void> = Promise.resolve();
+  /** Why the last save failed, while saving fails: the panel says so until a save works again. */
+  private unsaved: string | undefined;
+  /** What restore() found, said once the view is there. */
+  private restoreNotice: string | undefined;
+  /** The assistant turn streaming now. */
+  private streamingTurn: string | undefined;
 
   constructor(
     private readonly requester: Requester,
@@ -93,7 +113,7 @@ export class ChatController implements vscode.Disposable {
     private readonly expandContext: ContextExpander = async (items) => [...items],
   ) {
     this.conversation = newConversation(newId(), Date.now());
-    this.runner = new TurnRunner(requester, channel, log);
+    this.runner = new TurnRunner(requester, channel, log, () => void this.persist(this.conversation));
     this.views = new ChatViewModels(requester, channel, log, () => this.selection());
     this.context = new PendingContext(channel, () => void this.postMeter());
   }
@@ -101,11 +121,34 @@ export class ChatController implements vscode.Disposable {
   /** Loads the conversation that was open last time: only that one. */
   async restore(): Promise<void> {
     const id = this.history.openId();
-    const c = id ? await this.history.load(id) : undefined;
+    const c = id ? await this.read(id) : undefined;
     if (!c) return;
-    // A reply that was streaming when the window closed ended there.
-    for (const t of c.turns) if (t.status === 'streaming') t.status = 'stopped';
     this.conversation = c;
+  }
+
+  /**
+   * Reads a conversation from the history. A damaged file is moved aside (the history lists it) and the reader is told;
+   * a reply whose window went away while it streamed becomes Interrupted, its text kept and its usage counted once.
+   */
+  private async read(id: string): Promise<Conversation | undefined> {
+    const r = await this.history.read(id);
+    if (r && 'damagedId' in r) {
+      const text = durability().damagedNotice(r.damagedId);
+      this.restoreNotice = text;
+      this.channel.post({ type: 'notice', text, actions: ['showLog'] });
+      return undefined;
+    }
+    const c = r?.conversation;
+    if (!c) return undefined;
+    const streaming = () => c.turns.filter((t) => t.status === 'streaming').length;
+    const before = streaming();
+    if (before === 0) return c;
+    const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
+    if (streaming() < before) {
+      for (const u of counted) await this.requester.record(u);
+      await this.persist(c);
+    }
+    return c;
   }
 
   get current(): Conversation {
@@ -136,6 +179,9 @@ export class ChatController implements vscode.Disposable {
       pendingContext: context.chips(),
     });
     this.postTools();
+    if (this.restoreNotice) channel.post({ type: 'notice', text: this.restoreNotice, actions: ['showLog'] });
+    this.restoreNotice = undefined;
+    if (this.unsaved) channel.post({ type: 'notice', text: durability().unsavedText(this.unsaved) });
     void views.refreshModels(false, target).then(() => this.postMeter(target));
   }
 
@@ -287,10 +333,12 @@ export class ChatController implements vscode.Disposable {
     const c = this.conversation;
     const history = [...c.turns];
     const preview = requester.selected(this.selection());
-    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: preview.model, profile: profileName(preview) };
+    const turn: Turn = { id: newId(), role: 'assistant', text: '', status: 'streaming', model: preview.model, profile: profileName(preview), owner: owner() };
     c.turns.push(turn);
     c.updatedAt = Date.now();
     channel.post({ type: 'turnStart', turn: turnView(turn) });
+    this.streamingTurn = turn.id;
+    const stopSaving = this.saveWhileStreaming(c, turn);
     await runner.run(turn, async (signal) => {
       // `given`: the caller just resolved it, asking any consent question already (Compact and retry).
       const target = given ?? (await requester.target(undefined, true, this.selection()));
@@ -318,10 +366,35 @@ export class ChatController implements vscode.Disposable {
       }
       runner.end(turn, statusOf(r), error);
     }, async () => {
+      stopSaving();
+      this.streamingTurn = undefined;
+      // Ended: nobody streams it any more, and its requests are counted.
+      delete turn.owner;
+      delete turn.inflight;
       c.updatedAt = Date.now();
       await this.save(c);
       await this.postMeter();
     });
+  }
+
+  /**
+   * Saves the conversation while `turn` streams: every SAVE_EVERY_MS when the turn changed, and every HEARTBEAT_MS
+   * anyway (a call waiting for approval changes nothing), each time with a new beat in its owner, so that a reload
+   * or a crash loses at most the last seconds of the reply. Returns the function that stops it.
+   */
+  private saveWhileStreaming(c: Conversation, turn: Turn): () => void {
+    const shape = () => `${turn.text.length}|${turn.reasoning?.length ?? 0}|${turn.steps?.length ?? 0}|${turn.inflight?.id ?? ''}`;
+    let saved = shape();
+    let beat = Date.now();
+    const timer = setInterval(() => {
+      if (turn.status !== 'streaming' || (shape() === saved && Date.now() - beat < HEARTBEAT_MS)) return;
+      saved = shape();
+      beat = Date.now();
+      turn.owner = owner();
+      // Marked open when the turn began: global state is not written every 2 s.
+      void this.persist(c);
+    }, SAVE_EVERY_MS);
+    return () => clearInterval(timer);
   }
 
   /**
@@ -429,7 +502,7 @@ export class ChatController implements vscode.Disposable {
     const [user] = t.splice(i);
     // Attached code goes back to the pending chips so nothing is lost.
     if (user.contextItems?.length) this.context.putBack(user.contextItems);
-    await this.history.save(this.conversation);
+    await this.persist(this.conversation);
     await this.snapshot();
     this.channel.post({ type: 'composerText', text: user.text, images: user.images });
   }
@@ -450,14 +523,29 @@ export class ChatController implements vscode.Disposable {
   }
 
   async openConversation(id: string): Promise<boolean> {
-    const c = await this.history.load(id);
-    if (!c) return false;
-    pinToLastUsed(c);
+    // Stopped first: the running reply is then saved, so reading its conversation gets it whole, not mid-stream.
     await this.stop();
+    const c = await this.read(id);
+    if (!c) {
+      await this.postHistory();
+      return false;
+    }
+    pinToLastUsed(c);
     this.conversation = c;
     await this.history.setOpen(id);
     await this.snapshot();
     return true;
+  }
+
+  /** A damaged file from the history list: opened read-only, as text. */
+  openRaw(id: string): Promise<void> {
+    return durability().openRaw(this.history.damagedPath(id));
+  }
+
+  async deleteDamaged(id: string): Promise<void> {
+    await this.history.deleteDamaged(id);
+    this.log.info(`History: deleted the damaged file ${id}.corrupt.json.`);
+    await this.postHistory();
   }
 
   async deleteConversation(id: string): Promise<void> {
@@ -477,9 +565,35 @@ export class ChatController implements vscode.Disposable {
   }
 
   /** Saves the conversation and marks it as the one open, for the next window. */
-  private async save(c = this.conversation): Promise<void> {
-    await this.history.save(c);
-    await this.history.setOpen(c.id);
+  private save(c = this.conversation): Promise<void> {
+    return this.persist(c, true);
+  }
+
+  /**
+   * Writes the conversation, one save at a time. When saving fails (a read-only or full disk, a storage folder that is
+   * not a folder), the reader is told once, in a notification and in the panel; the conversation stays in memory and
+   * each later change tries again; when one works, the panel says so. Never throws.
+   */
+  private persist(c: Conversation, markOpen = false): Promise<void> {
+    const run = this.saving.then(async () => {
+      try {
+        await this.history.save(c);
+        if (markOpen) await this.history.setOpen(c.id);
+      } catch (e) {
+        const d = durability();
+        const why = d.saveFailure(e);
+        // Said once per run of failures; each later change tries again.
+        if (this.unsaved === undefined) this.channel.post({ type: 'notice', text: d.unsavedText(why, c.id, e, this.log) });
+        this.unsaved = why;
+        return;
+      }
+      if (this.unsaved !== undefined) {
+        this.unsaved = undefined;
+        this.channel.post({ type: 'notice', text: durability().savedAgain(c.id, this.log) });
+      }
+    });
+    this.saving = run;
+    return run;
   }
 
   /**

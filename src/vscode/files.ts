@@ -4,19 +4,58 @@
 // where globalStorageUri is a file: URI, and only Node's fs can append to a file and create a file exclusively.
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** Writes `data` to a new file and flushes it to the disk before returning, so a rename after it never names half a file. */
+async function writeDurable(path: string, data: string | Uint8Array): Promise<void> {
+  const f = await fs.open(path, 'wx');
+  try {
+    await f.writeFile(data);
+    await f.sync();
+  } finally {
+    await f.close();
+  }
+}
+
+/** Best effort: flushes a folder's entries (a rename in it) to the disk. Not every system can open a folder. */
+async function syncFolder(path: string): Promise<void> {
+  try {
+    const d = await fs.open(dirname(path), 'r');
+    try {
+      await d.sync();
+    } finally {
+      await d.close();
+    }
+  } catch {
+    // Windows cannot fsync a folder; the rename is still atomic for readers.
+  }
+}
 
 /**
- * Writes a file whole: to a temporary file beside it, then renamed over it. A rename within one folder is atomic, so a
- * reader (another window too) sees the old content or the new, never a part.
+ * Writes a file whole: to a temporary file beside it, flushed to the disk, then renamed over it. A rename within one
+ * folder is atomic, so a reader (another window too) sees the old content or the new, never a part; and since the
+ * temporary file is on the disk before the rename, a power loss leaves the old content or the new too.
  */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await fs.writeFile(tmp, data);
+    await writeDurable(tmp, data);
     await fs.rename(tmp, path);
   } catch (e) {
     await fs.rm(tmp, { force: true }).catch(() => {});
     throw e;
+  }
+  await syncFolder(path);
+}
+
+/** Appends `data` to a file (made if missing) and flushes it to the disk before returning: a request counted stays counted. */
+export async function appendDurable(path: string, data: string): Promise<void> {
+  const f = await fs.open(path, 'a');
+  try {
+    await f.appendFile(data);
+    await f.datasync();
+  } finally {
+    await f.close();
   }
 }
 
@@ -24,11 +63,12 @@ export async function writeFileAtomic(path: string, data: string): Promise<void>
  * Creates a file whole only when it does not exist yet: written to a temporary file, then hard-linked to its name
  * (link fails when the name exists, atomically). Returns false when it existed.
  */
-export async function createFileOnce(path: string, data: string): Promise<boolean> {
+export async function createFileOnce(path: string, data: string | Uint8Array): Promise<boolean> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await fs.writeFile(tmp, data);
+    await writeDurable(tmp, data);
     await fs.link(tmp, path);
+    await syncFolder(path);
     return true;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;

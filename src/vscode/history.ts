@@ -3,7 +3,12 @@ import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
 import type * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
-import { conversationFileName, entryFileName, entryOf, historyList, parseEntry, scanHistoryFolder } from '../core/historyIndex';
+import {
+  conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseConversation, parseEntry,
+  scanHistoryFolder,
+} from '../core/historyIndex';
+import type * as Durability from './durability';
+import type * as HistoryImages from './historyImages';
 import type { HistoryItem } from '../shared/protocol';
 import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 
@@ -11,46 +16,77 @@ import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from '.
 const INDEX_STATE = 'parley.historyIndex';
 const OPEN_STATE = 'parley.openConversation';
 
+/** The code for damaged files, interrupted replies and failed saves: dist/durability.js, loaded the first time one is met. */
+export function durability(): typeof Durability {
+  return require('./durability.js') as typeof Durability;
+}
+
+/** Images kept in files of their own (dist/historyImages.js), loaded by the first conversation with images. */
+function historyImages(): typeof HistoryImages {
+  return require('./historyImages.js') as typeof HistoryImages;
+}
+
+/**
+ * A conversation read from disk: the conversation, or (damaged) the id its file was moved aside under
+ * (`<damagedId>.corrupt.json`), or nothing there.
+ */
+export type Loaded = { conversation: Conversation } | { damagedId: string } | undefined;
+
 /**
  * The saved conversations. The list is made from the folder itself (core/historyIndex.ts says why), so a conversation
  * saved in one window is in every window's list, and no save can drop another's. Files are written whole (temporary
- * file, then rename), so a window reading while another writes sees the old file or the new one.
+ * file flushed to disk, then rename), so a window reading while another writes sees the old file or the new one, and
+ * so does anyone after a power loss. A file that is not a conversation is moved aside, never dropped.
  */
 export class HistoryStore {
   private readonly dir: string;
 
-  constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
+  constructor(storage: vscode.Uri, private readonly state: vscode.Memento, private readonly log?: { warn(line: string): void }) {
     this.dir = join(storage.fsPath, 'conversations');
   }
 
-  /** The list, newest first, from the entry files only: long histories never load every conversation. */
+  /**
+   * The list, newest first, from the entry files: long histories never load every conversation. A conversation is
+   * read only when its entry is missing or damaged, or its file's size is not the one its entry was written with
+   * (cut short, or written by another window after the entry was read): then it is checked, and moved aside if damaged.
+   */
   async list(): Promise<HistoryItem[]> {
-    const { conversations, entries } = scanHistoryFolder(await listFolder(this.dir));
+    const { conversations, entries, damaged } = scanHistoryFolder(await listFolder(this.dir));
     const withEntry = new Set(entries);
     const read = new Map<string, HistoryItem>();
+    const bad: HistoryItem[] = [];
     const legacy = new Map((this.state.get<HistoryItem[]>(INDEX_STATE) ?? []).map((i) => [i.id, i]));
     await Promise.all(conversations.map(async (id) => {
       let e = withEntry.has(id) ? parseEntry(await readTextIfExists(join(this.dir, entryFileName(id))).catch(() => undefined), id) : undefined;
-      if (!e) e = await this.repairEntry(id, legacy.get(id));
+      if (e?.bytes !== undefined && (await this.size(conversationFileName(id))) !== e.bytes) e = undefined;
+      if (!e) {
+        const r = await this.repairEntry(id, legacy.get(id));
+        if (r && 'damagedId' in r) damaged.push(r.damagedId);
+        else e = r;
+      }
       if (e) read.set(id, e);
     }));
-    return historyList(conversations, read);
+    await Promise.all([...new Set(damaged)].map(async (id) => bad.push(damagedItem(id, (await this.mtime(damagedFileName(id))) ?? 0))));
+    return historyList(conversations, read, bad);
   }
 
   /**
    * Makes a missing or damaged entry: from the list earlier versions kept, else from the conversation file. Created
    * only if no entry exists by then, so a save's newer entry is never replaced by this older one.
    */
-  private async repairEntry(id: string, legacy: HistoryItem | undefined): Promise<HistoryItem | undefined> {
-    const c = legacy?.id === id ? undefined : await this.load(id);
-    const e = legacy?.id === id ? legacy : c && c.turns.length > 0 ? entryOf(c) : undefined;
+  private async repairEntry(id: string, legacy: HistoryItem | undefined): Promise<HistoryItem | { damagedId: string } | undefined> {
+    const loaded = legacy?.id === id ? undefined : await this.read(id);
+    if (loaded && 'damagedId' in loaded) return loaded;
+    const c = loaded?.conversation;
+    const e = legacy?.id === id ? legacy : c && c.turns.length > 0 ? { ...entryOf(c), bytes: await this.size(conversationFileName(id)) } : undefined;
     if (!e) return undefined;
     const path = join(this.dir, entryFileName(id));
     const existing = await readTextIfExists(path).catch(() => undefined);
     const saved = parseEntry(existing, id);
-    if (saved) return saved; // a save wrote it meanwhile
-    // A damaged entry is replaced; at worst this replaces an entry a save wrote this very moment with an older one
-    // (an older title or time), never with none.
+    // A save wrote it meanwhile (its size check is for the next list).
+    if (saved && (saved.bytes === undefined || saved.bytes === e.bytes)) return saved;
+    // A damaged or stale entry is replaced; at worst this replaces an entry a save wrote this very moment with an older
+    // one (an older title or time), never with none, and the next list's size check mends it.
     if (existing !== undefined) await writeFileAtomic(path, JSON.stringify(e)).catch(() => {});
     else await createFileOnce(path, JSON.stringify(e)).catch(() => false);
     return e;
@@ -64,21 +100,44 @@ export class HistoryStore {
     await this.state.update(OPEN_STATE, id);
   }
 
+  /** The conversation, or undefined when it is missing or damaged (a damaged file is moved aside: see `read`). */
   async load(id: string): Promise<Conversation | undefined> {
-    try {
-      const c = JSON.parse(await fs.readFile(join(this.dir, conversationFileName(id)), 'utf8')) as Conversation;
-      return c && Array.isArray(c.turns) ? c : undefined;
-    } catch {
-      return undefined;
+    const r = await this.read(id);
+    return r && 'conversation' in r ? r.conversation : undefined;
+  }
+
+  /** Reads a conversation; a file that is not one is moved aside as `<id>.corrupt.json` and logged. */
+  async read(id: string): Promise<Loaded> {
+    const file = conversationFileName(id);
+    const text = await readTextIfExists(join(this.dir, file)).catch(() => undefined);
+    if (text === undefined) return undefined;
+    const c = parseConversation(text, id);
+    if (c && text.includes('"ref":')) {
+      const images = historyImages();
+      if (images.hasImageRefs(c)) await images.withImageData(c, join(this.dir, 'images'));
     }
+    if (c) return { conversation: c };
+    return durability().moveAside(this.dir, id, this.log);
+  }
+
+  /** The path of a damaged file, to open as text. */
+  damagedPath(id: string): string {
+    return join(this.dir, damagedFileName(id));
+  }
+
+  async deleteDamaged(id: string): Promise<void> {
+    await fs.rm(this.damagedPath(id), { force: true });
   }
 
   /** Saves a conversation with at least one turn: its file, then its entry; no other conversation's files are touched. */
   async save(c: Conversation): Promise<void> {
     if (c.turns.length === 0) return;
+    // Images go to files of their own, written once (historyImages.ts says why).
+    const stored = c.turns.some((t) => t.images?.length) ? await historyImages().withImageRefs(c, join(this.dir, 'images')) : c;
+    const text = JSON.stringify(stored);
     await fs.mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), JSON.stringify(c));
-    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify(entryOf(c)));
+    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text);
+    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));
   }
 
   /** Deletes the conversation file first: an entry without its conversation is not listed. */
@@ -90,5 +149,13 @@ export class HistoryStore {
   async clear(): Promise<void> {
     await fs.rm(this.dir, { recursive: true, force: true });
     await this.state.update(INDEX_STATE, undefined);
+  }
+
+  private async size(name: string): Promise<number | undefined> {
+    return fs.stat(join(this.dir, name)).then((s) => s.size, () => undefined);
+  }
+
+  private async mtime(name: string): Promise<number | undefined> {
+    return fs.stat(join(this.dir, name)).then((s) => s.mtimeMs, () => undefined);
   }
 }

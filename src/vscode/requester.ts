@@ -110,7 +110,7 @@ export function profileName(s: Settings): string {
 }
 
 /** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
-function usageHost(t: ReadyTarget): string {
+export function usageHost(t: ReadyTarget): string {
   const p = t.settings.profile;
   return p && p.source !== 'implicit' ? `${p.name.replace(/\|/g, '/')} (${t.host})` : t.host;
 }
@@ -136,6 +136,8 @@ export interface RunOptions {
   onEvent?: (e: StreamEvent) => void;
   /** Called once per parameter the server turned out not to accept. */
   onAdapted?: (param: string) => void;
+  /** The usage record's id: the one a reply's interrupted request is counted under after a crash (core/recovery.ts). */
+  usageId?: string;
 }
 
 export interface RunOutcome {
@@ -300,6 +302,11 @@ export class Requester {
     await this.learnt.clear();
   }
 
+  /** Counts usage found after the fact (a reply interrupted by its window going away, see core/recovery.ts). */
+  record(r: UsageRecord): Promise<void> {
+    return this.usage.record(r);
+  }
+
   /** Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts usage. */
   async run(t: ReadyTarget, opts: RunOptions): Promise<RunOutcome> {
     const started = Date.now();
@@ -321,7 +328,7 @@ export class Requester {
       }
     }
     const r = outcome.result;
-    const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now() });
+    const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now(), id: opts.usageId });
     // Failed requests that produced nothing cost nothing; everything else is billed and counted.
     const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
     if (counted) await this.usage.record(usage);

@@ -8,11 +8,11 @@ import {
   type Ledger, type Price, type Totals, type UsageRecord,
 } from '../core/usageLedger';
 import {
-  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLine, windowTotalsOf,
+  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
   type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
 import { Disposable } from './disposable';
-import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import type { ReportDocuments } from './reports';
 
 /** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
@@ -60,6 +60,8 @@ export class UsageTracker extends Disposable {
   private windowTotals: Totals = emptyTotals();
   /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
   private unsaved: UsageRecord[] = [];
+  /** The last append failed, and may have written part of a line: the next one starts on a new line. */
+  private appendFailed = false;
   private last: UsageRecord | undefined;
   private reading: Promise<void> = Promise.resolve();
   private migrated = false;
@@ -98,8 +100,10 @@ export class UsageTracker extends Disposable {
     try {
       await fs.mkdir(this.dir, { recursive: true });
       // One append of whole lines to a file no other window writes: nothing here can overwrite another's record.
-      await fs.appendFile(join(this.dir, `${this.windowId}.jsonl`), batch.map(usageLine).join(''));
+      await appendDurable(join(this.dir, `${this.windowId}.jsonl`), usageLines(batch, this.appendFailed));
+      this.appendFailed = false;
     } catch {
+      this.appendFailed = true;
       // Kept in `unsaved`: still counted in this window, and written with the next record.
       this.unsaved.unshift(...batch);
     }

@@ -5,7 +5,8 @@ import { DeltaPacer } from '../core/deltaPacer';
 import type { ChatResult, ChatMessage, StreamEvent, ToolDefinition } from '../core/types';
 import type { ErrorView, TurnStatus } from '../shared/protocol';
 import type { Log } from './log';
-import type { ReadyTarget, Requester, RunOutcome } from './requester';
+import { usageHost, type ReadyTarget, type Requester, type RunOutcome } from './requester';
+import { estimatePromptTokens } from '../core/tokenEstimate';
 import type { ViewChannel } from './viewChannel';
 
 /** What a turn's end looks like to the reader. */
@@ -50,11 +51,15 @@ export class TurnRunner implements vscode.Disposable {
   private pendingDelta: { turnId: string; text: string; reasoning: string } | undefined;
   private readonly pacer = new DeltaPacer(() => this.postDelta());
   private readonly noticesShown = new Set<string>();
+  /** The window is going away (reload, close): a turn it ends is Interrupted, not Stopped by the reader. */
+  private disposed = false;
 
   constructor(
     private readonly requester: Requester,
     private readonly channel: ViewChannel,
     private readonly log: Log,
+    /** Called when a request starts, with its id now in `turn.inflight`: the owner saves the turn, so a crash counts it. */
+    private readonly requestStarted: () => void = () => {},
   ) {}
 
   get generating(): boolean {
@@ -90,7 +95,12 @@ export class TurnRunner implements vscode.Disposable {
 
   /** Sends one request of the running turn, streams its text into `turn` (paced), then sets what the result says. */
   async request(turn: Turn, req: TurnRequest): Promise<RunOutcome> {
+    // Saved with the turn while it streams: if the window goes away first, this request is counted from it, once.
+    const id = crypto.randomUUID();
+    turn.inflight = { id, model: req.target.settings.model, host: usageHost(req.target), source: req.source, prompt: estimatePromptTokens(req.messages) };
+    this.requestStarted();
     const outcome = await this.requester.run(req.target, {
+      usageId: id,
       messages: req.messages,
       source: req.source,
       signal: req.signal,
@@ -99,6 +109,7 @@ export class TurnRunner implements vscode.Disposable {
       onAdapted: (p) => this.adapted(p),
     });
     const r = outcome.result;
+    if (turn.inflight?.id === id) delete turn.inflight;
     this.pacer.postNow();
     // The result is the truth; deltas were a preview of it.
     turn.text = r.text || (r.refusal ? `_Refusal:_ ${r.refusal}` : '');
@@ -112,7 +123,7 @@ export class TurnRunner implements vscode.Disposable {
 
   /** Closes a turn: its status, its error card (without any key), and the message that redraws it. */
   end(turn: Turn, status: TurnStatus, error?: ErrorView): void {
-    turn.status = status;
+    turn.status = status === 'stopped' && this.disposed ? 'interrupted' : status;
     if (error) turn.error = { ...error, title: this.log.clean(error.title), detail: error.detail && this.log.clean(error.detail) };
     this.channel.post({ type: 'turnEnd', turn: turnView(turn) });
   }
@@ -176,6 +187,7 @@ export class TurnRunner implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     this.running?.abort.abort();
     this.pacer.cancel();
   }

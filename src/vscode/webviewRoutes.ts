@@ -44,6 +44,10 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
       return;
     case 'deleteConversation':
       return chat.deleteConversation(m.id);
+    case 'openRaw':
+      return chat.openRaw(m.id);
+    case 'deleteDamaged':
+      return chat.deleteDamaged(m.id);
     case 'clearHistory':
       return chat.clearHistory();
     case 'action':

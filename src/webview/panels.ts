@@ -111,6 +111,16 @@ export function noticeBar(text: string, actions: ActionId[] | undefined, dismiss
     h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Dismiss notice', onclick: dismiss }, icon('close')));
 }
 
+/** A damaged conversation file in the history list: it cannot be opened as a chat, only as text (Open raw) or deleted. */
+function damagedRow(item: HistoryItem): HTMLElement {
+  return h('li', { class: 'history-item damaged' },
+    h('span', { class: 'history-open', title: `Not a readable conversation; moved aside ${new Date(item.updatedAt).toLocaleString()}` },
+      h('span', { class: 'history-title' }, 'Damaged file'),
+      h('span', { class: 'history-meta' }, `${item.id}.corrupt.json`)),
+    h('button', { type: 'button', class: 'btn secondary small', 'aria-label': `Open raw ${item.id}.corrupt.json`, onclick: () => post({ type: 'openRaw', id: item.id }) }, 'Open raw'),
+    h('button', { type: 'button', class: 'btn secondary small', 'aria-label': `Delete ${item.id}.corrupt.json`, onclick: () => post({ type: 'deleteDamaged', id: item.id }) }, 'Delete'));
+}
+
 /** The history list: open or delete a conversation, clear all after a confirm step. */
 export class HistoryView {
   readonly el = h('section', { class: 'history hidden', 'aria-label': 'Chat history' });
@@ -148,7 +158,7 @@ export class HistoryView {
           onclick: () => { this.confirming = true; this.render(); this.el.querySelector<HTMLElement>('.danger')?.focus(); },
         }, 'Clear all…');
     const list = this.items.length
-      ? h('ul', { class: 'history-list' }, ...this.items.map((item) => h('li', { class: 'history-item' },
+      ? h('ul', { class: 'history-list' }, ...this.items.map((item) => item.damaged ? damagedRow(item) : h('li', { class: 'history-item' },
           h('button', {
             type: 'button', class: 'history-open', title: item.title,
             onclick: () => { post({ type: 'openConversation', id: item.id }); this.close(); },

@@ -117,7 +117,7 @@ export class Transcript implements TurnHost {
     flushNow();
     item.finish(structuredCloneTurn(turn));
     if (wasStreaming && turn.status !== 'done') {
-      const words: Record<string, string> = { stopped: 'Reply stopped.', truncated: 'Reply truncated.', filtered: 'Reply filtered.', incomplete: 'Reply incomplete.', error: 'Reply ended with an error.' };
+      const words: Record<string, string> = { stopped: 'Reply stopped.', interrupted: 'Reply interrupted.', truncated: 'Reply truncated.', filtered: 'Reply filtered.', incomplete: 'Reply incomplete.', error: 'Reply ended with an error.' };
       this.announcer.say(words[turn.status] ?? '');
     }
     if (turn.error) this.announcer.say(turn.error.title);

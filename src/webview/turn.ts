@@ -22,6 +22,7 @@ export const ACTION_LABELS: Record<ActionId, string> = {
 
 const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {
   stopped: 'Stopped',
+  interrupted: 'Interrupted',
   truncated: 'Truncated',
   filtered: 'Filtered',
   incomplete: 'Incomplete',
@@ -30,6 +31,7 @@ const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {
 
 const STATUS_TITLES: Partial<Record<TurnStatus, string>> = {
   stopped: 'You stopped this reply.',
+  interrupted: 'The window was reloaded or closed while this reply streamed: the text received until then is kept.',
   truncated: 'The reply hit the token limit (finish_reason: length).',
   filtered: 'The provider filtered this reply (content_filter).',
   incomplete: 'The stream ended without a finish reason.',
@@ -344,7 +346,7 @@ export class TurnItem {
     const footer = h('div', { class: 'turn-footer' });
     const label = STATUS_LABELS[v.status];
     if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
-    if (v.status === 'truncated' && !summary) {
+    if ((v.status === 'truncated' || v.status === 'interrupted') && !summary) {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }
     const usage = turnUsageText(v.usage, v.requests);

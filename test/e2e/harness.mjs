@@ -84,7 +84,7 @@ export async function startWorkbench({ browser, extensionsDir, workspace = 'basi
     const page = await context.newPage();
     const pageErrors = collectPageErrors(page);
     await step('opening the workbench', () => page.goto(`${server.url}/?folder=${encodeURIComponent(folder)}`));
-    const wb = new Workbench({ page, server, endpoint, folder, pageErrors, cleanups });
+    const wb = new Workbench({ page, server, endpoint, folder, pageErrors, cleanups, userDataDir: join(dir, 'user') });
     await wb.ready();
     return wb;
   });
@@ -99,7 +99,7 @@ function collectPageErrors(page) {
 
 /** A running workbench page with helpers that act as a person would. */
 export class Workbench {
-  constructor({ page, server, endpoint, folder, pageErrors, cleanups }) {
+  constructor({ page, server, endpoint, folder, pageErrors, cleanups, userDataDir }) {
     /** The Playwright page. */
     this.page = page;
     /** code-server's handle: url, port, output(). */
@@ -110,6 +110,13 @@ export class Workbench {
     this.folder = folder;
     this.pageErrors = pageErrors;
     this._cleanups = cleanups;
+    /** The profile's folder: Parley's global storage is under User/globalStorage/parley.parley. */
+    this.userDataDir = userDataDir;
+  }
+
+  /** Parley's global storage folder in this profile (conversations/, usage/), as the extension host sees it. */
+  parleyStorage() {
+    return join(this.userDataDir, 'User', 'globalStorage', 'parley.parley');
   }
 
   /** Waits for the workbench to be usable: activity bar drawn and the extension host up. */
@@ -351,7 +358,7 @@ export class Workbench {
     const closePage = () => page.close().catch(() => {});
     this._cleanups.push(closePage);
     await step('opening the workbench in another window', () => page.goto(`${this.server.url}/?folder=${encodeURIComponent(this.folder)}`));
-    const wb = new Workbench({ page, server: this.server, endpoint: this.endpoint, folder: this.folder, pageErrors, cleanups: [closePage] });
+    const wb = new Workbench({ page, server: this.server, endpoint: this.endpoint, folder: this.folder, pageErrors, cleanups: [closePage], userDataDir: this.userDataDir });
     await wb.ready();
     return wb;
   }

@@ -3,6 +3,10 @@
 // Each window has its own extension host; they share the profile's global state and global storage. The endpoint
 // reports 333 tokens per reply and holds each round's replies until both windows have asked, then answers both at
 // once, so both windows record their usage and save their conversations at about the same moment, every round.
+// Then one window is reloaded while a reply streams (which restarts its extension host): the partial reply is kept,
+// marked Interrupted, and counted once in both windows' totals, also after a second reload.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { step, visible, hidden, waitFor } from './harness.mjs';
 
 export const title = 'Two windows chatting at once';
@@ -15,10 +19,29 @@ const ROUNDS = 5;
 let expected = 2;
 let waiting = [];
 
+/** A question that starting with this gets an answer that streams a piece every 150 ms and never ends by itself. */
+const SLOW = 'Stream slowly';
+
+/** Streams pieces until the connection closes (the window reloads), with no usage: Parley estimates it. */
+async function streamSlowly(res) {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  let closed = false;
+  res.on('close', () => (closed = true));
+  for (let i = 1; i <= 2000 && !closed; i++) {
+    res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'parley-demo', choices: [{ index: 0, delta: { content: `piece ${i} ` }, finish_reason: null }] })}\n\n`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  res.end();
+}
+
 /** Streams a short answer with a fixed usage, once `expected` questions are waiting. */
 async function respond(request, res) {
   if (request.method !== 'POST' || !/chat\/completions$/.test(request.path)) return false;
   const question = String(request.json?.messages?.at(-1)?.content ?? '');
+  if (question.startsWith(SLOW)) {
+    await streamSlowly(res);
+    return true;
+  }
   await new Promise((release) => {
     waiting.push(release);
     if (waiting.length >= expected) {
@@ -76,19 +99,31 @@ async function answered(chat, text, timeoutMs = 60_000) {
   await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply finished)', timeoutMs);
 }
 
-/** Runs Show Usage and reads the report's "All time" line from its Markdown preview. */
-async function allTimeLine(wb) {
+/**
+ * Runs Show Usage and reads the report's "All time" line from its Markdown preview. A preview open from before
+ * redraws a moment after the report changes: with `accept`, lines it refuses are waited past (15 s), then the last
+ * one read is returned.
+ */
+async function allTimeLine(wb, accept = () => true) {
   await wb.page.bringToFront();
+  // A preview left open from before (or restored by a reload) would show its old text for a moment.
+  await wb.runCommand('View: Close All Editors');
   await wb.runCommand('Parley: Show Usage');
+  let last;
   const line = await waitFor('the usage report in a Markdown preview', async () => {
     for (let i = 0; i < (await wb.markdownPreviews().count()); i++) {
       const text = await wb.markdownPreviewFrame(i).locator('.markdown-body').innerText({ timeout: 500 }).catch(() => '');
       const m = text.match(/All time: [^\n]*/);
-      if (m) return m[0];
+      if (!m) continue;
+      last = m[0].replace(/, of which.*/, '');
+      if (accept(last)) return last;
     }
     return undefined;
+  }).catch((e) => {
+    if (last === undefined) throw e;
+    return last;
   });
-  return line.replace(/, of which.*/, '');
+  return line;
 }
 
 /** The all-time line of the usage tooltip, once it reads `want` (or the last one read, after the wait). */
@@ -130,9 +165,15 @@ async function missingFromHistory(wb, titles) {
   return missing;
 }
 
+/** The second window, kept for the later tests. */
+let second;
+/** Requests counted by the tests so far. */
+let requestsSoFar = 0;
+
 export const tests = {
   async 'questions asked in both windows at once: exact all-time usage and every conversation in both histories'(a) {
     const b = await a.openAnotherWindow();
+    second = b;
     try {
       await bothWindows(a, b);
     } catch (e) {
@@ -141,7 +182,67 @@ export const tests = {
       throw e;
     }
   },
+
+  async 'a window reloaded mid-stream: the partial reply is kept, marked Interrupted, and counted once in both windows'(a) {
+    const b = second ?? (await a.openAnotherWindow());
+    expected = 1;
+    const question = `${SLOW}, please`;
+    const chatA = await openChat(a);
+    await askInNewChat(chatA, question);
+    // A streaming reply is saved every 2 s: wait until one save holds a few pieces, as the reload will find it.
+    const saved = await waitFor('the streaming reply saved to disk', () => {
+      const c = savedConversation(a, question);
+      const reply = c?.turns?.at(-1);
+      return reply?.status === 'streaming' && /piece [5-9] /.test(reply.text) ? reply.text : undefined;
+    }, 30_000);
+    await a.reload();
+    const shown = await interruptedReply(a);
+    if (!shown.startsWith(saved.trim())) throw new Error(`after the reload the reply reads "${shown.slice(0, 120)}…", expected it to start with what was saved: "${saved.slice(0, 120)}…"`);
+    const want = `in ${(requestsSoFar + 1).toLocaleString('en-US')} requests`;
+    const problems = [];
+    for (const [name, wb] of [['A', a], ['B', b]]) {
+      const report = await allTimeLine(wb, (l) => l.endsWith(want));
+      if (!report.endsWith(want)) problems.push(`after the reload, window ${name}'s usage report says "${report}", expected "… ${want}"`);
+    }
+    // A second reload recovers nothing more.
+    await a.reload();
+    await interruptedReply(a);
+    const again = await allTimeLine(a, (l) => l.endsWith(want));
+    if (!again.endsWith(want)) problems.push(`after a second reload, window A's usage report says "${again}", expected "… ${want}"`);
+    if (problems.length) throw new Error(problems.join('\n'));
+  },
 };
+
+/** The saved conversation whose first question is `question`, read from the profile's storage, or undefined. */
+function savedConversation(wb, question) {
+  const dir = join(wb.parleyStorage(), 'conversations');
+  let names = [];
+  try {
+    names = readdirSync(dir).filter((n) => /^[\w-]+\.json$/.test(n));
+  } catch {
+    return undefined;
+  }
+  for (const n of names) {
+    try {
+      const c = JSON.parse(readFileSync(join(dir, n), 'utf8'));
+      if (c.turns?.[0]?.text === question) return c;
+    } catch {
+      // Being replaced right now: read it next time.
+    }
+  }
+  return undefined;
+}
+
+/** After a reload: the chat view's last reply, marked Interrupted, with its text. */
+async function interruptedReply(wb) {
+  const chat = await openChat(wb);
+  const reply = replies(chat).last();
+  await visible(reply.locator('.badge.status-interrupted'), 'the Interrupted badge on the reply', 30_000);
+  const badge = (await reply.locator('.badge.status-interrupted').innerText()).trim();
+  if (badge !== 'Interrupted') throw new Error(`the reply's badge reads "${badge}"`);
+  await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (nothing streams after the reload)');
+  return (await reply.locator('.turn-body').innerText()).trim();
+}
 
 async function bothWindows(a, b) {
   {
@@ -162,6 +263,7 @@ async function bothWindows(a, b) {
     await answered(chatA, last);
     asked.push(last);
 
+    requestsSoFar = asked.length;
     const want = `All time: ${(asked.length * TOKENS_PER_REPLY).toLocaleString('en-US')} tokens in ${asked.length} requests`;
     const problems = [];
     for (const [name, wb] of [['A', a], ['B', b]]) {
