@@ -84,8 +84,8 @@ function packageFloor(dir) {
 
 /**
  * Installed in a webview frame: the time of each Enter keydown and click as the frame first sees it (a capture
- * listener on the window), and `watch(marker)`, which records the animation frame after text with the marker
- * appears (the frame in which it is painted).
+ * listener on the window), and `watch(marker)`, which records the animation frame in which text with the marker is
+ * painted: the next one, or the current one when the text came from a frame callback.
  */
 function instrumentFrame() {
   if (window.__lat) return;
@@ -93,12 +93,23 @@ function instrumentFrame() {
   const lat = (window.__lat = { enter: 0, click: 0, paint: 0 });
   window.addEventListener('keydown', (e) => e.key === 'Enter' && (lat.enter = t()), true);
   window.addEventListener('click', () => (lat.click = t()), true);
+  // Text put in the DOM from an animation frame callback (Parley's renderer flushes there) is painted in that same
+  // frame: asking for the next frame would count one frame too many. So the frame callbacks are wrapped to say when
+  // one ran; the flag is cleared by a task, which runs after the frame has painted.
+  let inFrame = false;
+  const raf = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (cb) => raf((ts) => {
+    if (!inFrame) setTimeout(() => (inFrame = false), 0);
+    inFrame = true;
+    cb(ts);
+  });
   lat.watch = (marker) => {
     lat.paint = 0;
     const obs = new MutationObserver(() => {
       if (!document.body.textContent?.includes(marker)) return;
       obs.disconnect();
-      requestAnimationFrame(() => (lat.paint = t()));
+      if (inFrame) lat.paint = t();
+      else raf(() => (lat.paint = t()));
     });
     obs.observe(document.body, { childList: true, subtree: true, characterData: true });
   };
