@@ -14,7 +14,7 @@ export function random(seed: number): () => number {
 }
 
 /** The q-quantile (0..1) of xs, interpolated between the two nearest samples. */
-function quantile(xs: number[], q: number): number {
+export function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   const at = q * (s.length - 1);
   const lo = Math.floor(at);

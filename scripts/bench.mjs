@@ -1,7 +1,8 @@
 // `npm run bench`: builds and runs the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the
 // openai SDK), then the tool loop benchmark (runToolLoop vs the same requests back to back), then the render
-// benchmark when bench/render.mjs exists. Each prints ratios against a baseline measured in the same run. Exits
-// non-zero when any fails.
+// benchmark when bench/render.mjs exists, then the end-to-end latency benchmark in the real VS Code (code-server,
+// set up as for `npm test`). Each prints ratios against a baseline measured in the same run. Exits non-zero when any
+// fails.
 import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -44,4 +45,7 @@ if (existsSync(render)) {
   console.log();
   run('render', [render, '--runs', '3']);
 }
+console.log();
+// The real VS Code: code-server from npm and the packaged .vsix, set up as for `npm test` (a few minutes).
+run('latency', [join(ROOT, 'bench', 'latency.mjs')]);
 process.exit(failed ? 1 : 0);
