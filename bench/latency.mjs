@@ -163,7 +163,7 @@ function panels(page, parley, floor) {
   return {
     parley: {
       frame: parley,
-      box: () => parley.getByRole('textbox', { name: 'Message Parley' }),
+      box: () => parley.getByRole('combobox', { name: 'Message Parley' }),
       stop: () => parley.locator('button.send[aria-label="Stop"]'),
       idle: () => parley.locator('button.send[aria-label="Send"]').isVisible(),
     },

@@ -69,7 +69,7 @@ export const tests = {
     if (src !== `data:image/png;base64,${png.toString('base64')}`) throw new Error(`the image came back as ${src?.slice(0, 60)}…`);
 
     // Going on in it saves it again: the image stays a file of its own, named in the conversation file.
-    const box = chat.getByRole('textbox', { name: 'Message Parley' });
+    const box = chat.getByRole('combobox', { name: 'Message Parley' });
     await step('typing a question', () => box.fill('One more question'));
     await step('pressing Enter', () => box.press('Enter'));
     await hidden(chat.getByRole('button', { name: 'Stop' }), 'the Stop button (the reply finished)', 30_000);
