@@ -131,6 +131,8 @@ export class ChatController implements vscode.Disposable {
    * a reply whose window went away while it streamed becomes Interrupted, its text kept and its usage counted once.
    */
   private async read(id: string): Promise<Conversation | undefined> {
+    // A save still queued (a reply's final one) would otherwise be read as its older, streaming self.
+    await this.saving;
     const r = await this.history.read(id);
     if (r && 'damagedId' in r) {
       const text = durability().damagedNotice(r.damagedId);
@@ -386,13 +388,16 @@ export class ChatController implements vscode.Disposable {
     const shape = () => `${turn.text.length}|${turn.reasoning?.length ?? 0}|${turn.steps?.length ?? 0}|${turn.inflight?.id ?? ''}`;
     let saved = shape();
     let beat = Date.now();
+    let busy = false;
     const timer = setInterval(() => {
-      if (turn.status !== 'streaming' || (shape() === saved && Date.now() - beat < HEARTBEAT_MS)) return;
+      // On a disk slower than the interval, saves do not pile up: the next tick after this one takes the changes.
+      if (busy || turn.status !== 'streaming' || (shape() === saved && Date.now() - beat < HEARTBEAT_MS)) return;
       saved = shape();
       beat = Date.now();
       turn.owner = owner();
+      busy = true;
       // Marked open when the turn began: global state is not written every 2 s.
-      void this.persist(c);
+      void this.persist(c).finally(() => (busy = false));
     }, SAVE_EVERY_MS);
     return () => clearInterval(timer);
   }
@@ -592,8 +597,9 @@ export class ChatController implements vscode.Disposable {
         this.channel.post({ type: 'notice', text: durability().savedAgain(c.id, this.log) });
       }
     });
-    this.saving = run;
-    return run;
+    // A throw in the failure handling must not stop every later save.
+    this.saving = run.catch((e) => this.log.error(`Saving failed: ${e instanceof Error ? e.message : String(e)}`));
+    return this.saving;
   }
 
   /**

@@ -17,8 +17,9 @@ export type MoveAside = { conversation: Conversation } | { damagedId: string } |
 
 /**
  * Moves the damaged conversation file `<dir>/<id>.json` to `<id>.corrupt.json` (another name if that one exists:
- * nothing is replaced), with its entry deleted, and says so in the log (names only, never content). Linked first and
- * checked again, so a good file that another window saved meanwhile is never moved.
+ * nothing is replaced), with its entry deleted, and says so in the log (names only, never content). Renamed, which
+ * takes whatever is at `<id>.json` at that moment, then checked again: a good file that another window saved meanwhile
+ * goes back (unless a newer save is there by then), so a good save is never moved aside or deleted.
  */
 export async function moveAside(dir: string, id: string, log: { warn(line: string): void } | undefined): Promise<MoveAside> {
   const from = join(dir, conversationFileName(id));
@@ -27,30 +28,21 @@ export async function moveAside(dir: string, id: string, log: { warn(line: strin
     const damagedId = i === 0 ? id : `${id}-${randomBytes(3).toString('hex')}`;
     const name = damagedFileName(damagedId);
     const to = join(dir, name);
-    let renamed = false;
+    if (await exists(to)) continue;
     try {
-      await fs.link(from, to);
+      await fs.rename(from, to);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      if (code === 'ENOENT') return undefined;
-      // No hard links on this file system: a rename, to a name that does not exist yet.
-      if (await exists(to)) continue;
-      try {
-        await fs.rename(from, to);
-        renamed = true;
-      } catch (e2) {
-        log?.warn(`History: ${conversationFileName(id)} is damaged and could not be moved aside (${(e2 as NodeJS.ErrnoException).code ?? String(e2)}).`);
-        return undefined;
-      }
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      log?.warn(`History: ${conversationFileName(id)} is damaged and could not be moved aside (${(e as NodeJS.ErrnoException).code ?? String(e)}).`);
+      return undefined;
     }
     const again = parseConversation((await readTextIfExists(to).catch(() => undefined)) ?? '', id);
     if (again) {
-      await (renamed ? fs.rename(to, from) : fs.rm(to, { force: true }));
+      // A save landed between the read and the rename: put it back, unless an even newer save is there already.
+      await fs.link(to, from).catch(() => undefined);
+      await fs.rm(to, { force: true });
       return { conversation: again };
     }
-    // After a rename `from` is gone already; after a link it goes now.
-    await fs.rm(from, { force: true });
     await fs.rm(join(dir, entryFileName(id)), { force: true });
     log?.warn(`History: ${conversationFileName(id)} is not a readable conversation (cut short, or not Parley's); moved aside as ${name}. The history list shows it as damaged, with Open raw and Delete.`);
     return { damagedId };

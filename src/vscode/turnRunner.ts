@@ -48,6 +48,8 @@ export interface TurnRequest {
  */
 export class TurnRunner implements vscode.Disposable {
   private running: { abort: AbortController; done: Promise<void> } | undefined;
+  /** The last turn's end, its settle included: stop() waits for it. */
+  private settled: Promise<void> = Promise.resolve();
   private pendingDelta: { turnId: string; text: string; reasoning: string } | undefined;
   private readonly pacer = new DeltaPacer(() => this.postDelta());
   private readonly noticesShown = new Set<string>();
@@ -75,6 +77,7 @@ export class TurnRunner implements vscode.Disposable {
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
     this.running = { abort, done };
+    this.settled = done;
     this.setGenerating(true);
     try {
       await work(abort.signal);
@@ -130,10 +133,9 @@ export class TurnRunner implements vscode.Disposable {
 
   /** Aborts the running turn, if any, and waits until it is closed. */
   async stop(): Promise<void> {
-    const r = this.running;
-    if (!r) return;
-    r.abort.abort();
-    await r.done;
+    this.running?.abort.abort();
+    // Also after generating ended: until the turn's settle (its final save) is done, a read of the file is stale.
+    await this.settled;
   }
 
   /** The view is redrawn from a snapshot, which carries every delta so far: a queued one would be applied twice. */
