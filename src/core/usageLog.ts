@@ -113,8 +113,9 @@ export function mergeLedger(logs: Iterable<readonly UsageRecord[]>, reset: Reset
 
 /**
  * Which records count when several share an id (a reply's request, and the estimate another window recorded for it
- * after a crash, see core/recovery.ts): one per id, the server's count before an estimate, else the first read.
- * Records without an id all count.
+ * after a crash, see core/recovery.ts): one per id, the server's count before an estimate, and between two estimates the
+ * larger (the owner's, made from the whole reply, over a recovery's from the text saved), whichever window reads them,
+ * in whatever order. Records without an id all count.
  */
 export function oncePerId(logs: Iterable<readonly UsageRecord[]>): (r: UsageRecord) => boolean {
   const chosen = new Map<string, UsageRecord>();
@@ -122,7 +123,7 @@ export function oncePerId(logs: Iterable<readonly UsageRecord[]>): (r: UsageReco
     for (const r of records) {
       if (typeof r.id !== 'string') continue;
       const had = chosen.get(r.id);
-      if (!had || (had.estimated && !r.estimated)) chosen.set(r.id, r);
+      if (!had || (had.estimated && !r.estimated) || (had.estimated === r.estimated && r.total > had.total)) chosen.set(r.id, r);
     }
   }
   return (r) => typeof r.id !== 'string' || chosen.get(r.id) === r;

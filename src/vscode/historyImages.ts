@@ -26,7 +26,8 @@ export async function withImageRefs(c: Conversation, dir: string): Promise<Conve
   let made = false;
   const ref = async (img: ImageView): Promise<StoredImage> => {
     let name = refs.get(img);
-    if (!name) {
+    // A file written earlier is checked for (a stat): Clear all in another window may have removed it since.
+    if (!name || !(await fs.stat(join(dir, name)).then(() => true, () => false))) {
       const m = DATA_URL.exec(img.dataUrl);
       if (!m) return img;
       const b64 = img.dataUrl.slice(m[0].length);

@@ -118,7 +118,8 @@ describe('usage counted once per request id', () => {
     const estA = rec({ id: 'req-1', total: 40, estimated: true });
     const estB = rec({ id: 'req-1', total: 41, estimated: true });
     assert.deepEqual([allTime([[estA], [estB, real]])?.requests, allTime([[estA], [estB, real]])?.total], [1, 15]);
-    assert.deepEqual([allTime([[estA], [estB]])?.requests, allTime([[estA], [estB]])?.total], [1, 40], 'two estimates: the first read');
+    assert.deepEqual([allTime([[estA], [estB]])?.requests, allTime([[estA], [estB]])?.total], [1, 41], 'two estimates: the larger');
+    assert.deepEqual([allTime([[estB], [estA]])?.requests, allTime([[estB], [estA]])?.total], [1, 41], 'in either order');
     assert.equal(sourceTotalsOf([[estA], [estB]], undefined).chat.requests, 1);
   });
 
