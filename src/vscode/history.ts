@@ -60,13 +60,17 @@ export class HistoryStore {
       let e = withEntry.has(id) ? parseEntry(await readTextIfExists(join(this.dir, entryFileName(id))).catch(() => undefined), id) : undefined;
       if (e?.bytes !== undefined && (await this.size(conversationFileName(id))) !== e.bytes) e = undefined;
       if (!e) {
-        const r = await this.repairEntry(id, legacy.get(id));
+        // The old list only for a conversation with no entry file at all: a stale entry is newer than it.
+        const r = await this.repairEntry(id, withEntry.has(id) ? undefined : legacy.get(id));
         if (r && 'damagedId' in r) damaged.push(r.damagedId);
         else e = r;
       }
       if (e) read.set(id, e);
     }));
     await Promise.all([...new Set(damaged)].map(async (id) => bad.push(damagedItem(id, (await this.mtime(damagedFileName(id))) ?? 0))));
+    // Each conversation has had its entry made by now: the old list is not needed again (an entry that could not be
+    // written is made from its conversation file next time).
+    if (legacy.size > 0) await this.state.update(INDEX_STATE, undefined);
     return historyList(conversations, read, bad);
   }
 
