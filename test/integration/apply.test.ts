@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
+import { closeStaleReviews } from '../../src/vscode/commands';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { chats, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 
@@ -346,5 +347,14 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     assert.equal(input.original.toString(), selUri.toString());
     assert.equal(right, 'function keep() {}\nfunction a() {\n  return 2;\n}\n');
     await vscode.commands.executeCommand('parley.rejectProposal');
+  });
+
+  test('a review tab left from an earlier window (a reload) is closed at activation', async () => {
+    const uri = await write('stale.ts', 'a();\n');
+    // What a reload restores: a diff whose right side is a proposal no review of this window knows.
+    await vscode.commands.executeCommand('vscode.diff', uri, uri.with({ scheme: 'parley-proposed', query: 'id=from-an-earlier-window' }), 'stale.ts ↔ Parley\'s proposal');
+    await waitFor('the stale tab', () => reviewTabs().length === 1);
+    await closeStaleReviews();
+    assert.equal(reviewTabs().length, 0);
   });
 });

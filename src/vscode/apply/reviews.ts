@@ -2,9 +2,9 @@
 // with Accept and Reject. Nothing is written before Accept, and Accept only edits the document: undoable, unsaved.
 import * as vscode from 'vscode';
 import { changedSpan, type Proposal } from '../../core/apply';
+import { PROPOSAL_SCHEME } from './scheme';
 
-/** The read-only scheme of proposals (and of the empty left side of a new file's review). */
-export const PROPOSAL_SCHEME = 'parley-proposed';
+export { PROPOSAL_SCHEME };
 
 /** Set while a review is open: Accept and Reject are then in the Command Palette. */
 const CONTEXT_KEY = 'parley.reviewingProposal';
