@@ -51,14 +51,14 @@ export type Proposal = { ok: true; text: string } | { ok: false; error: string }
 const SEARCH_LINE = /^\s*<{5,9}\s*SEARCH\s*$/i;
 const DIVIDER_LINE = /^\s*={5,9}\s*$/;
 const REPLACE_LINE = /^\s*>{5,9}\s*REPLACE\s*$/i;
-const DIFF_START = /^(diff --git |--- |Index: |@@ )/m;
+const DIFF_START = /^(diff --git |--- |Index: |@@(\s|$))/m;
 
 /** The block's form: search/replace hunks, a unified diff, or plain code. */
 export function blockForm(code: string): 'searchReplace' | 'diff' | 'plain' {
   const lines = code.split(/\r?\n/);
   if (lines.some((l) => SEARCH_LINE.test(l))) return 'searchReplace';
   const first = lines.find((l) => l.trim() !== '') ?? '';
-  if (DIFF_START.test(first) && lines.some((l) => /^@@ /.test(l) || l === '@@')) return 'diff';
+  if (DIFF_START.test(first) && lines.some((l) => /^@@(\s|$)/.test(l))) return 'diff';
   return 'plain';
 }
 
@@ -232,7 +232,8 @@ function occurrences(text: string, search: string): number[] {
 /**
  * Applies search/replace hunks in order to LF text: each search text (CRLF read as LF) must be found exactly once in
  * the text as the hunks before it left it. A hunk found nowhere or several times is reported, never guessed; any such
- * hunk means no proposal, and every failing hunk is listed. An empty search text only fills an empty or new file.
+ * hunk means no proposal, and every failing hunk is listed. An empty search text only fills an empty or new file. An
+ * empty replacement of whole lines removes their line break too.
  */
 export function applyHunks(text: string, hunks: readonly SearchReplaceHunk[], name: string, isNew = false): Proposal {
   let out = text;
@@ -250,7 +251,12 @@ export function applyHunks(text: string, hunks: readonly SearchReplaceHunk[], na
       return;
     }
     const at = occurrences(out, search);
-    if (at.length === 1) out = out.slice(0, at[0]) + replace + out.slice(at[0] + search.length);
+    if (at.length === 1) {
+      let end = at[0] + search.length;
+      // Deleting whole lines takes their line break too, so no blank line is left where they were.
+      if (replace === '' && (at[0] === 0 || out[at[0] - 1] === '\n') && !search.endsWith('\n') && out[end] === '\n') end++;
+      out = out.slice(0, at[0]) + replace + out.slice(end);
+    }
     else if (at.length === 0) problems.push(`${hunkLabel(i + 1, h)}: the search text is not in ${name}.`);
     else problems.push(`${hunkLabel(i + 1, h)}: the search text is in ${name} ${at.length} times; add lines around it so that it matches once.`);
   });
@@ -274,7 +280,8 @@ export function recountHunks(patch: string): string {
     }
     const body: string[] = [];
     let j = i + 1;
-    for (; j < lines.length && !/^(@@|--- |\+\+\+ |diff |Index: )/.test(lines[j]); j++) body.push(lines[j]);
+    // A body line such as `--- old` (a removed `-- old`) is a file header only when a `+++ ` line follows it.
+    for (; j < lines.length && !/^(@@|diff |Index: )/.test(lines[j]) && !(lines[j].startsWith('--- ') && lines[j + 1]?.startsWith('+++ ')); j++) body.push(lines[j]);
     while (body.length && body[body.length - 1] === '') body.pop();
     const fixed = body.map((l) => (l === '' ? ' ' : l));
     const old = fixed.filter((l) => l[0] === ' ' || l[0] === '-').length;
@@ -288,6 +295,27 @@ export function recountHunks(patch: string): string {
   return out.join('\n');
 }
 
+/**
+ * The first hunk (1-based) with a bare `@@` header whose old lines (context and removed) occur in `text` more than
+ * once: jsdiff would take the first silently. 0 when there is none.
+ */
+function bareHunksFoundTwice(text: string, patch: string): number {
+  const hunks = recountHunks(patch).split('\n');
+  const bare = patch.split('\n').filter((l) => /^@@/.test(l)).map((l) => /^@@\s*$/.test(l));
+  let n = 0;
+  for (let i = 0; i < hunks.length; i++) {
+    if (!/^@@ /.test(hunks[i])) continue;
+    n++;
+    const old: string[] = [];
+    for (let j = i + 1; j < hunks.length && !/^@@ /.test(hunks[j]) && !(hunks[j].startsWith('--- ') && hunks[j + 1]?.startsWith('+++ ')); j++) {
+      if (hunks[j][0] === ' ' || hunks[j][0] === '-') old.push(hunks[j].slice(1));
+    }
+    if (!bare[n - 1] || old.length === 0) continue;
+    if (occurrences(`\n${text}${text.endsWith('\n') ? '' : '\n'}`, `\n${old.join('\n')}\n`).length > 1) return n;
+  }
+  return 0;
+}
+
 /** Applies a unified diff of one file with jsdiff (exact context; the hunk is looked for near its line numbers, then anywhere). */
 export function applyDiff(text: string, patch: string, name: string): Proposal {
   let files;
@@ -299,6 +327,8 @@ export function applyDiff(text: string, patch: string, name: string): Proposal {
   const withHunks = files.filter((f) => f.hunks.length > 0);
   if (withHunks.length === 0) return { ok: false, error: `The diff for ${name} has no hunks ("@@ -line,count +line,count @@" and the lines).` };
   if (withHunks.length > 1) return { ok: false, error: `The diff changes ${withHunks.length} files; Apply takes one file at a time.` };
+  const ambiguous = bareHunksFoundTwice(text, patch);
+  if (ambiguous) return { ok: false, error: `The diff's hunk ${ambiguous} has no line numbers, and its old lines are in ${name} more than once, so it cannot be told where it goes. Give the hunk line numbers (@@ -line,count +line,count @@) or more context lines.` };
   const result = applyPatch(text, withHunks[0]);
   if (result === false) return { ok: false, error: `The diff does not apply to ${name}: its context or removed lines are not in the file as it is now.` };
   return { ok: true, text: result };

@@ -10,6 +10,7 @@ import { resetUsage } from './statusBar';
 import type * as Mentions from './mentions';
 import type * as TestConnection from './testConnection';
 import type * as Apply from './apply/apply';
+import { PROPOSAL_SCHEME } from './apply/scheme';
 
 /** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
 export function testConnectionModule(): typeof TestConnection {
@@ -28,6 +29,15 @@ export function applyModule(): typeof Apply {
 /** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
 export function mentionsModule(): typeof Mentions {
   return require('./mentions.js') as typeof Mentions;
+}
+
+/**
+ * Closes the review tabs a reload restored: their reviews ended with the window that opened them, so nothing could be
+ * accepted there and nothing provides their content. Call before any review opens (at activation).
+ */
+export async function closeStaleReviews(): Promise<void> {
+  const stale = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === PROPOSAL_SCHEME);
+  if (stale.length) await vscode.window.tabGroups.close(stale);
 }
 
 /** Registers every command; the caller disposes them. */
@@ -62,6 +72,8 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.acceptProposal': (uri) => applyModule().acceptProposal(uri),
     'parley.rejectProposal': (uri) => applyModule().rejectProposal(uri),
   };
+  // Not awaited: activation does not wait for tabs to close, and a failure leaves only an inert tab.
+  closeStaleReviews().catch(() => undefined);
   return [
     ...Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
     // Open reviews close with the window's commands (each counts as closed without Accept).

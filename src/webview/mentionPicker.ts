@@ -27,6 +27,7 @@ export function chipLabel(c: ContextChip): string {
 /**
  * Opens when `@` is typed at the start or after a space (or from the composer's @ button), lists what the host sends
  * for the query, and picks with Enter, Tab or a click; the arrows move, Escape closes. The typed `@query` goes with the pick.
+ * Enter and Tab pick only from the answer to the query now typed: while it is pending they do nothing.
  */
 export class MentionPicker {
   readonly el: HTMLElement;
@@ -110,7 +111,11 @@ export class MentionPicker {
         break;
       case 'Enter':
       case 'Tab':
-        if (n === 0 || e.shiftKey) return false;
+        if (e.shiftKey) return false;
+        // While the answer to the query now typed is pending, the list shown is for an older query: Enter neither
+        // picks from it nor sends the draft (the @query is still being typed); it waits for the answer.
+        if (!this.answered) break;
+        if (n === 0) return false;
         this.pick(this.active);
         break;
       case 'Escape':
@@ -140,6 +145,7 @@ export class MentionPicker {
     if (query === this.asked) return;
     this.asked = query;
     this.answered = false;
+    this.list.setAttribute('aria-busy', 'true');
     clearTimeout(this.timer);
     if (now) post({ type: 'mentionQuery', query });
     else this.timer = setTimeout(() => post({ type: 'mentionQuery', query }), QUERY_DELAY_MS);
@@ -149,7 +155,7 @@ export class MentionPicker {
   private pick(i: number): void {
     const item = this.items[i];
     const at = this.at;
-    if (!item || !at) return;
+    if (!item || !at || !this.answered) return;
     const { value } = this.input;
     const end = this.input.selectionStart ?? value.length;
     this.input.value = value.slice(0, at.start) + value.slice(end);
@@ -171,6 +177,7 @@ export class MentionPicker {
       this.input.setAttribute('aria-activedescendant', `mention-option-${this.active}`);
       this.list.children[this.active]?.scrollIntoView({ block: 'nearest' });
     } else this.input.removeAttribute('aria-activedescendant');
+    this.list.setAttribute('aria-busy', String(!this.answered));
     this.empty.textContent = this.answered && !this.items.length ? 'Nothing matches: files are matched by their path' : '';
   }
 }

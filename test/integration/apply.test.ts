@@ -3,11 +3,13 @@
 // propose_edit waits for the user's decision, which is all its result says.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
+import { closeStaleReviews } from '../../src/vscode/commands';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { chats, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 
@@ -167,9 +169,11 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     const target = path.join(dir(), 'fresh', 'new.ts');
     await fs.rm(path.join(dir(), 'fresh'), { recursive: true, force: true });
     await apply('export const fresh = true;\n', 'ts path=apply-area/fresh/new.ts');
-    const { left, right } = await review();
+    const { input, left, right } = await review();
     assert.equal(left, '');
     assert.equal(right, 'export const fresh = true;\n');
+    const label = vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input === input)?.label;
+    assert.match(String(label), /^apply-area\/fresh\/new\.ts \(new file\)/, 'the title names the workspace-relative path, not just new.ts');
     await assert.rejects(fs.stat(target), 'not created before Accept');
     await vscode.commands.executeCommand('parley.acceptProposal');
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
@@ -248,6 +252,110 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     await api.chat.send('Change z', []);
     const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
     assert.match(String(result?.content), /Hunk 1 \("nowhere"\): the search text is not in apply-area\/tool3\.ts/);
+    assert.equal(reviewTabs().length, 0);
+  });
+
+  /** Makes a symbolic link; skips the test where the OS refuses (EPERM: Windows without Developer Mode). */
+  async function symlink(ctx: Mocha.Context, target: string, at: string, type: 'dir' | 'file'): Promise<void> {
+    await fs.rm(at, { recursive: true, force: true });
+    try {
+      await fs.symlink(target, at, type);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') ctx.skip();
+      throw e;
+    }
+  }
+
+  test('a new file through a symbolic link that leads outside is refused, for Apply and propose_edit, and nothing is written', async function () {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-outside-'));
+    try {
+      await fs.mkdir(dir(), { recursive: true });
+      await symlink(this, outside, path.join(dir(), 'out'), 'dir');
+      await apply('[Desktop Entry]\n', 'ini path=apply-area/out/autostart/x.desktop');
+      await waitFor('the refusal in the log', async () => (await windowLogs(api)).some(({ text }) => text.includes('Parley will not apply this block') && text.includes('apply-area/out/autostart/x.desktop') && text.includes('leads outside')), 15_000);
+      replies = [callReply('s1', 'propose_edit', { path: 'apply-area/out/autostart/x.desktop', edits: [{ search: '', replace: '[Desktop Entry]\n' }] }), textReply('OK.')];
+      await api.chat.send('Add an autostart entry', []);
+      const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+      assert.match(String(result?.content), /leads outside the workspace folder/);
+      assert.equal(reviewTabs().length, 0, 'no review opened');
+      assert.deepEqual(await fs.readdir(outside), [], 'nothing was written outside');
+
+      // A dangling link: writing through it would create its target, outside.
+      await symlink(this, path.join(outside, 'missing.txt'), path.join(dir(), 'dangle.txt'), 'file');
+      await apply('boo\n', 'text path=apply-area/dangle.txt');
+      await waitFor('the dangling refusal in the log', async () => (await windowLogs(api)).some(({ text }) => text.includes('apply-area/dangle.txt') && text.includes('symbolic link whose target does not exist')), 15_000);
+      assert.equal(reviewTabs().length, 0);
+      assert.deepEqual(await fs.readdir(outside), []);
+    } finally {
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('a link made after a new file\'s review opened is checked again on Accept: nothing is created outside', async function () {
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-outside-'));
+    try {
+      await fs.rm(path.join(dir(), 'later'), { recursive: true, force: true });
+      await apply('late\n', 'text path=apply-area/later/new.txt');
+      await review();
+      await symlink(this, outside, path.join(dir(), 'later'), 'dir');
+      await vscode.commands.executeCommand('parley.acceptProposal');
+      assert.deepEqual(await fs.readdir(outside), [], 'nothing was created outside');
+      assert.equal(reviewTabs().length, 1, 'the review stays open to be rejected');
+      await vscode.commands.executeCommand('parley.rejectProposal');
+    } finally {
+      await fs.rm(path.join(dir(), 'later'), { force: true });
+      await fs.rm(outside, { recursive: true, force: true });
+    }
+  });
+
+  test('Accept twice at once (a double click) applies the change once', async () => {
+    const uri = await write('twice.ts', 'a();\nc();\n');
+    await apply(SR('a();', 'a();\nb();'), 'ts path=apply-area/twice.ts');
+    const { input } = await review();
+    await Promise.all([
+      vscode.commands.executeCommand('parley.acceptProposal', input.modified),
+      vscode.commands.executeCommand('parley.acceptProposal', input.modified),
+    ]);
+    assert.equal((await vscode.workspace.openTextDocument(uri)).getText(), 'a();\nb();\nc();\n');
+  });
+
+  test('Accept after the file was deleted says it is gone and does not bring it back', async () => {
+    const uri = await write('gone.ts', 'a();\n');
+    await apply(SR('a();', 'A();'), 'ts path=apply-area/gone.ts');
+    await review();
+    await fs.rm(uri.fsPath);
+    await vscode.commands.executeCommand('parley.acceptProposal');
+    await assert.rejects(fs.stat(uri.fsPath), 'the file was not written again');
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+    assert.notEqual(doc?.getText(), 'A();\n', 'the edit was not applied to a document of a deleted file');
+    await vscode.commands.executeCommand('parley.rejectProposal');
+  });
+
+  test('an @file mention after the selection is not taken for the selection: plain code still replaces the selection', async () => {
+    const selUri = await write('sel2.ts', 'function keep() {}\nfunction a() {\n  return 1;\n}\n');
+    await write('other2.ts', 'export const other = 1;\n');
+    const editor = await vscode.window.showTextDocument(selUri);
+    editor.selection = new vscode.Selection(1, 0, 3, 1);
+    await vscode.commands.executeCommand('parley.addSelectionToChat');
+    await (api.view as unknown as { receive(raw: unknown): Promise<void> }).receive({ type: 'addMention', kind: 'file', path: 'apply-area/other2.ts' });
+    replies = [textReply('Here it is.')];
+    await api.chat.send('Make it return 2', []);
+    const items = api.chat.current.turns.flatMap((t) => t.contextItems ?? []);
+    assert.equal(items[items.length - 1]?.mention, 'file', 'the mention is the last context item');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await apply('function a() {\n  return 2;\n}\n', 'ts', 'Here it is:');
+    const { input, right } = await review();
+    assert.equal(input.original.toString(), selUri.toString());
+    assert.equal(right, 'function keep() {}\nfunction a() {\n  return 2;\n}\n');
+    await vscode.commands.executeCommand('parley.rejectProposal');
+  });
+
+  test('a review tab left from an earlier window (a reload) is closed at activation', async () => {
+    const uri = await write('stale.ts', 'a();\n');
+    // What a reload restores: a diff whose right side is a proposal no review of this window knows.
+    await vscode.commands.executeCommand('vscode.diff', uri, uri.with({ scheme: 'parley-proposed', query: 'id=from-an-earlier-window' }), 'stale.ts ↔ Parley\'s proposal');
+    await waitFor('the stale tab', () => reviewTabs().length === 1);
+    await closeStaleReviews();
     assert.equal(reviewTabs().length, 0);
   });
 });

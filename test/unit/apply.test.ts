@@ -161,3 +161,35 @@ describe('Apply: line endings, final newline, a changed file, a new file', () =>
     assert.deepEqual(changedSpan('same', 'same'), { start: 4, end: 4, text: '' });
   });
 });
+
+describe('Apply: review fixes (issue 26)', () => {
+  it('a block that starts with a bare @@ is a diff', () => {
+    assert.equal(blockForm('@@\n one\n-two\n+2\n'), 'diff');
+    assert.equal(blockForm('@@\t\n one\n-two\n+2\n'), 'diff');
+    assert.equal(blockForm('@@x not a diff\n'), 'plain');
+  });
+
+  it('a bare @@ hunk whose old lines are in the file twice is refused, not applied at the first', () => {
+    const file = 'x = 1\ny = 2\nx = 1\n';
+    const bare = '@@\n-x = 1\n+x = 9\n';
+    assert.match(error(propose(file, bare, { kind: 'diff', patch: bare }, 'f.py')), /no line numbers, and its old lines are in f\.py more than once/);
+    const once = '@@\n-y = 2\n+y = 3\n';
+    assert.equal(text(propose(file, once, { kind: 'diff', patch: once }, 'f.py')), 'x = 1\ny = 3\nx = 1\n');
+    const numbered = '@@ -3,1 +3,1 @@\n-x = 1\n+x = 9\n';
+    assert.equal(text(propose(file, numbered, { kind: 'diff', patch: numbered }, 'f.py')), 'x = 1\ny = 2\nx = 9\n', 'line numbers say which');
+  });
+
+  it('a removed line that starts with "-- " (so reads "--- ") stays in its hunk', () => {
+    const file = 'select 1;\n-- old\nselect 2;\n';
+    const patch = '--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n--- old\n select 2;\n';
+    assert.equal(text(propose(file, patch, { kind: 'diff', patch }, 'q.sql')), 'select 1;\nselect 2;\n');
+    const added = '@@ -1,2 +1,3 @@\n select 1;\n+++ new\n -- old\n';
+    assert.equal(text(propose(file, added, { kind: 'diff', patch: added }, 'q.sql')), 'select 1;\n++ new\n-- old\nselect 2;\n');
+  });
+
+  it('a search/replace hunk that deletes whole lines leaves no blank line', () => {
+    assert.equal(text(applyHunks('a\nfoo\nb\n', [{ search: 'foo', replace: '' }], 'f')), 'a\nb\n');
+    assert.equal(text(applyHunks('a\nfoo\nbar\nb\n', [{ search: 'foo\nbar', replace: '' }], 'f')), 'a\nb\n');
+    assert.equal(text(applyHunks('a foo b\n', [{ search: 'foo', replace: '' }], 'f')), 'a  b\n', 'part of a line: only the text goes');
+  });
+});

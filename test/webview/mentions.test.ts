@@ -167,4 +167,20 @@ describe('the @ picker (Chromium)', function () {
     await box().press('Enter');
     assert.deepEqual((await posted()).find((m) => m.type === 'send'), { type: 'send', text: '@x y', images: [] });
   });
+
+  it('while the answer to the query now typed is pending, Enter picks nothing stale and sends nothing; then it picks from the new answer', async () => {
+    await box().pressSequentially('@gre');
+    await answer('gre', [ITEMS[3]]);
+    await page.getByRole('option', { name: /greet\.ts/ }).waitFor(WAIT);
+    await box().pressSequentially('x');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'addMention' || m.type === 'send'), [], 'the stale greet.ts was not picked, and nothing was sent');
+    assert.equal(await box().inputValue(), '@grex');
+    assert.equal(await list().getAttribute('aria-busy'), 'true');
+    await answer('grex', [ITEMS[4]]);
+    await page.getByRole('option', { name: /stats\.py/ }).waitFor(WAIT);
+    assert.equal(await list().getAttribute('aria-busy'), 'false');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'addMention'), [{ type: 'addMention', kind: 'file', path: 'src/stats.py' }]);
+  });
 });

@@ -63,7 +63,7 @@ async function current(path: string, settings: BuiltinToolSettings): Promise<Cur
 }
 
 /** Computes the proposal and opens its review; resolves to the review's decision, or the reason there is none. */
-async function review(file: Current, code: string, placement: Placement): Promise<{ decision: Promise<ReviewDecision>; uri: vscode.Uri } | string> {
+async function review(file: Current, code: string, placement: Placement, settings: BuiltinToolSettings): Promise<{ decision: Promise<ReviewDecision>; uri: vscode.Uri } | string> {
   const proposal: Proposal = propose(file.text, code, placement, file.target.shown);
   if (!proposal.ok) return proposal.error;
   if (proposal.text === file.text) return `The change makes no difference to ${file.target.shown}: it already reads that way.`;
@@ -74,16 +74,25 @@ async function review(file: Current, code: string, placement: Placement): Promis
     version: file.version,
     proposed: proposal.text,
     recompute: (text) => propose(text, code, placement, file.target.shown),
+    // A symbolic link may have been made on the way since the review opened: the same checks again, before writing.
+    recheck: async () => {
+      const ws = new ToolWorkspace(settings);
+      await ws.checkLinks(ws.target(file.target.shown));
+    },
   });
 }
 
-/** The selection the conversation last attached (Add Selection to Chat, Explain Selection), if any. */
+/**
+ * The selection the conversation last attached (Add Selection to Chat, Explain Selection, `@selection`), if any.
+ * Other mentions (`@file`, `@open`, `@problems`) are not a selection: replacing them with a block would be a guess.
+ */
 function lastSelection(s: Services): ApplySelection | undefined {
   const turns = s.chat.current.turns;
   for (let i = turns.length - 1; i >= 0; i--) {
-    const items = turns[i].contextItems;
-    if (items?.length) {
-      const c = items[items.length - 1];
+    const items = turns[i].contextItems ?? [];
+    for (let k = items.length - 1; k >= 0; k--) {
+      const c = items[k];
+      if (c.mention !== undefined && c.mention !== 'selection') continue;
       return { path: c.path, startLine: c.startLine, endLine: c.endLine, code: c.code, truncated: c.truncated };
     }
   }
@@ -129,7 +138,7 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
   } catch (e) {
     return refuse(s, `Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const opened = await review(file, block.code, plan.placement);
+  const opened = await review(file, block.code, plan.placement, settings);
   if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
 }
 
@@ -201,7 +210,7 @@ export function proposeEditTool(settings: BuiltinToolSettings): ReviewedTool {
       });
       const file = await current(path, settings);
       signal.throwIfAborted();
-      const opened = await review(file, '', { kind: 'searchReplace', hunks });
+      const opened = await review(file, '', { kind: 'searchReplace', hunks }, settings);
       if (typeof opened === 'string') throw new ToolError(`${opened}\nNothing was shown to the user.`);
       const decision = await untilStopped(opened.decision, signal);
       if (decision === 'stopped') {

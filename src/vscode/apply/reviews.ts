@@ -2,9 +2,9 @@
 // with Accept and Reject. Nothing is written before Accept, and Accept only edits the document: undoable, unsaved.
 import * as vscode from 'vscode';
 import { changedSpan, type Proposal } from '../../core/apply';
+import { PROPOSAL_SCHEME } from './scheme';
 
-/** The read-only scheme of proposals (and of the empty left side of a new file's review). */
-export const PROPOSAL_SCHEME = 'parley-proposed';
+export { PROPOSAL_SCHEME };
 
 /** Set while a review is open: Accept and Reject are then in the Command Palette. */
 const CONTEXT_KEY = 'parley.reviewingProposal';
@@ -24,12 +24,16 @@ export interface ReviewRequest {
   proposed: string;
   /** Computes the proposal again from the file's current text (the user changed it after the review opened). */
   recompute(current: string): Proposal;
+  /** Checks the target again just before Accept writes (inside the workspace, not excluded); throws why not. */
+  recheck(): Promise<void>;
 }
 
 interface Review extends ReviewRequest {
   id: string;
   uri: vscode.Uri;
   settle(d: ReviewDecision): void;
+  /** An Accept is under way: a second one (a double click) does nothing. */
+  accepting?: boolean;
 }
 
 /** An open review: its proposal's URI, and the user's decision once made. */
@@ -80,10 +84,15 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     });
     this.open.set(id, { ...r, id, uri, settle });
     await this.updateContext();
-    const name = r.shown.split('/').pop() ?? r.shown;
     const left = r.base === undefined ? uri.with({ query: `id=${id}&side=empty` }) : r.target;
-    const title = r.base === undefined ? `${name} (new file) ↔ Parley's proposal` : `${name} ↔ Parley's proposal`;
-    await vscode.commands.executeCommand('vscode.diff', left, uri, title, { preview: false });
+    // The whole workspace-relative path: the file name alone could hide where the change goes.
+    const title = r.base === undefined ? `${r.shown} (new file) ↔ Parley's proposal` : `${r.shown} ↔ Parley's proposal`;
+    try {
+      await vscode.commands.executeCommand('vscode.diff', left, uri, title, { preview: false });
+    } catch (e) {
+      settle('closed');
+      void vscode.window.showErrorMessage(`Parley: the review of ${r.shown} could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+    }
     return { uri, decision };
   }
 
@@ -94,9 +103,31 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
    */
   async accept(arg?: unknown): Promise<void> {
     const review = this.pick(arg);
-    if (!review) return;
-    if (review.base === undefined) return this.acceptNew(review);
-    const doc = await vscode.workspace.openTextDocument(review.target);
+    if (!review || review.accepting) return;
+    review.accepting = true;
+    try {
+      await review.recheck();
+    } catch (e) {
+      review.accepting = false;
+      void vscode.window.showErrorMessage(`Parley: the change to ${review.shown} was not applied: ${e instanceof Error ? e.message : String(e)} Reject it.`);
+      return;
+    }
+    try {
+      await (review.base === undefined ? this.acceptNew(review) : this.acceptEdit(review));
+    } finally {
+      review.accepting = false;
+    }
+  }
+
+  private async acceptEdit(review: Review): Promise<void> {
+    let doc: vscode.TextDocument;
+    try {
+      await vscode.workspace.fs.stat(review.target);
+      doc = await vscode.workspace.openTextDocument(review.target);
+    } catch {
+      void vscode.window.showErrorMessage(`Parley: ${review.shown} is gone (deleted or moved after the review opened), so the change was not applied. Reject it.`);
+      return;
+    }
     const current = doc.getText();
     if (doc.version !== review.version && current !== review.base) {
       const again = review.recompute(current);

@@ -1,5 +1,6 @@
 // What the built-in tools share: the tool shape, and access to workspace files that refuses excluded paths and symlink escapes.
 import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ToolDefinition } from '../../core/types';
 import {
@@ -93,7 +94,8 @@ export class ToolWorkspace {
   /**
    * Refuses a target reached through a symbolic link that leaves its folder. file: URIs are resolved with realpath
    * (the real path must stay in the folder and not be excluded); other schemes cannot be resolved, so any link on the
-   * way is refused. A missing file passes: the read that follows reports it.
+   * way is refused. For a file that does not exist yet (one Apply would create), the deepest folder that exists is
+   * resolved and the same checks apply to where the file would land; a dangling symbolic link on the way is refused.
    */
   async checkLinks(t: ToolTarget): Promise<void> {
     if (t.uri.scheme === 'file') return this.checkRealPath(t);
@@ -112,12 +114,7 @@ export class ToolWorkspace {
     const rootKey = t.folder.uri.fsPath;
     if (!this.realRoots.has(rootKey)) this.realRoots.set(rootKey, fs.realpath(rootKey).catch(() => rootKey));
     const root = await (this.realRoots.get(rootKey) as Promise<string>);
-    let real: string;
-    try {
-      real = await fs.realpath(t.uri.fsPath);
-    } catch {
-      return;
-    }
+    const real = await realPathOfMaybeMissing(t.uri.fsPath, t.shown);
     if (!isInside(real, root)) throw new ToolError(`"${t.shown}" is a symbolic link (or inside one) that leads outside the workspace folder; it is not read.`);
     const realRelative = relativeToFolders(real, [{ name: '', path: root }])?.relative ?? '';
     const glob = this.exclude.match(realRelative);
@@ -131,6 +128,27 @@ export class ToolWorkspace {
     } catch (e) {
       throw notFound(t, e);
     }
+  }
+}
+
+/**
+ * The real path of `p`, also when it does not exist yet: the deepest existing ancestor resolved, the missing rest
+ * appended. Throws ToolError for a symbolic link whose target does not exist (writing through it would create that target).
+ */
+async function realPathOfMaybeMissing(p: string, shown: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = p; ; ) {
+    try {
+      return path.join(await fs.realpath(at), ...rest);
+    } catch {
+      // Missing: a dangling link is refused; otherwise look one folder up.
+    }
+    const link = await fs.lstat(at).then((st) => st.isSymbolicLink(), () => false);
+    if (link) throw new ToolError(`"${shown}" goes through a symbolic link whose target does not exist; it is not used.`);
+    const up = path.dirname(at);
+    if (up === at) return p;
+    rest.unshift(path.basename(at));
+    at = up;
   }
 }
 
