@@ -3,7 +3,7 @@
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
-import { commonBuildOptions, webviewBuildOptions } from './scripts/webview-build.mjs';
+import { commonBuildOptions, highlightWorkerBuildOptions, webviewBuildOptions } from './scripts/webview-build.mjs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -80,6 +80,7 @@ const builds = [
     plugins: [lazyModules(false)],
   })),
   webviewBuildOptions({ outfile: 'dist/webview.js', production }),
+  highlightWorkerBuildOptions({ outfile: 'dist/highlightWorker.js', production }),
 ];
 
 if (tests) {

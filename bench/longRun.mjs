@@ -31,7 +31,9 @@ async function measure(rule, mode, kind, size) {
     await page.goto(harness.url);
     await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'));
     if (rule === 'old') await page.evaluate((r) => { const sheet = Array.from(document.styleSheets).pop(); sheet.insertRule(r, sheet.cssRules.length); }, OLD_RULE);
-    // Past the renderer's warm-up (markdownStream.ts warmUp), which runs in the first idle moments.
+    // Past the renderer's warm-up (markdownStream.ts warmUp), which runs in the first idle moments after the host's
+    // first snapshot (the host sends one on ready).
+    await page.evaluate((header) => window.__host({ type: 'snapshot', conversation: { id: 'c0', title: 'T', turns: [] }, generating: false, header, pendingContext: [] }), header);
     await page.waitForTimeout(500);
     const run = 'A'.repeat(size);
     const text = kind === 'text' ? `Before.\n\n${run}\n\nAfter.` : kind === 'inline' ? `Before \`${run}\` after.` : `Before.\n\n\`\`\`\n${run}\n\`\`\`\n\nAfter.`;

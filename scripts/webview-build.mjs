@@ -18,7 +18,7 @@ export function commonBuildOptions(production) {
   };
 }
 
-/** A bundle for a browser page: the webview's, a worker it starts, or the render benchmark's stand-in host. */
+/** A bundle for a browser page: the webview's, the worker it starts, or the render benchmark's stand-in host. */
 export function browserBuildOptions(production) {
   return { ...commonBuildOptions(production), platform: 'browser', format: 'iife', target: 'es2022' };
 }
@@ -31,6 +31,20 @@ export function webviewBuildOptions({ outfile, production = false }) {
     outfile,
     // markdown-it only decodes entities; the package root also drags in an unused encoding table (~24 KB).
     alias: { entities: 'entities/lib/decode.js' },
+  };
+}
+
+/**
+ * Options that bundle the highlighting worker's script (src/webview/highlightWorkerScript.ts: the worker's source as
+ * a string) to `outfile`, which the webview loads when highlighting is first wanted.
+ */
+export function highlightWorkerBuildOptions({ outfile, production = false }) {
+  return {
+    ...browserBuildOptions(production),
+    // The worker's own source is inlined without one; a map of this wrapper would be no help.
+    sourcemap: false,
+    entryPoints: [join(root, 'src/webview/highlightWorkerScript.ts')],
+    outfile,
     plugins: [highlightWorkerPlugin(production)],
   };
 }

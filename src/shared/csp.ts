@@ -1,7 +1,8 @@
 // The chat webview's Content Security Policy, in one place: the host sets it and the Chromium tests render under it.
 
 /**
- * Nothing loads but the bundle's own script (by nonce), styles, fonts and images from the webview's resource origin,
+ * Nothing loads but scripts with the page's nonce (the bundle, and the highlighting worker's script that the bundle
+ * adds when it first highlights code), styles, fonts and images from the webview's resource origin,
  * and `data:` images (pasted attachments). No remote origin anywhere, so model output cannot make the page fetch.
  * Workers only from blob: URLs, the one way a webview can start one: the bundle starts its highlighter so.
  */

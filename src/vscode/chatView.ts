@@ -49,6 +49,8 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
     const nonce = nonceOf();
     const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
     const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.css'));
+    // Loaded by the page when it first highlights code, not before it is ready (src/webview/highlight.ts).
+    const worker = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'highlightWorker.js'));
     const csp = webviewCsp(webview.cspSource, nonce);
     return `<!DOCTYPE html>
 <html lang="en">
@@ -61,7 +63,7 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
 </head>
 <body>
 <div id="app"></div>
-<script nonce="${nonce}" src="${js}"></script>
+<script nonce="${nonce}" src="${js}" data-highlight-worker="${worker}"></script>
 </body>
 </html>`;
   }

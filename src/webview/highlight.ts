@@ -1,11 +1,27 @@
 // Code highlighting for the webview, off its main thread: highlight.js runs in a worker (highlightWorker.ts). A
 // block's code shows as plain text first; its highlighted nodes take that text's place when the worker answers.
-import workerSource from 'parley:highlight-worker';
 import { requestFlushWithin } from './frame';
 import type { CodeTree, HighlightReply, HighlightRequest } from './highlightWorker';
 
-/** The worker once started; null when it could not be (its code then stays plain text). */
-let worker: Worker | null | undefined;
+/**
+ * The script that carries the worker's source (dist/highlightWorker.js), as the host names it on the page's own
+ * script tag. It is loaded only when highlighting is first wanted, so the panel does not parse highlight.js (a third
+ * of the bundle) before it is ready. Read now: `document.currentScript` is only set while the bundle first runs.
+ */
+const workerScript = (document.currentScript as HTMLScriptElement | null)?.dataset.highlightWorker;
+const workerNonce = (document.currentScript as HTMLScriptElement | null)?.nonce;
+
+declare global {
+  interface Window {
+    /** Set by dist/highlightWorker.js: the worker's bundled source (src/webview/highlightWorkerScript.ts). */
+    parleyHighlightWorkerSource?: string;
+  }
+}
+
+/** The worker once started; 'loading' while its script loads; null when it could not be (code stays plain text). */
+let worker: Worker | 'loading' | null | undefined;
+/** Requests made while the worker's script loads, sent once it has started. */
+let queued: HighlightRequest[] = [];
 let nextId = 1;
 /** A request in flight: the block's key and language, and the Text nodes (one per render of it) its answer replaces. */
 interface Waiting {
@@ -24,24 +40,54 @@ const unknownLanguages = new Set<string>();
 const highlighted = new Map<string, DocumentFragment>();
 const HIGHLIGHTED_KEPT = 32;
 
-/** Starts the worker, ahead of the first code block (it loads highlight.js, on its own thread). */
+/**
+ * Starts the worker, ahead of the first code block: loads its script (with the page's nonce, so the policy needs
+ * nothing more), then starts it from a blob: URL, the one way a webview can start a worker; it loads highlight.js on
+ * its own thread.
+ */
 export function startHighlighter(): void {
   if (worker !== undefined) return;
+  if (!workerScript) {
+    stop('has no script (the page names none)');
+    return;
+  }
+  worker = 'loading';
+  const script = document.createElement('script');
+  if (workerNonce) script.nonce = workerNonce;
+  script.src = workerScript;
+  script.onload = () => {
+    script.remove();
+    const source = window.parleyHighlightWorkerSource;
+    if (typeof source === 'string') started(source);
+    else stop('script did not load');
+  };
+  script.onerror = () => {
+    script.remove();
+    stop(`script could not be loaded from ${workerScript}`);
+  };
+  document.head.append(script);
+}
+
+function started(source: string): void {
+  if (worker !== 'loading') return;
   try {
-    const url = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
-    worker = new Worker(url, { name: 'parley-highlight' });
-    worker.onmessage = (e: MessageEvent<HighlightReply>) => answered(e.data);
-    worker.onerror = (e) => stop(`it failed: ${e.message}`);
+    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+    const w = new Worker(url, { name: 'parley-highlight' });
+    w.onmessage = (e: MessageEvent<HighlightReply>) => answered(e.data);
+    w.onerror = (e) => stop(`failed: ${e.message}`);
+    worker = w;
+    for (const request of queued.splice(0)) w.postMessage(request);
   } catch (err) {
-    stop(`it could not start: ${err instanceof Error ? err.message : String(err)}`);
+    stop(`could not start: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
 /** No highlighting in this page from now on: code waiting for it keeps its plain text. */
 function stop(why: string): void {
   console.warn(`Parley: code is shown without highlighting; the highlighting worker ${why}`);
-  worker?.terminate();
+  if (worker && worker !== 'loading') worker.terminate();
   worker = null;
+  queued = [];
   inFlight.clear();
   waitingByKey.clear();
 }
@@ -70,7 +116,9 @@ export function codeNodes(code: string, lang: string): Node {
         const entry = { key, lang, texts: [text] };
         inFlight.set(id, entry);
         waitingByKey.set(key, entry);
-        worker.postMessage({ id, lang, code } satisfies HighlightRequest);
+        const request: HighlightRequest = { id, lang, code };
+        if (worker === 'loading') queued.push(request);
+        else worker.postMessage(request);
       }
       return text;
     }

@@ -20,6 +20,8 @@ const chat = h('main', { class: 'chat' },
   noticeSlot,
   composer.el);
 let generating = false;
+/** Whether the renderer's warm-up was started: once, after the first snapshot has painted. */
+let warming = false;
 
 document.body.append(header.el, history.el, chat, transcript.announcer.el);
 
@@ -43,6 +45,12 @@ function handle(msg: HostMessage): void {
       composer.renderChips(msg.pendingContext);
       setGenerating(msg.generating);
       transcript.setTurns(msg.conversation.turns);
+      if (!warming) {
+        warming = true;
+        // After the frame that paints the host's first snapshot (a task after the frame callback): the warm-up's
+        // work, and the highlighting worker's script it loads, never delay the panel getting ready.
+        requestAnimationFrame(() => setTimeout(warmUp, 0));
+      }
       break;
     case 'turnStart':
       if (msg.turn.role === 'user') composer.accepted();
@@ -175,6 +183,3 @@ document.addEventListener('drop', (e) => {
 });
 
 post({ type: 'ready' });
-
-// Once the panel is idle, the renderer runs once on a sample, so that the first reply's updates find it warm.
-warmUp();

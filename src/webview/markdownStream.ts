@@ -522,7 +522,7 @@ export class MarkdownStream {
 }
 
 /**
- * Warms the renderer up in idle tasks once the panel has loaded: the highlighting worker started (it loads
+ * Warms the renderer up in idle tasks once the panel shows the host's first snapshot: the highlighting worker started (it loads
  * highlight.js on its own thread), a sample rendered, then streamed through a MarkdownStream, then laid out
  * off-screen and dropped. The first reply in a page otherwise pays, in its first
  * updates, for V8 compiling markdown-it and this renderer, and for the browser's first layout of each kind of

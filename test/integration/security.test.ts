@@ -129,6 +129,8 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     assert.equal(meta[1], webviewCsp(source, nonce));
     assert.doesNotMatch(meta[1].split(source).join(''), /https?:|\*|unsafe|'self'/, 'no origin but the webview resources\'');
     assert.equal((html.match(/<script/g) ?? []).length, 1, 'one script, the bundle');
+    // The highlighting worker's script, which the bundle adds with the same nonce when it first highlights code.
+    assert.match(html, /<script nonce="[^"]+" src="[^"]+\/dist\/webview\.js" data-highlight-worker="[^"]+\/dist\/highlightWorker\.js"><\/script>/);
     assert.equal(rec.options?.enableCommandUris, false);
     const roots = (rec.options?.localResourceRoots ?? []).map((u) => path.relative(api.context.extensionUri.fsPath, u.fsPath)).sort();
     assert.deepEqual(roots, ['dist', 'media']);

@@ -4,14 +4,20 @@ import * as esbuild from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { webviewBuildOptions } from '../../scripts/webview-build.mjs';
+import { highlightWorkerBuildOptions, webviewBuildOptions } from '../../scripts/webview-build.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Bundles src/webview/main.ts to `${outdir}/webview.js` and copies the stylesheet; returns the outdir. */
+/**
+ * Bundles src/webview/main.ts to `${outdir}/webview.js` and the highlighting worker's script to
+ * `${outdir}/highlightWorker.js`, and copies the stylesheet; returns the outdir.
+ */
 export async function buildWebview({ outdir = join(root, 'dist'), production = false } = {}) {
   mkdirSync(outdir, { recursive: true });
-  await esbuild.build(webviewBuildOptions({ outfile: join(outdir, 'webview.js'), production }));
+  await Promise.all([
+    esbuild.build(webviewBuildOptions({ outfile: join(outdir, 'webview.js'), production })),
+    esbuild.build(highlightWorkerBuildOptions({ outfile: join(outdir, 'highlightWorker.js'), production })),
+  ]);
   copyFileSync(join(root, 'media/webview.css'), join(outdir, 'webview.css'));
   return outdir;
 }

@@ -65,7 +65,7 @@ function page(nonce, cspSource, theme, script, cspFor) {
 </head>
 <body class="vscode-${theme}">
 <script nonce="${nonce}">${STAND_IN}</script>
-<script nonce="${nonce}" src="${cspSource}/${script}"></script>
+<script nonce="${nonce}" src="${cspSource}/${script}" data-highlight-worker="${cspSource}/highlightWorker.js"></script>
 </body>
 </html>`;
 }
@@ -79,6 +79,7 @@ export async function startHarness({ distDir = resolve(here, '../../dist'), extr
   csp ??= await hostCsp();
   const files = {
     'webview.js': join(distDir, 'webview.js'),
+    'highlightWorker.js': join(distDir, 'highlightWorker.js'),
     'webview.css': join(distDir, 'webview.css'),
     'theme-dark.css': join(here, 'theme-dark.css'),
     'theme-light.css': join(here, 'theme-light.css'),

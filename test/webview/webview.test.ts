@@ -618,6 +618,25 @@ describe('chat webview (Chromium)', function () {
     assert.ok(warnings.some((w) => /without highlighting.*could not start.*Refused/.test(w)), warnings.join('\n'));
   });
 
+  it("shows code as plain text when the highlighting worker's script cannot be loaded, and says so in the console", async () => {
+    const warnings: string[] = [];
+    page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+    await page.route('**/highlightWorker.js', (route) => route.abort());
+    await host(snapshot([user('u1', 'q'), reply('a1', 'Code:\n\n```ts\nconst a = 1;\n```\n\nEnd.')]));
+    await page.waitForFunction(() => document.querySelector('.md')?.textContent?.includes('End.'), undefined, WAIT);
+    await page.waitForFunction(() => document.querySelector('.md .code-block code')?.textContent === 'const a = 1;\n', undefined, WAIT);
+    const warned = () => warnings.some((w) => /without highlighting.*script could not be loaded from .*highlightWorker\.js/.test(w));
+    // Console messages reach this process a little after the page logs them.
+    for (let i = 0; i < 100 && !warned(); i++) await frames();
+    assert.ok(warned(), warnings.join('\n'));
+    assert.equal(await page.locator('.md .code-block code span').count(), 0, 'no highlighting');
+    // A later block in the same page does not try again, and stays plain text too.
+    await host(snapshot([user('u1', 'q'), reply('a1', 'More:\n\n```js\nlet b = 2;\n```')]));
+    await page.waitForFunction(() => document.querySelector('.md .code-block code')?.textContent === 'let b = 2;\n', undefined, WAIT);
+    assert.equal(await page.locator('.md .code-block code span').count(), 0);
+    assert.equal(requests.filter((u) => u.endsWith('/highlightWorker.js')).length, 1, 'asked once');
+  });
+
   it('warms the renderer up once it has loaded: a sample laid out off-screen, then gone', async () => {
     // Records, from before the page's own script runs, the warm-up sample coming and going.
     await page.addInitScript(() => {
@@ -631,6 +650,14 @@ describe('chat webview (Chromium)', function () {
       }).observe(document, { childList: true, subtree: true });
     });
     await page.reload();
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+    // Not before the host's first snapshot (the panel gets ready first): idle periods pass, and nothing happens.
+    await frames();
+    await page.evaluate(() => new Promise((ok) => requestIdleCallback(() => requestIdleCallback(ok))));
+    assert.equal(await page.evaluate(() => (window as unknown as { __warm: { added: number } }).__warm.added), 0, 'no warm-up before the first snapshot');
+    const workerScript = () => requests.filter((u) => u.endsWith('/highlightWorker.js')).length;
+    assert.equal(workerScript(), 0, "the highlighting worker's script is not loaded before the first snapshot");
+    await host(snapshot());
     await page.waitForFunction(() => (window as unknown as { __warm: { removed: number } }).__warm.removed > 0, undefined, WAIT);
     const after = await page.evaluate(() => ({
       warm: (window as unknown as { __warm: { added: number; removed: number; text: string } }).__warm,
@@ -642,6 +669,7 @@ describe('chat webview (Chromium)', function () {
     assert.match(after.warm.text, /^Ready now set go\s*Ready now set go\s*Ready now set go\s*Some text with bold, both, code, italic code, bold code, both and a link\..*one.*quote.*End$/s, 'the sample was rendered as Markdown');
     assert.equal(after.left, 0, 'nothing of it stays');
     assert.deepEqual(after.posted, ['ready'], 'it posts nothing');
+    assert.equal(workerScript(), 1, "the warm-up loads the highlighting worker's script, once");
     assert.deepEqual(leftPage(), [], 'its link fetches nothing');
   });
 
