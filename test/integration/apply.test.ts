@@ -5,32 +5,14 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
 import { closeStaleReviews } from '../../src/vscode/commands';
-import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
-
-type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+import { startTestServer, type TestServer } from '../support/server';
+import { callReply, chats, parley, textReply, type Reply, userSettings, waitFor, windowLogs, writeJson } from './helpers';
 
 const SR = (search: string, replace: string) => `<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n`;
-
-function callReply(id: string, name: string, args: object): Reply {
-  return (_req, res) => writeSse(res, [
-    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: null }] },
-    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
-    usageChunk(100, 10),
-  ]);
-}
-
-function textReply(text: string): Reply {
-  return (_req, res) => writeSse(res, [
-    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] },
-    usageChunk(200, 5),
-  ]);
-}
 
 /** The open review tabs (diffs whose right side is a Parley proposal). */
 function reviewTabs(): vscode.TabInputTextDiff[] {
@@ -190,7 +172,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
 
   test('propose_edit waits for the user: Accept tells the model it was accepted, and the document has the edit', async () => {
     const uri = await write('tool.ts', 'const x = 1;\n');
-    replies = [callReply('e1', 'propose_edit', { path: 'apply-area/tool.ts', edits: [{ search: 'const x = 1;', replace: 'const x = 2;' }] }), textReply('Done.')];
+    replies = [callReply(['e1', 'propose_edit', { path: 'apply-area/tool.ts', edits: [{ search: 'const x = 1;', replace: 'const x = 2;' }] }]), textReply('Done.')];
     const turn = api.chat.send('Make x 2', []);
     const { right } = await review();
     assert.equal(right, 'const x = 2;\n');
@@ -205,7 +187,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
 
   test('propose_edit: Reject tells the model it was rejected, and the file is unchanged', async () => {
     const uri = await write('tool2.ts', 'const y = 1;\n');
-    replies = [callReply('e2', 'propose_edit', { path: 'apply-area/tool2.ts', edits: [{ search: 'const y = 1;', replace: 'const y = 3;' }] }), textReply('OK.')];
+    replies = [callReply(['e2', 'propose_edit', { path: 'apply-area/tool2.ts', edits: [{ search: 'const y = 1;', replace: 'const y = 3;' }] }]), textReply('OK.')];
     const turn = api.chat.send('Make y 3', []);
     await review();
     await vscode.commands.executeCommand('parley.rejectProposal');
@@ -219,7 +201,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
 
   test('propose_edit: closing the review without choosing counts as a Reject', async () => {
     const uri = await write('tool5.ts', 'const v = 1;\n');
-    replies = [callReply('e5', 'propose_edit', { path: 'apply-area/tool5.ts', edits: [{ search: 'const v = 1;', replace: 'const v = 5;' }] }), textReply('OK.')];
+    replies = [callReply(['e5', 'propose_edit', { path: 'apply-area/tool5.ts', edits: [{ search: 'const v = 1;', replace: 'const v = 5;' }] }]), textReply('OK.')];
     const turn = api.chat.send('Change v', []);
     await review();
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
@@ -231,7 +213,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
 
   test('propose_edit: Stop while the review waits closes it, changes nothing, and answers the call as stopped', async () => {
     const uri = await write('tool4.ts', 'const w = 1;\n');
-    replies = [callReply('e4', 'propose_edit', { path: 'apply-area/tool4.ts', edits: [{ search: 'const w = 1;', replace: 'const w = 4;' }] }), textReply('never sent')];
+    replies = [callReply(['e4', 'propose_edit', { path: 'apply-area/tool4.ts', edits: [{ search: 'const w = 1;', replace: 'const w = 4;' }] }]), textReply('never sent')];
     const turn = api.chat.send('Change w', []);
     await review();
     await (api.view as unknown as { receive(raw: unknown): Promise<void> }).receive({ type: 'stop' });
@@ -248,7 +230,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
 
   test('propose_edit: a hunk that is not found is the result, and no review opens', async () => {
     await write('tool3.ts', 'const z = 1;\n');
-    replies = [callReply('e3', 'propose_edit', { path: 'apply-area/tool3.ts', edits: [{ search: 'nowhere', replace: 'x' }] }), textReply('Sorry.')];
+    replies = [callReply(['e3', 'propose_edit', { path: 'apply-area/tool3.ts', edits: [{ search: 'nowhere', replace: 'x' }] }]), textReply('Sorry.')];
     await api.chat.send('Change z', []);
     const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
     assert.match(String(result?.content), /Hunk 1 \("nowhere"\): the search text is not in apply-area\/tool3\.ts/);
@@ -273,7 +255,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
       await symlink(this, outside, path.join(dir(), 'out'), 'dir');
       await apply('[Desktop Entry]\n', 'ini path=apply-area/out/autostart/x.desktop');
       await waitFor('the refusal in the log', async () => (await windowLogs(api)).some(({ text }) => text.includes('Parley will not apply this block') && text.includes('apply-area/out/autostart/x.desktop') && text.includes('leads outside')), 15_000);
-      replies = [callReply('s1', 'propose_edit', { path: 'apply-area/out/autostart/x.desktop', edits: [{ search: '', replace: '[Desktop Entry]\n' }] }), textReply('OK.')];
+      replies = [callReply(['s1', 'propose_edit', { path: 'apply-area/out/autostart/x.desktop', edits: [{ search: '', replace: '[Desktop Entry]\n' }] }]), textReply('OK.')];
       await api.chat.send('Add an autostart entry', []);
       const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
       assert.match(String(result?.content), /leads outside the workspace folder/);

@@ -97,3 +97,23 @@ export async function headerNow(api: TestApi): Promise<HeaderView> {
   assert.ok(m.type === 'header');
   return m.header;
 }
+
+/** What a scripted test server sends back for one request. */
+export type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
+
+/** A streamed reply with one tool call per entry. */
+export function callReply(...calls: Array<[id: string, name: string, args: object]>): Reply {
+  return (_req, res) => writeSse(res, [
+    ...calls.map(([id, name, args], index) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: null }] })),
+    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
+    usageChunk(100, 10),
+  ]);
+}
+
+/** A streamed reply of one text chunk that ends the turn. */
+export function textReply(text: string): Reply {
+  return (_req, res) => writeSse(res, [
+    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] },
+    usageChunk(200, 5),
+  ]);
+}

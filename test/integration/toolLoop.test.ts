@@ -4,32 +4,13 @@
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
-import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
 import type { ToolCallView } from '../../src/shared/protocol';
 import { routeWebviewMessage } from '../../src/vscode/webviewRoutes';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
-
-type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
-
-/** A streamed reply with one tool call per entry. */
-function callReply(...calls: Array<[id: string, name: string, args: object]>): Reply {
-  return (_req, res) => writeSse(res, [
-    ...calls.map(([id, name, args], index) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }] }, finish_reason: null }] })),
-    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
-    usageChunk(100, 10),
-  ]);
-}
-
-function textReply(text: string): Reply {
-  return (_req, res) => writeSse(res, [
-    { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] },
-    usageChunk(200, 5),
-  ]);
-}
+import { callReply, chats, parley, textReply, type Reply, userSettings, waitFor, writeJson } from './helpers';
 
 const messagesOf = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
 
