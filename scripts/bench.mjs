@@ -3,13 +3,19 @@
 // benchmark when bench/render.mjs exists, then the end-to-end latency benchmark in the real VS Code (code-server,
 // set up as for `npm test`). Each prints ratios against a baseline measured in the same run. Exits non-zero when any
 // fails.
-import * as esbuild from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { ROOT, SetupError, ensureProjectDependencies } from './vscode-host.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// A fresh clone: `npm run bench` alone installs the project's dependencies first, as `npm test` does.
+try {
+  ensureProjectDependencies();
+} catch (e) {
+  console.error(`[bench] installing the project's dependencies failed: ${e instanceof SetupError ? e.message : e.stack}`);
+  process.exit(1);
+}
+const esbuild = await import('esbuild');
 const clientBundle = join(ROOT, 'out', 'bench', 'client.js');
 const toolLoopBundle = join(ROOT, 'out', 'bench', 'toolLoop.js');
 

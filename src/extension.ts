@@ -42,6 +42,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);
   await chat.restore();
+  // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once
+  // the window has settled (a reload opens the conversation last opened in any window, which may not be its own).
+  const recovery = setTimeout(() => void chat.recoverOthers().catch((e) => log.warn(`Recovering interrupted replies failed: ${e instanceof Error ? e.message : String(e)}`)), 2_000);
+  context.subscriptions.push({ dispose: () => clearTimeout(recovery) });
 
   const lmProvider = new LazyChatProvider(requester, settings, keys, log);
   const endpointChanged = () => void chat.endpointChanged();

@@ -137,12 +137,41 @@ export function pathFromLine(line: string): string | undefined {
     const p = pathCandidate(m[1] ?? m[2], true);
     if (p) return p;
   }
+  // An unmarked word counts only with a folder and a file extension: "client/server" or "50/50" name no file.
   for (const word of text.split(/\s+/)) {
     const p = pathCandidate(word.replace(/^[*_]+|[*_]+$/g, ''), false);
-    if (p) return p;
+    if (p && EXT_PATH.test(p)) return p;
   }
   const alone = text.replace(/^(?:#+\s*|[-*]\s+)/, '').replace(/^(?:File|Path|Filename)\s*:\s*/i, '').replace(/[*_]/g, '');
   return pathCandidate(alone, true);
+}
+
+const SHELL_LANGS = /^(?:bash|sh|shell|shellscript|console|terminal|zsh|fish|powershell|pwsh|ps1?|cmd|bat|batch|shell-session)$/i;
+const SHELL_FILES = /\.(?:sh|bash|zsh|fish|ps1|psm1|bat|cmd)$/i;
+
+/**
+ * The path the line before a block names, when it is the block's file. A shell block after "Then run `app.py`:" is a
+ * command to run, not the new content of app.py: it takes a path from the line only when that path is a script.
+ */
+function lineTarget(block: CodeBlockInfo): string | undefined {
+  const path = pathFromLine(block.before);
+  const lang = block.info.trim().split(/[\s{:]/)[0] ?? '';
+  if (path && SHELL_LANGS.test(lang) && !SHELL_FILES.test(path)) return undefined;
+  return path;
+}
+
+/**
+ * Whether plain code that names `current`'s file looks like only part of it (a function, a few changed lines), so
+ * that replacing the whole file with it would be a guess: it has under half the file's non-blank lines and does not
+ * begin and end as the file does. A file of a few lines, an empty one or a new one is always whole.
+ */
+export function looksPartial(current: string | undefined, code: string): boolean {
+  const lines = (s: string) => s.replace(/\r\n/g, '\n').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  if (current === undefined) return false;
+  const file = lines(current);
+  const block = lines(code);
+  if (file.length <= 5 || block.length * 2 >= file.length) return false;
+  return !(block[0] === file[0] && block[block.length - 1] === file[file.length - 1]);
 }
 
 /** The file a unified diff changes, from its `+++` line (or `---` for a deletion's header), without `a/`/`b/`. */
@@ -172,7 +201,7 @@ export function planApply(block: CodeBlockInfo, selection: ApplySelection | unde
     inBlock = pathFromDiff(block.code);
   }
   const fromInfo = pathFromInfo(block.info);
-  const fromLine = fromInfo || inBlock ? undefined : pathFromLine(block.before);
+  const fromLine = fromInfo || inBlock ? undefined : lineTarget(block);
   const named = fromInfo ? { path: fromInfo, source: 'info' as const } : inBlock ? { path: inBlock, source: 'block' as const } : fromLine ? { path: fromLine, source: 'line' as const } : undefined;
   if (!placement) {
     if (named) placement = { kind: 'whole' };

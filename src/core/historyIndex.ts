@@ -38,7 +38,9 @@ function safeId(id: string): string {
 
 /** What the history list shows of a conversation. */
 export function entryOf(c: Conversation): HistoryItem {
-  return { id: c.id, title: c.title, updatedAt: c.updatedAt, turnCount: c.turns.length };
+  const e: HistoryItem = { id: c.id, title: c.title, updatedAt: c.updatedAt, turnCount: c.turns.length };
+  if (c.turns.some((t) => t.status === 'streaming')) e.streaming = true;
+  return e;
 }
 
 /** An entry read from disk, or undefined when it is damaged or names another conversation. */
@@ -48,6 +50,7 @@ export function parseEntry(text: string | undefined, id: string): HistoryItem | 
     if (e?.id !== id || typeof e.title !== 'string' || typeof e.updatedAt !== 'number' || typeof e.turnCount !== 'number') return undefined;
     const out: HistoryItem = { id: e.id, title: e.title, updatedAt: e.updatedAt, turnCount: e.turnCount };
     if (typeof e.bytes === 'number') out.bytes = e.bytes;
+    if (e.streaming === true) out.streaming = true;
     return out;
   } catch {
     return undefined;

@@ -153,6 +153,8 @@ export interface HistoryItem {
   bytes?: number;
   /** A damaged file, moved aside as `<id>.corrupt.json`: the list offers Open raw and Delete. */
   damaged?: boolean;
+  /** A reply was streaming when the conversation was saved: if its window went away, it is recovered as Interrupted. */
+  streaming?: boolean;
 }
 
 export interface PresetView {

@@ -22,7 +22,7 @@ import { overrideFor } from '../core/profiles';
 import { contextMeter, fits, overThreshold } from '../core/contextWindow';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
-import type { ActionId, ContextMeterView } from '../shared/protocol';
+import type { ActionId, ContextMeterView, HistoryItem } from '../shared/protocol';
 import type { ReadyTarget, Target } from './requester';
 import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession, type TurnTool } from './toolTurn';
@@ -566,7 +566,34 @@ export class ChatController implements vscode.Disposable {
   }
 
   async postHistory(): Promise<void> {
-    this.channel.post({ type: 'history', items: await this.history.list() });
+    let items = await this.history.list();
+    if (await this.recoverOthers(items)) items = await this.history.list();
+    this.channel.post({ type: 'history', items });
+  }
+
+  /**
+   * Recovers the replies that other conversations were streaming when their window went away (a window reloads into
+   * the conversation last opened in any window, so its own may be another): each becomes Interrupted, its text kept
+   * and its request's usage counted once. Replies a live window streams are left alone. Returns whether any changed.
+   * Reads only conversations whose entry says a reply was streaming.
+   */
+  async recoverOthers(items?: readonly HistoryItem[]): Promise<boolean> {
+    let changed = false;
+    for (const item of items ?? (await this.history.list())) {
+      if (!item.streaming || item.id === this.conversation.id) continue;
+      await this.saving;
+      const r = await this.history.read(item.id).catch(() => undefined);
+      const c = r && 'conversation' in r ? r.conversation : undefined;
+      if (!c) continue;
+      const streaming = () => c.turns.filter((t) => t.status === 'streaming').length;
+      const before = streaming();
+      const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
+      if (streaming() === before) continue;
+      for (const u of counted) await this.requester.record(u);
+      await this.persist(c);
+      changed = true;
+    }
+    return changed;
   }
 
   /** Saves the conversation and marks it as the one open, for the next window. */

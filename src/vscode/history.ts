@@ -51,7 +51,9 @@ export class HistoryStore {
    * (cut short, or written by another window after the entry was read): then it is checked, and moved aside if damaged.
    */
   async list(): Promise<HistoryItem[]> {
-    const { conversations, entries, damaged } = scanHistoryFolder(await listFolder(this.dir));
+    const names = await listFolder(this.dir);
+    void this.removeLeftovers(this.dir, names);
+    const { conversations, entries, damaged } = scanHistoryFolder(names);
     const withEntry = new Set(entries);
     const read = new Map<string, HistoryItem>();
     const bad: HistoryItem[] = [];
@@ -144,10 +146,45 @@ export class HistoryStore {
     await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));
   }
 
-  /** Deletes the conversation file first: an entry without its conversation is not listed. */
+  /**
+   * Deletes the conversation file first (an entry without its conversation is not listed), then its images that no
+   * other conversation names: a deleted screenshot does not stay on the disk.
+   */
   async delete(id: string): Promise<void> {
-    await fs.rm(join(this.dir, conversationFileName(id)), { force: true });
+    const path = join(this.dir, conversationFileName(id));
+    const refs = imageRefs(await readTextIfExists(path).catch(() => undefined));
+    await fs.rm(path, { force: true });
     await fs.rm(join(this.dir, entryFileName(id)), { force: true });
+    if (refs.size > 0) await this.removeUnusedImages(refs);
+  }
+
+  /** Removes those of `refs` that no conversation file names any more (reading only the files that hold images). */
+  private async removeUnusedImages(refs: Set<string>): Promise<void> {
+    const { conversations } = scanHistoryFolder(await listFolder(this.dir));
+    for (const other of conversations) {
+      const text = await readTextIfExists(join(this.dir, conversationFileName(other))).catch(() => null);
+      // A file that could not be read might name any of them: keep them all.
+      if (text === null) return;
+      for (const r of imageRefs(text)) refs.delete(r);
+      if (refs.size === 0) return;
+    }
+    const images = join(this.dir, 'images');
+    await Promise.all([...refs].map((r) => fs.rm(join(images, r), { force: true }).catch(() => {})));
+    void this.removeLeftovers(images, await listFolder(images).catch(() => []));
+  }
+
+  /**
+   * Removes the temporary files of writes that a crash cut short (`*.tmp`, never renamed into place). Only those over
+   * a minute old: a younger one may be another window's write in progress.
+   */
+  private async removeLeftovers(dir: string, names: readonly string[]): Promise<void> {
+    const now = Date.now();
+    for (const name of names) {
+      if (!name.endsWith('.tmp')) continue;
+      const p = join(dir, name);
+      const st = await fs.stat(p).catch(() => undefined);
+      if (st && now - st.mtimeMs > 60_000) await fs.rm(p, { force: true }).catch(() => {});
+    }
   }
 
   async clear(): Promise<void> {
@@ -162,4 +199,12 @@ export class HistoryStore {
   private async mtime(name: string): Promise<number | undefined> {
     return fs.stat(join(this.dir, name)).then((s) => s.mtimeMs, () => undefined);
   }
+}
+
+/** The image files a conversation file's text names (`"ref":"<sha-256>.<type>"`). */
+function imageRefs(text: string | undefined): Set<string> {
+  const out = new Set<string>();
+  if (!text?.includes('"ref":')) return out;
+  for (const m of text.matchAll(/"ref":"([0-9a-f]{64}\.(?:png|jpeg|gif|webp))"/g)) out.add(m[1]);
+  return out;
 }

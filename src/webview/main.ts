@@ -119,11 +119,17 @@ window.addEventListener('message', (event: MessageEvent) => {
   handle(msg);
 });
 
-/** The last line of what precedes a code block in its reply (a streamed reply wraps its blocks in groups). */
+/**
+ * The last line of what precedes a code block in its reply (a streamed reply wraps its blocks in groups). Another code
+ * block right before it is not a line of prose: its last line of code names no file for this one.
+ */
 function lineBefore(block: Element): string {
   for (let el: Element | null = block; el && !el.classList.contains('md'); el = el.parentElement) {
     const prev = el.previousElementSibling;
-    if (prev) return (prev.textContent ?? '').trimEnd().split('\n').pop() ?? '';
+    if (!prev) continue;
+    let last: Element = prev;
+    while (!last.classList.contains('code-block') && last.lastElementChild) last = last.lastElementChild;
+    return last.classList.contains('code-block') ? '' : (prev.textContent ?? '').trimEnd().split('\n').pop() ?? '';
   }
   return '';
 }

@@ -166,6 +166,40 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     assert.equal(await allTimeTotal(), before + counted[0].total);
   });
 
+  test('a reply left streaming in a conversation that is not open is recovered from the history: Interrupted, counted once; a live one is left', async () => {
+    const gone = `away${randomUUID().slice(0, 8)}`;
+    const live = `busy${randomUUID().slice(0, 8)}`;
+    const requestId = randomUUID();
+    const a = conversation(gone, 'Left streaming by a reloaded window');
+    a.turns[1] = {
+      id: `${gone}-a`, role: 'assistant', text: 'Part of a reply', status: 'streaming', model: 'test-model',
+      owner: { session: 'an-earlier-session', pid: deadPid(), hostname: hostname(), beat: Date.now() },
+      inflight: { id: requestId, model: 'test-model', host: '127.0.0.1:1', source: 'chat', prompt: 30 },
+    };
+    const b = conversation(live, 'Streaming in another window');
+    b.turns[1] = { id: `${live}-a`, role: 'assistant', text: 'Half', status: 'streaming', owner: { session: 'another-window', pid: process.ppid, hostname: hostname(), beat: Date.now() } };
+    await api.history.save(a);
+    await api.history.save(b);
+    const listed = await api.history.list();
+    assert.equal(listed.find((i) => i.id === gone)?.streaming, true, 'the entry says a reply was streaming');
+    const before = await allTimeTotal();
+    // The history list, as the panel asks for it: the orphan is recovered before the list is shown.
+    await api.chat.postHistory();
+    const onDisk = await api.history.load(gone);
+    assert.equal(onDisk?.turns[1].status, 'interrupted');
+    assert.equal(onDisk?.turns[1].text, 'Part of a reply');
+    assert.equal(onDisk?.turns[1].usage?.estimated, true);
+    assert.equal((await api.history.list()).find((i) => i.id === gone)?.streaming, undefined, 'its entry no longer says streaming');
+    const counted = (await usageRecords()).filter((r) => r.id === requestId);
+    assert.equal(counted.length, 1, 'one record for the interrupted request');
+    assert.equal(await allTimeTotal(), before + counted[0].total);
+    assert.equal((await api.history.load(live))?.turns[1].status, 'streaming', "a live window's reply is left alone");
+    // Again (another window, a later activation): nothing more is counted.
+    assert.equal(await api.chat.recoverOthers(), false);
+    assert.equal((await usageRecords()).filter((r) => r.id === requestId).length, 1);
+    await api.history.delete(live);
+  });
+
   test('a reply that a live window is streaming is left alone', async () => {
     const id = `live${randomUUID().slice(0, 8)}`;
     const c = conversation(id, 'Still streaming elsewhere');
@@ -229,6 +263,35 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     const without = await api.history.load(id);
     assert.deepEqual(without?.turns[0].images?.map((i) => i.name), ['a.png']);
     assert.match(without?.turns[0].note ?? '', /b\.png is missing/);
+  });
+
+  test('deleting a conversation deletes its images that no other conversation names; a shared one stays; old temporary files go', async () => {
+    const png = (n: number) => `data:image/png;base64,${Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 7, n, 7]).toString('base64')}`;
+    const a = conversation(`dela${randomUUID().slice(0, 8)}`, 'Deleted with its screenshot');
+    const b = conversation(`keep${randomUUID().slice(0, 8)}`, 'Shares one image');
+    a.turns[0].images = [{ name: 'only-a.png', dataUrl: png(1) }, { name: 'shared.png', dataUrl: png(2) }];
+    b.turns[0].images = [{ name: 'shared.png', dataUrl: png(2) }];
+    await api.history.save(a);
+    await api.history.save(b);
+    const refs = [...(await fs.readFile(join(dir, `${a.id}.json`), 'utf8')).matchAll(/"ref":"([0-9a-f]{64}\.png)"/g)].map((m) => m[1]);
+    assert.equal(refs.length, 2);
+    // A write a crash cut short, long ago, and one another window may be making now.
+    const old = join(dir, `${b.id}.json.0123456789ab.tmp`);
+    const young = join(dir, `${b.id}.json.ba9876543210.tmp`);
+    await fs.writeFile(old, '{"half');
+    await fs.writeFile(young, '{"half');
+    const past = new Date(Date.now() - 5 * 60_000);
+    await fs.utimes(old, past, past);
+    await api.chat.deleteConversation(a.id);
+    const images = await fs.readdir(join(dir, 'images'));
+    assert.ok(!images.includes(refs[0]), 'the deleted conversation\'s own image is gone');
+    assert.ok(images.includes(refs[1]), 'the image another conversation names stays');
+    assert.deepEqual((await api.history.load(b.id))?.turns[0].images, b.turns[0].images);
+    await waitFor('the old temporary file to go', async () => !(await fs.stat(old).then(() => true, () => false)), 10_000);
+    assert.ok(await fs.stat(young).then(() => true, () => false), 'a young temporary file is left for its writer');
+    await fs.rm(young, { force: true });
+    await api.history.delete(b.id);
+    assert.ok(!(await fs.readdir(join(dir, 'images'))).includes(refs[1]), 'the shared image goes with the last conversation naming it');
   });
 
   test('storage that cannot be written: a clear notice, the conversation stays in memory, and a later save says it works again', async () => {

@@ -1,6 +1,6 @@
 // Apply's pure logic (src/core/apply.ts): the target, the block's form, and the proposed text, in plain Node.
 import * as assert from 'node:assert/strict';
-import { applyHunks, blockForm, changedSpan, parseSearchReplace, pathFromInfo, pathFromLine, planApply, propose, type ApplySelection, type Proposal } from '../../src/core/apply';
+import { applyHunks, blockForm, changedSpan, looksPartial, parseSearchReplace, pathFromInfo, pathFromLine, planApply, propose, type ApplySelection, type Proposal } from '../../src/core/apply';
 
 const SR = (search: string, replace: string) => `<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n`;
 
@@ -41,6 +41,9 @@ describe('Apply: the target', () => {
     assert.equal(pathFromLine('Using Node.js, e.g. like this:'), undefined);
     assert.equal(pathFromLine('See https://example.com/a/b.ts for more:'), undefined);
     assert.equal(pathFromLine('Here is the updated code:'), undefined);
+    // A word with a slash but no file extension is prose, not a path; in a code span it may be a folder's file.
+    assert.equal(pathFromLine('Both client/server and read/write work, 50/50:'), undefined);
+    assert.equal(pathFromLine('Edit `docker/Makefile`:'), 'docker/Makefile');
   });
 
   it('prefers the named path, then the selection, then the active editor, else asks', () => {
@@ -59,6 +62,27 @@ describe('Apply: the target', () => {
     const sel = planApply({ code: 'x\n', info: 'ts', before: 'Here:' }, selection, 'b.ts');
     assert.deepEqual(sel, { target: { path: 'src/sel.ts', source: 'selection' }, placement: { kind: 'selection', selection } });
     assert.deepEqual(planApply({ code: 'x\n', info: 'ts', before: 'Here:' }, undefined, 'b.ts'), {});
+  });
+});
+
+describe('Apply: a command or a fragment is not the whole file', () => {
+  it('a shell block after "run `app.py`" is a command, not app.py; a script named before it is its target', () => {
+    assert.equal(planApply({ code: 'python app.py\n', info: 'bash', before: 'Then run `app.py`:' }, undefined, undefined).target, undefined);
+    assert.deepEqual(planApply({ code: 'python app.py\n', info: 'bash', before: 'Then run `app.py`:' }, undefined, undefined), {});
+    assert.deepEqual(planApply({ code: 'echo hi\n', info: 'sh', before: 'Save it as `scripts/hi.sh`:' }, undefined, undefined).target, { path: 'scripts/hi.sh', source: 'line' });
+    assert.deepEqual(planApply({ code: 'print(1)\n', info: 'python', before: 'Change `app.py`:' }, undefined, undefined).target, { path: 'app.py', source: 'line' });
+  });
+
+  it('looksPartial: a block under half the file that does not begin and end as it does is a part', () => {
+    const file = Array.from({ length: 20 }, (_, i) => `line ${i}`).join('\n') + '\n';
+    assert.equal(looksPartial(file, 'line 7\nline 8 changed\nline 9\n'), true, 'a few lines from the middle');
+    assert.equal(looksPartial(file, file.replace('line 5', 'line five')), false, 'the whole file, one line changed');
+    assert.equal(looksPartial(file, 'line 0\nline 19\n'), false, 'a shortened file that begins and ends as it did');
+    assert.equal(looksPartial(file.split('\n').slice(0, 11).join('\n'), 'line 3\nline 4\nline 5\nline 6\nline 7\nline 8\n'), false, 'half the file or more counts as whole');
+    assert.equal(looksPartial('a\nb\nc\n', 'x\n'), false, 'a file of a few lines');
+    assert.equal(looksPartial(undefined, 'x\n'), false, 'a new file');
+    assert.equal(looksPartial('', 'x\n'), false, 'an empty file');
+    assert.equal(looksPartial(file.replace(/\n/g, '\r\n'), 'line 7\r\n'), true, 'CRLF');
   });
 });
 

@@ -957,6 +957,14 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'for (;;) {}\n', info: 'js', before: 'In src/lib/util.js, change the loop:' });
   });
 
+  it('Apply on a block right after another block sends no line before it (the first block\'s code names no file)', async () => {
+    const md = 'Two blocks:\n\n```ts\nimport { a } from "./lib/util.ts";\n```\n```ts\nconst b = a;\n```\n';
+    await host(snapshot([user('u1', 'apply'), reply('a1', md)]));
+    await clearPosted();
+    await page.getByRole('button', { name: 'Apply to a file (review first)' }).nth(1).click();
+    assert.deepEqual(await waitPosted('applyCode'), { type: 'applyCode', code: 'const b = a;\n', info: 'ts', before: '' });
+  });
+
   it('links post openLink and never navigate', async () => {
     await host(snapshot([user('u1', 'link'), reply('a1', 'Go to [example](https://example.com/x?q=1) or https://linkified.example/path now.')]));
     const before = page.url();

@@ -1,7 +1,7 @@
 // Apply a code block, and the model's propose_edit tool: both open the same review (reviews.ts) and write nothing
 // without the user's Accept. Loaded on first use as dist/apply.js (LAZY in esbuild.mjs), with jsdiff.
 import * as vscode from 'vscode';
-import { planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
+import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
 import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
@@ -138,8 +138,42 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
   } catch (e) {
     return refuse(s, `Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const opened = await review(file, block.code, plan.placement, settings);
+  let placement = plan.placement;
+  if (placement.kind === 'whole' && looksPartial(file.text, block.code)) {
+    // Plain code naming a longer file is likely a part of it: never guessed as the whole file. It replaces the
+    // conversation's selection when that came from this file; otherwise the user chooses.
+    const selection = lastSelection(s);
+    if (selection && sameFile(selection.path, file.target, settings)) placement = { kind: 'selection', selection };
+    else return offerPartial(s, file, block.code, settings);
+  }
+  const opened = await review(file, block.code, placement, settings);
   if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+}
+
+/** Whether a workspace-relative path is the target's file. */
+function sameFile(path: string, target: ToolTarget, settings: BuiltinToolSettings): boolean {
+  try {
+    return new ToolWorkspace(settings).target(path).uri.toString() === target.uri.toString();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A block that names a file but looks like only part of it: Parley says so and lets the user choose to review it as
+ * the whole file (the review still waits for Accept) or insert it at the cursor.
+ */
+function offerPartial(s: Services, file: Current, code: string, settings: BuiltinToolSettings): void {
+  const whole = 'Review as Whole File';
+  const insert = 'Insert at Cursor';
+  const text = `This block looks like part of ${file.target.shown}, not all of it, and the conversation has no selection in that file for it to replace, so Parley cannot tell where it goes. Ask for a search/replace block or a diff, or choose:`;
+  s.log.info(`Apply: ${text}`);
+  void vscode.window.showWarningMessage(text, whole, insert).then(async (pick) => {
+    if (pick === insert) return insertCode(s.editors, code);
+    if (pick !== whole) return;
+    const opened = await review(file, code, { kind: 'whole' }, settings);
+    if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+  });
 }
 
 /** Says why Apply opened no review, in a notification and in the log. */
