@@ -147,6 +147,39 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     await vscode.commands.executeCommand('parley.rejectProposal');
   });
 
+  test('a part of a longer file, named by path: never proposed as the whole file; it replaces a selection from that file', async () => {
+    const body = Array.from({ length: 12 }, (_, i) => `export const v${i} = ${i};`).join('\n') + '\n';
+    const uri = await write('long.ts', body);
+    // No selection: nothing opens, and Parley says it cannot tell where the part goes.
+    await apply('export const v5 = 50;\n', 'ts path=apply-area/long.ts');
+    await waitFor('the message in the log', async () => (await windowLogs(api)).some(({ text }) => text.includes('looks like part of apply-area/long.ts')), 15_000);
+    assert.equal(reviewTabs().length, 0, 'no review of the file cut to one line');
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), body);
+    // With the line attached as the selection, the same block replaces it.
+    const editor = await vscode.window.showTextDocument(uri);
+    editor.selection = new vscode.Selection(5, 0, 5, 'export const v5 = 5;'.length);
+    await vscode.commands.executeCommand('parley.addSelectionToChat');
+    replies = [textReply('Here.')];
+    await api.chat.send('Make v5 fifty', []);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await apply('export const v5 = 50;\n', 'ts path=apply-area/long.ts');
+    const { right } = await review();
+    assert.equal(right, body.replace('v5 = 5;', 'v5 = 50;'));
+    await vscode.commands.executeCommand('parley.rejectProposal');
+    assert.equal(await fs.readFile(uri.fsPath, 'utf8'), body);
+  });
+
+  test('a bare file name that is not at the top is the workspace file of that name', async () => {
+    const uri = await write('deeper-named.ts', 'let x = 1;\n');
+    await fs.mkdir(path.join(dir(), 'deep'), { recursive: true });
+    await fs.rename(uri.fsPath, path.join(dir(), 'deep', 'deeper-named.ts'));
+    await apply(SR('let x = 1;', 'let x = 2;'), 'ts', '**deeper-named.ts**');
+    const { input, right } = await review();
+    assert.equal(input.original.fsPath, path.join(dir(), 'deep', 'deeper-named.ts'));
+    assert.equal(right, 'let x = 2;\n');
+    await vscode.commands.executeCommand('parley.rejectProposal');
+  });
+
   test('a new file is a diff against empty, and is created only on Accept', async () => {
     const target = path.join(dir(), 'fresh', 'new.ts');
     await fs.rm(path.join(dir(), 'fresh'), { recursive: true, force: true });

@@ -80,4 +80,13 @@ describe('history list: one entry file per conversation, the list made from the 
     assert.equal(parseEntry(JSON.stringify({ id: 'other', title: 't', updatedAt: 1, turnCount: 1 }), 'kept'), undefined);
     assert.equal(conversationFileName('../../x'), 'x.json', 'an id never names a path outside the folder');
   });
+
+  it('an entry says when a reply was streaming at the save, so the list knows which conversations to recover', () => {
+    const c = conv('ssss', 'Streaming', 1);
+    assert.equal(parseEntry(JSON.stringify(entryOf(c)), 'ssss')?.streaming, undefined);
+    c.turns.push({ id: 'a', role: 'assistant', text: 'half', status: 'streaming' });
+    assert.equal(entryOf(c).streaming, true);
+    assert.equal(parseEntry(JSON.stringify(entryOf(c)), 'ssss')?.streaming, true);
+    assert.equal(parseEntry(JSON.stringify({ ...entryOf(c), streaming: 'yes' }), 'ssss')?.streaming, undefined, 'only true counts');
+  });
 });

@@ -114,6 +114,19 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
 }
 
 /**
+ * The workspace files named `name` (not excluded): the one there is, the one the user picks when there are several
+ * (null when the pick is dismissed), or undefined when there is none (then it is a new file at the top).
+ */
+async function findByName(name: string, settings: BuiltinToolSettings): Promise<string | undefined | null> {
+  const ws = new ToolWorkspace(settings);
+  const glob = `**/${name.replace(/[[\]{}*?!]/g, (c) => `[${c}]`)}`;
+  const found = (await vscode.workspace.findFiles(glob, undefined, 50)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
+  if (found.length <= 1) return found[0];
+  const pick = await vscode.window.showQuickPick(found, { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
+  return pick ?? null;
+}
+
+/**
  * The Apply button of a code block: finds the target (the path the block names, the conversation's selection, the
  * active editor, else asks) and opens the review of the proposed change. Refusals and blocks that do not apply are
  * said in a message; a block that cannot be placed offers Insert at Cursor.
@@ -135,6 +148,12 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
   let file: Current;
   try {
     file = await current(path, settings);
+    // A bare file name the block gives ("**stats.py**") that is not at the top: the workspace's file of that name.
+    if (file.text === undefined && plan.target && plan.target.source !== 'selection' && plan.target.source !== 'active' && !/[/\\]/.test(path)) {
+      const found = await findByName(path, settings);
+      if (found === null) return;
+      if (found) file = await current(found, settings);
+    }
   } catch (e) {
     return refuse(s, `Parley will not apply this block: ${e instanceof Error ? e.message : String(e)}`);
   }
