@@ -23,6 +23,10 @@ import { ROOT, SetupError, codeServerVersion, ensureHost, installExtension, laun
 import { startWorkbench, step, visible, waitFor } from '../test/e2e/harness.mjs';
 
 const argv = process.argv.slice(2);
+/** BENCH_STAGES=1: also prints where the first command's time goes, stage by stage (Parley's log at `debug`). */
+const STAGES = !!process.env.BENCH_STAGES;
+/** `--only activation`: only the fresh windows (for looking into that leg). */
+const ONLY_ACTIVATION = argv.includes('--only') && argv[argv.indexOf('--only') + 1] === 'activation';
 const TRIES = Number(argv[argv.indexOf('--tries') + 1] || 0) || 30;
 const MODEL = 'latency-model';
 const now = () => performance.timeOrigin + performance.now();
@@ -125,6 +129,11 @@ function instrumentWindow() {
     window.addEventListener('keydown', (e) => e.key === 'Enter' && (window.__latEnter = t()), true);
     return;
   }
+  // A webview's outer frame (VS Code's pre/index.html): when each message for the panel reaches it (BENCH_STAGES).
+  if (!document.getElementById('active-frame') && window.parent === window.top) {
+    window.__latOuter = [];
+    window.addEventListener('message', (e) => e.data?.channel === 'message' && window.__latOuter.push(t()), true);
+  }
   // Polled (every 2 ms), then timed at the next animation frame: VS Code writes the webview's document with
   // document.open()/write() after this script has run, which drops listeners and observers, and the frame is
   // hidden until then (no animation frames). Gives up after a minute (an outer webview frame never gets ready).
@@ -132,7 +141,15 @@ function instrumentWindow() {
   const poll = setInterval(() => {
     const parley = (document.querySelector('.header-main')?.childElementCount ?? 0) > 0;
     const floor = !!document.getElementById('ready')?.textContent;
-    if (parley || floor) requestAnimationFrame(() => (window.__latReady = { at: t(), who: parley ? 'parley' : 'floor' }));
+    if (parley || floor) {
+      requestAnimationFrame(() => {
+        // For BENCH_STAGES: when this frame's document began, and when each of its resources was fetched (absolute).
+        const res = performance.getEntriesByType('resource').map((e) => ({ name: e.name.split('?')[0].split('/').pop(), start: performance.timeOrigin + e.startTime, end: performance.timeOrigin + e.responseEnd }));
+        const nav = performance.getEntriesByType('navigation')[0];
+        for (const m of performance.getEntriesByType('mark')) res.push({ name: m.name, start: performance.timeOrigin + m.startTime, end: performance.timeOrigin + m.startTime });
+        window.__latReady = { at: t(), who: parley ? 'parley' : 'floor', origin: performance.timeOrigin, dcl: nav ? performance.timeOrigin + nav.domContentLoadedEventEnd : 0, res };
+      });
+    }
     if (parley || floor || t() > until) clearInterval(poll);
   }, 2);
 }
@@ -218,6 +235,55 @@ function activateDurations(userDataDir) {
   return out;
 }
 
+/** Parley's `stage:` and `activate() took` log lines in every window's log, as { at (ms since the epoch), what }. */
+function stageLines(userDataDir) {
+  const out = [];
+  const visit = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) visit(join(d, e.name));
+      else if (e.name === 'Parley.log') {
+        for (const m of readFileSync(join(d, e.name), 'utf8').matchAll(/^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) \[\w+\] (stage: [\w ]+|activate\(\) took)/gm)) {
+          out.push({ at: new Date(`${m[1]}T${m[2]}`).getTime(), what: m[3].replace('activate() took', 'activate() done') });
+        }
+      }
+    }
+  };
+  if (existsSync(join(userDataDir, 'logs'))) visit(join(userDataDir, 'logs'));
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/**
+ * BENCH_STAGES: the median time from the command's Enter to each stage of the first command in a fresh window, for
+ * Parley and the floor: the webview's outer frame made, its inner document begun, each resource fetched, its
+ * DOMContentLoaded, the panel ready; and, from Parley's log (whole milliseconds), activate() done, the view resolved,
+ * the webview's ready received and the snapshot posted.
+ */
+function printStages(tries, lines, quantile) {
+  for (const who of ['parley', 'floor']) {
+    const stages = new Map();
+    const add = (name, v) => v > 0 && v < 10_000 && (stages.get(name) ?? stages.set(name, []).get(name)).push(v);
+    for (const t of tries) {
+      const s = t[who];
+      if (!s) continue;
+      add('webview outer frame begun', s.outerOrigin - s.enter);
+      add('webview document begun', s.origin - s.enter);
+      for (const r of s.res) add(r.name.startsWith('parley:') ? `webview: ${r.name.slice(7)}` : `fetched ${r.name}`, r.end - s.enter);
+      add('DOMContentLoaded', s.dcl - s.enter);
+      s.outerMessages.forEach((at, i) => i < 2 && add(`outer frame: message ${i + 1} in`, at - s.enter));
+      add('panel ready (painted)', s.at - s.enter);
+      if (who !== 'parley') continue;
+      const seen = new Set();
+      for (const l of lines) {
+        if (l.at < s.enter - 5 || l.at > s.at + 5 || seen.has(l.what)) continue;
+        seen.add(l.what);
+        add(`host: ${l.what}`, l.at - s.enter);
+      }
+    }
+    console.log(`\nStages of the first command, ${who} (median ms after Enter, of ${tries.length} windows):`);
+    for (const [name, v] of [...stages].sort((a, b) => quantile(a[1], 0.5) - quantile(b[1], 0.5))) console.log(`  ${quantile(v, 0.5).toFixed(1).padStart(7)}  ${name} (${v.length})`);
+  }
+}
+
 /** One fresh window: open it, let it settle, then run both commands (in the given order), each timed to its panel's ready paint. */
 async function activationTry(browser, wb, order) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
@@ -236,6 +302,11 @@ async function activationTry(browser, wb, order) {
       const frame = await webviewFrame(page, who === 'parley' ? 'parley.parley' : 'parley-bench.latency-floor');
       const ready = await waitFor(`${who}'s panel to be ready`, () => frame.evaluate(() => window.__latReady));
       result[who] = ready.at - enter;
+      if (STAGES) {
+        const outer = await page.locator(`iframe.webview[src*="extensionId=${who === 'parley' ? 'parley.parley' : 'parley-bench.latency-floor'}"]`).first().elementHandle();
+        const { outerOrigin, outerMessages } = await (await outer.contentFrame()).evaluate(() => ({ outerOrigin: performance.timeOrigin, outerMessages: window.__latOuter ?? [] }));
+        (result.stages ??= {})[who] = { enter, outerOrigin, outerMessages, ...ready };
+      }
     }
     return result;
   } finally {
@@ -282,7 +353,7 @@ async function main() {
     const clock = await skew(p.parley.frame);
     const warm = { parley: [], floor: [] };
     // One warm-up try each (the first reply of a page also compiles the code it runs), then interleaved tries.
-    for (let i = -1; i < TRIES; i++) {
+    for (let i = -1; i < (ONLY_ACTIVATION ? -1 : TRIES); i++) {
       for (const who of i % 2 ? ['parley', 'floor'] : ['floor', 'parley']) {
         const r = await warmTry(server, p[who], `PONG-${who}-${i + 1}-GNOP`);
         if (i >= 0) warm[who].push(r);
@@ -304,21 +375,22 @@ async function main() {
       }
       activation.parley.push(r.parley);
       activation.floor.push(r.floor);
+      if (r.stages) (activation.stages ??= []).push(r.stages);
       if ((i + 1) % 10 === 0) say(`activation: ${i + 1} of ${TRIES} windows`);
     }
     const activate = activateDurations(join(dirname(wb.folder), 'user'));
+    if (STAGES && activation.stages) printStages(activation.stages, stageLines(join(dirname(wb.folder), 'user')), quantile);
 
     console.log(`\nEnd-to-end latency in VS Code ${v.vscode} (code-server ${v.codeServer}, headless Chromium), ${TRIES} tries each; ${machineLine()}`);
     warnIfBusy(load, 'every figure is noisier than usual');
     console.log(`Clock check: the webview's clock is ${clock.skew.toFixed(2)} ms off this process's (±${clock.width.toFixed(2)} ms)\n`);
     const widths = [46, 11, 11, 11, 11, 12, 8];
     console.log(row(['Leg', 'median', 'p95', 'floor med', 'floor p95', 'over floor', 'ratio'], widths));
-    const legs = [
+    const legs = (ONLY_ACTIVATION ? [] : [
       ['Enter → first byte at the server', warm.parley.map((r) => r.enter), warm.floor.map((r) => r.enter), 'at most 30 ms over the floor'],
       ['First SSE byte → first text painted', warm.parley.map((r) => r.paint), warm.floor.map((r) => r.paint), 'at most 50 ms over the floor'],
       ['Stop clicked → server sees the close', warm.parley.map((r) => r.stop), warm.floor.map((r) => r.stop), 'under 100 ms'],
-      ['First command in a fresh window → panel ready', activation.parley, activation.floor, 'under 300 ms'],
-    ];
+    ]).concat([['First command in a fresh window → panel ready', activation.parley, activation.floor, 'under 300 ms']]);
     const figures = {};
     for (const [name, ours, floor, goal] of legs) {
       const f = { median: quantile(ours, 0.5), p95: quantile(ours, 0.95), floorMedian: quantile(floor, 0.5), floorP95: quantile(floor, 0.95), goal };

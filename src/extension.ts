@@ -40,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
-  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded);
+  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.prefetch());
   await chat.restore();
   // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once
   // the window has settled (a reload opens the conversation last opened in any window, which may not be its own).

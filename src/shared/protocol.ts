@@ -259,6 +259,8 @@ export type HostMessage =
 /** Messages from the webview to the host. The host validates each with parseWebviewMessage. */
 export type WebviewMessage =
   | { type: 'ready' }
+  /** The panel has painted the snapshot that answered its `ready`: the host's slower work for it may start now. */
+  | { type: 'drawn' }
   | { type: 'send'; text: string; images: ImageView[] }
   /** Stop the running reply (the Stop button, Escape). */
   | { type: 'stop' }
@@ -327,7 +329,7 @@ export const MENTION_KINDS: readonly MentionKind[] = ['file', 'selection', 'prob
 /** Result of validating one incoming message: the typed message, or why it was refused. */
 export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
 
-const NO_FIELDS = new Set(['ready', 'stop', 'regenerate', 'editLast', 'newChat',
+const NO_FIELDS = new Set(['ready', 'drawn', 'stop', 'regenerate', 'editLast', 'newChat',
   'requestHistory', 'clearHistory', 'pickModel', 'pickImage']);
 
 /**

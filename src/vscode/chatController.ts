@@ -101,6 +101,12 @@ export class ChatController implements vscode.Disposable {
   private restoreNotice: string | undefined;
   /** The assistant turn streaming now. */
   private streamingTurn: string | undefined;
+  /** The first snapshot's target, resolving since the view was made (prefetch). */
+  private early: { target: Promise<Target>; settings: Settings; selection: string; generation: number } | undefined;
+  /** The model list and meter that wait for the panel to have drawn its first snapshot. */
+  private afterDrawn: { run: () => void; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** Counts endpoint changes (settings, keys, the header's profile and model), so a prefetched target is not stale. */
+  private endpointGeneration = 0;
 
   constructor(
     private readonly requester: Requester,
@@ -166,10 +172,34 @@ export class ChatController implements vscode.Disposable {
     return this.runner.generating;
   }
 
-  /** Everything the webview needs to draw itself from nothing (also mid-stream). */
-  async snapshot(): Promise<void> {
-    const { requester, runner, views, channel, context } = this;
-    const target = await requester.target(undefined, false, this.selection());
+  /**
+   * Starts resolving the target the first snapshot needs (the key from SecretStorage: in a remote window a round trip
+   * to the browser side, slow in a window just opened) while the panel's webview loads, instead of after it is ready.
+   */
+  prefetch(): void {
+    if (this.early) return;
+    const settings = this.settings.current;
+    const target = this.requester.target(settings, false, this.selection());
+    target.catch(() => {});
+    this.early = { target, settings, selection: JSON.stringify(this.selection()), generation: this.endpointGeneration };
+  }
+
+  /** The prefetched target when nothing it depends on changed since (settings, keys, the profile or model); once. */
+  private snapshotTarget(): Promise<Target> {
+    const e = this.early;
+    this.early = undefined;
+    if (e && e.settings === this.settings.current && e.generation === this.endpointGeneration && e.selection === JSON.stringify(this.selection())) return e.target;
+    return this.requester.target(undefined, false, this.selection());
+  }
+
+  /**
+   * Everything the webview needs to draw itself from nothing (also mid-stream). For a panel that has just loaded
+   * (`ready`), the model list and the meter wait until it says it has drawn the snapshot (`drawn`, at most a second):
+   * a window's first request loads Node's fetch, and the snapshot would wait behind it (bench/latency.mjs).
+   */
+  async snapshot(ready = false): Promise<void> {
+    const { runner, views, channel, context } = this;
+    const target = await this.snapshotTarget();
     // The snapshot carries every delta received so far, so a queued one would be applied twice.
     runner.dropPendingDelta();
     channel.post({
@@ -180,15 +210,31 @@ export class ChatController implements vscode.Disposable {
       setup: views.setup(target),
       pendingContext: context.chips(),
     });
+    this.log.debug('stage: snapshot posted');
     this.postTools();
     if (this.restoreNotice) channel.post({ type: 'notice', text: this.restoreNotice, actions: ['showLog'] });
     this.restoreNotice = undefined;
     if (this.unsaved) channel.post({ type: 'notice', text: durability().unsavedText(this.unsaved) });
-    void views.refreshModels(false, target).then(() => this.postMeter(target));
+    clearTimeout(this.afterDrawn?.timer);
+    this.afterDrawn = undefined;
+    const models = () => void views.refreshModels(false, target).then(() => this.postMeter(target));
+    if (!ready) return models();
+    // A panel that never says `drawn` (an older page, a test) gets them anyway.
+    this.afterDrawn = { run: models, timer: setTimeout(() => this.drawn(), 1_000) };
+  }
+
+  /** The panel painted its first snapshot: the model list and the meter now (see snapshot). */
+  drawn(): void {
+    const pending = this.afterDrawn;
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.afterDrawn = undefined;
+    pending.run();
   }
 
   /** Header and setup card again (endpoint, key or settings changed), then the meter. */
   async endpointChanged(): Promise<void> {
+    this.endpointGeneration++;
     await this.postMeter(await this.views.endpointChanged());
   }
 
@@ -638,6 +684,7 @@ export class ChatController implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.afterDrawn?.timer);
     this.runner.dispose();
   }
 }

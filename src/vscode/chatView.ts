@@ -1,4 +1,5 @@
 // The chat WebviewView: HTML with a strict CSP; validated webview messages go to webviewRoutes.ts.
+import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
 import { externalLink } from '../core/links';
 import { webviewCsp } from '../shared/csp';
@@ -21,6 +22,8 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
     private readonly log: Log,
     /** Only when VS Code runs the extension's tests. */
     private readonly recorder?: ViewRecorder,
+    /** Called as the view is made: work its first snapshot needs can start while the webview loads. */
+    private readonly prepare?: () => void,
   ) {
     super();
     this._register({ dispose: () => this.detach() });
@@ -31,6 +34,9 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
+    // For bench/latency.mjs's stages (BENCH_STAGES=1), at `debug` only, like the lines at ready and at the first snapshot.
+    this.log.debug('stage: view resolved');
+    this.prepare?.();
     this.view = view;
     const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
@@ -47,26 +53,18 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
 
   private html(webview: vscode.Webview): string {
     const nonce = nonceOf();
-    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
-    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.css'));
     // Loaded by the page when it first highlights code, not before it is ready (src/webview/highlight.ts).
     const worker = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'highlightWorker.js'));
     const csp = webviewCsp(webview.cspSource, nonce);
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${css}">
-<title>Parley</title>
-</head>
-<body>
-<div id="app"></div>
-<script nonce="${nonce}" src="${js}" data-highlight-worker="${worker}"></script>
-</body>
-</html>`;
+    const inline = inlineBundle(this.extensionUri.fsPath);
+    if (inline) {
+      return page(csp, `<style nonce="${nonce}">${inline.css}</style>`, `<script nonce="${nonce}" data-highlight-worker="${worker}">${inline.js}</script>`);
+    }
+    const js = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
+    const css = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.css'));
+    return page(csp, `<link rel="stylesheet" href="${css}">`, `<script nonce="${nonce}" src="${js}" data-highlight-worker="${worker}"></script>`);
   }
+
 
   /** Posts to the webview, if there is one. */
   private post(m: HostMessage): void {
@@ -88,7 +86,10 @@ export class ChatViewProvider extends Disposable implements vscode.WebviewViewPr
     }
     try {
       // The view attaches when its webview is ready; nothing is posted before (the ready handshake).
-      if (parsed.message.type === 'ready') this.channel.attach((msg) => this.post(msg));
+      if (parsed.message.type === 'ready') {
+        this.log.debug('stage: webview ready');
+        this.channel.attach((msg) => this.post(msg));
+      }
       await this.route(parsed.message);
     } catch (e) {
       this.log.error(`Handling ${parsed.message.type} failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -114,6 +115,44 @@ export async function openLink(url: string, log: Log): Promise<void> {
     return;
   }
   await vscode.env.openExternal(vscode.Uri.parse(link.href, true));
+}
+
+function page(csp: string, style: string, script: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+${style}
+<title>Parley</title>
+</head>
+<body>
+<div id="app"></div>
+${script}
+</body>
+</html>`;
+}
+
+let bundle: { js: string; css: string } | null | undefined;
+
+/**
+ * The panel's script and stylesheet, to put in its page: fetched as files, they go through the webview's service
+ * worker (in a remote window, over the network), which took more time than anything else in opening the panel
+ * (bench/latency.mjs). Read once per window. In the script, `<!--`, `<script` and `</script` are written `\x3C…`
+ * (the same text in a string or regular expression), so the page's parser never ends or nests it early. Null when
+ * the files cannot be read, or the stylesheet holds `</style`: then the page links them as before.
+ */
+export function inlineBundle(root: string): { js: string; css: string } | null {
+  if (bundle !== undefined) return bundle;
+  try {
+    const js = readFileSync(`${root}/dist/webview.js`, 'utf8').replace(/<(!--|\/?script)/gi, '\\x3C$1');
+    const css = readFileSync(`${root}/dist/webview.css`, 'utf8');
+    bundle = /<\/style/i.test(css) ? null : { js, css };
+  } catch {
+    bundle = null;
+  }
+  return bundle;
 }
 
 function nonceOf(): string {

@@ -15,7 +15,9 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
   const chat = s.chat;
   switch (m.type) {
     case 'ready':
-      return chat.snapshot();
+      return chat.snapshot(true);
+    case 'drawn':
+      return chat.drawn();
     case 'send':
       return chat.send(m.text, m.images);
     case 'stop':

@@ -8,6 +8,8 @@ import { Header, HistoryView, noticeBar, setupCard } from './panels';
 import { Transcript } from './transcript';
 import { post } from './vscodeApi';
 
+// Marks for bench/latency.mjs's stages (BENCH_STAGES=1): the script begun, ready posted, the first snapshot in and drawn.
+performance.mark('parley:script');
 const transcript = new Transcript();
 const composer = new Composer();
 const history = new HistoryView(() => showChat());
@@ -40,16 +42,22 @@ function setGenerating(value: boolean): void {
 function handle(msg: HostMessage): void {
   switch (msg.type) {
     case 'snapshot':
+      if (!warming) performance.mark('parley:snapshot');
       header.render(msg.header);
       renderSetup(msg);
       composer.renderChips(msg.pendingContext);
       setGenerating(msg.generating);
       transcript.setTurns(msg.conversation.turns);
       if (!warming) {
+        performance.mark('parley:drawn');
         warming = true;
-        // After the frame that paints the host's first snapshot (a task after the frame callback): the warm-up's
-        // work, and the highlighting worker's script it loads, never delay the panel getting ready.
-        requestAnimationFrame(() => setTimeout(warmUp, 0));
+        // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower
+        // work for the panel (the model list), the warm-up's work and the highlighting worker's script it loads never
+        // delay the panel getting ready.
+        requestAnimationFrame(() => setTimeout(() => {
+          post({ type: 'drawn' });
+          warmUp();
+        }, 0));
       }
       break;
     case 'turnStart':
@@ -188,4 +196,6 @@ document.addEventListener('drop', (e) => {
   if (e.dataTransfer?.files.length) composer.addFiles([...e.dataTransfer.files]);
 });
 
+performance.mark('parley:ready');
+window.addEventListener('load', () => performance.mark('parley:load'));
 post({ type: 'ready' });

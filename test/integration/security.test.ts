@@ -1,5 +1,6 @@
 // Trust boundaries in a trusted workspace: workspace-set origins need consent, keys stay with their origin, no key leaks.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
@@ -128,9 +129,15 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     assert.ok(meta && nonce && source, 'a CSP meta tag and a nonced script');
     assert.equal(meta[1], webviewCsp(source, nonce));
     assert.doesNotMatch(meta[1].split(source).join(''), /https?:|\*|unsafe|'self'/, 'no origin but the webview resources\'');
-    assert.equal((html.match(/<script/g) ?? []).length, 1, 'one script, the bundle');
+    assert.equal((html.match(/<script/gi) ?? []).length, 1, 'one script, the bundle (put in the page, its own "<script" text escaped)');
+    assert.equal((html.match(/<\/script/gi) ?? []).length, 1, 'nothing in the bundle ends its script early');
     // The highlighting worker's script, which the bundle adds with the same nonce when it first highlights code.
-    assert.match(html, /<script nonce="[^"]+" src="[^"]+\/dist\/webview\.js" data-highlight-worker="[^"]+\/dist\/highlightWorker\.js"><\/script>/);
+    assert.match(html, new RegExp(`<script nonce="${nonce}" data-highlight-worker="[^"]+/dist/highlightWorker\\.js">`));
+    // The bundle and its stylesheet are in the page itself (no fetch through the webview's service worker), each with the nonce.
+    const bundle = await fs.readFile(path.join(api.context.extensionUri.fsPath, 'dist', 'webview.js'), 'utf8');
+    assert.ok(html.includes(bundle.slice(0, 2000).replace(/<(!--|\/?script)/gi, '\\x3C$1')), 'the bundle is inline');
+    assert.match(html, new RegExp(`<style nonce="${nonce}">`));
+    assert.doesNotMatch(html, /<link /, 'no linked stylesheet');
     assert.equal(rec.options?.enableCommandUris, false);
     const roots = (rec.options?.localResourceRoots ?? []).map((u) => path.relative(api.context.extensionUri.fsPath, u.fsPath)).sort();
     assert.deepEqual(roots, ['dist', 'media']);
