@@ -137,39 +137,46 @@ export function pathFromLine(line: string): string | undefined {
     const p = pathCandidate(m[1] ?? m[2], true);
     if (p) return p;
   }
-  // An unmarked word counts only with a folder and a file extension: "client/server" or "50/50" name no file.
+  // An unmarked word counts only with a folder and a file extension (or a name such as Dockerfile): "client/server"
+  // or "50/50" name no file.
   for (const word of text.split(/\s+/)) {
     const p = pathCandidate(word.replace(/^[*_]+|[*_]+$/g, ''), false);
-    if (p && EXT_PATH.test(p)) return p;
+    if (p && (EXT_PATH.test(p) || BARE_NAMES.test(p.split(/[/\\]/).pop() ?? ''))) return p;
   }
   const alone = text.replace(/^(?:#+\s*|[-*]\s+)/, '').replace(/^(?:File|Path|Filename)\s*:\s*/i, '').replace(/[*_]/g, '');
   return pathCandidate(alone, true);
 }
 
 const SHELL_LANGS = /^(?:bash|sh|shell|shellscript|console|terminal|zsh|fish|powershell|pwsh|ps1?|cmd|bat|batch|shell-session)$/i;
-const SHELL_FILES = /\.(?:sh|bash|zsh|fish|ps1|psm1|bat|cmd)$/i;
 
 /**
- * The path the line before a block names, when it is the block's file. A shell block after "Then run `app.py`:" is a
- * command to run, not the new content of app.py: it takes a path from the line only when that path is a script.
+ * The path the line before a block names, when it is the block's file. A shell block after "Then run `app.py`:" whose
+ * commands name app.py (`python app.py`) is a command to run, not the new content of app.py; after "Save it as
+ * `hi.sh`:" or "Add to `.bashrc`:" it is the file.
  */
 function lineTarget(block: CodeBlockInfo): string | undefined {
   const path = pathFromLine(block.before);
   const lang = block.info.trim().split(/[\s{:]/)[0] ?? '';
-  if (path && SHELL_LANGS.test(lang) && !SHELL_FILES.test(path)) return undefined;
+  const name = path?.split(/[/\\]/).pop();
+  if (path && name && SHELL_LANGS.test(lang) && block.code.includes(name)) return undefined;
   return path;
 }
 
+/** A line that stands for code left out ("// ... existing code ...", "# rest of the file unchanged"): a part, not a file. */
+const ELISION = /^\s*(?:(?:\/\/|#|\/\*|<!--|--|;|%)\s*(?:\.\.\.|…|.*\b(?:existing code|rest of (?:the )?(?:file|code|class|function)|unchanged)\b)|(?:\.\.\.|…)\s*$)/i;
+
 /**
  * Whether plain code that names `current`'s file looks like only part of it (a function, a few changed lines), so
- * that replacing the whole file with it would be a guess: it has under half the file's non-blank lines and does not
- * begin and end as the file does. A file of a few lines, an empty one or a new one is always whole.
+ * that replacing the whole file with it would be a guess: it has a line that stands for code left out ("// ...
+ * existing code ...") that the file does not have, or it has under half the file's non-blank lines and does not begin
+ * and end as the file does. A file of a few lines, an empty one or a new one is always whole.
  */
 export function looksPartial(current: string | undefined, code: string): boolean {
   const lines = (s: string) => s.replace(/\r\n/g, '\n').split('\n').map((l) => l.trim()).filter((l) => l !== '');
   if (current === undefined) return false;
   const file = lines(current);
   const block = lines(code);
+  if (file.length > 0 && block.some((l) => ELISION.test(l) && !file.includes(l))) return true;
   if (file.length <= 5 || block.length * 2 >= file.length) return false;
   return !(block[0] === file[0] && block[block.length - 1] === file[file.length - 1]);
 }

@@ -24,6 +24,7 @@ import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
 import type { ActionId, ContextMeterView, HistoryItem } from '../shared/protocol';
 import type { ReadyTarget, Target } from './requester';
+import type { UsageRecord } from '../core/usageLedger';
 import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession, type TurnTool } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
@@ -102,7 +103,7 @@ export class ChatController implements vscode.Disposable {
   /** The assistant turn streaming now. */
   private streamingTurn: string | undefined;
   /** The first snapshot's target, resolving since the view was made (prefetch). */
-  private early: { target: Promise<Target>; settings: Settings; selection: string; generation: number } | undefined;
+  private early: { target: Promise<Target>; settings: Settings; selection: string; generation: number; at: number } | undefined;
   /** The model list and meter that wait for the panel to have drawn its first snapshot. */
   private afterDrawn: { run: () => void; timer: ReturnType<typeof setTimeout> } | undefined;
   /** Counts endpoint changes (settings, keys, the header's profile and model), so a prefetched target is not stale. */
@@ -181,15 +182,17 @@ export class ChatController implements vscode.Disposable {
     const settings = this.settings.current;
     const target = this.requester.target(settings, false, this.selection());
     target.catch(() => {});
-    this.early = { target, settings, selection: JSON.stringify(this.selection()), generation: this.endpointGeneration };
+    this.early = { target, settings, selection: JSON.stringify(this.selection()), generation: this.endpointGeneration, at: Date.now() };
   }
 
   /** The prefetched target when nothing it depends on changed since (settings, keys, the profile or model); once. */
   private snapshotTarget(): Promise<Target> {
     const e = this.early;
     this.early = undefined;
-    if (e && e.settings === this.settings.current && e.generation === this.endpointGeneration && e.selection === JSON.stringify(this.selection())) return e.target;
-    return this.requester.target(undefined, false, this.selection());
+    const again = () => this.requester.target(undefined, false, this.selection());
+    // Fresh only for a few seconds (a key changed in another window is not announced here), and asked again if it failed.
+    const fresh = e && Date.now() - e.at < 5_000 && e.settings === this.settings.current && e.generation === this.endpointGeneration && e.selection === JSON.stringify(this.selection());
+    return fresh ? e.target.catch(again) : again();
   }
 
   /**
@@ -235,6 +238,9 @@ export class ChatController implements vscode.Disposable {
   /** Header and setup card again (endpoint, key or settings changed), then the meter. */
   async endpointChanged(): Promise<void> {
     this.endpointGeneration++;
+    // The model list and meter waiting for `drawn` would be the old endpoint's: this asks for the new ones.
+    clearTimeout(this.afterDrawn?.timer);
+    this.afterDrawn = undefined;
     await this.postMeter(await this.views.endpointChanged());
   }
 
@@ -601,6 +607,9 @@ export class ChatController implements vscode.Disposable {
 
   async deleteConversation(id: string): Promise<void> {
     if (id === this.conversation.id) await this.newChat();
+    // After this window's saves: a save of another conversation naming an image is on the disk before the image
+    // deletion reads who names it.
+    await this.saving;
     await this.history.delete(id);
     await this.postHistory();
   }
@@ -627,17 +636,22 @@ export class ChatController implements vscode.Disposable {
     let changed = false;
     for (const item of items ?? (await this.history.list())) {
       if (!item.streaming || item.id === this.conversation.id) continue;
-      await this.saving;
-      const r = await this.history.read(item.id).catch(() => undefined);
-      const c = r && 'conversation' in r ? r.conversation : undefined;
-      if (!c) continue;
-      const streaming = () => c.turns.filter((t) => t.status === 'streaming').length;
-      const before = streaming();
-      const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
-      if (streaming() === before) continue;
-      for (const u of counted) await this.requester.record(u);
-      await this.persist(c);
-      changed = true;
+      // In turn with this window's saves; the file is written back only if nobody saved or deleted it meanwhile (a
+      // live window, or this one having opened it), and its usage is counted only then (another recoverer counts
+      // the same request id, once).
+      const run = this.saving.then(async () => {
+        let counted: UsageRecord[] = [];
+        const written = await this.history.update(item.id, (c) => {
+          if (c.id === this.conversation.id) return false;
+          const before = c.turns.filter((t) => t.status === 'streaming').length;
+          counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
+          return c.turns.filter((t) => t.status === 'streaming').length < before;
+        });
+        if (written) for (const u of counted) await this.requester.record(u);
+        return written;
+      });
+      this.saving = run.then(() => {}, (e) => this.log.warn(`Recovering conversation ${item.id} failed: ${e instanceof Error ? e.message : String(e)}`));
+      if (await run.catch(() => false)) changed = true;
     }
     return changed;
   }

@@ -141,14 +141,17 @@ let bundle: { js: string; css: string } | null | undefined;
  * worker (in a remote window, over the network), which took more time than anything else in opening the panel
  * (bench/latency.mjs). Read once per window. In the script, `<!--`, `<script` and `</script` are written `\x3C…`
  * (the same text in a string or regular expression), so the page's parser never ends or nests it early. Null when
- * the files cannot be read, or the stylesheet holds `</style`: then the page links them as before.
+ * the files cannot be read or that rewrite might not be safe: then the page links them as before.
  */
 export function inlineBundle(root: string): { js: string; css: string } | null {
   if (bundle !== undefined) return bundle;
   try {
-    const js = readFileSync(`${root}/dist/webview.js`, 'utf8').replace(/<(!--|\/?script)/gi, '\\x3C$1');
+    const raw = readFileSync(`${root}/dist/webview.js`, 'utf8');
     const css = readFileSync(`${root}/dist/webview.css`, 'utf8');
-    bundle = /<\/style/i.test(css) ? null : { js, css };
+    // Where the rewrite could change what the code means (`\<script` in a regular expression, raw template text),
+    // or the stylesheet could end early or name files beside it, the page links the files instead.
+    const unsafe = /\\<(?:!--|\/?script)/i.test(raw) || raw.includes('String.raw') || /<\/style|url\(/i.test(css);
+    bundle = unsafe ? null : { js: raw.replace(/<(!--|\/?script)/gi, '\\x3C$1'), css };
   } catch {
     bundle = null;
   }

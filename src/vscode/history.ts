@@ -126,6 +126,22 @@ export class HistoryStore {
     return durability().moveAside(this.dir, id, this.log);
   }
 
+  /**
+   * Reads a conversation, lets `change` change it, and writes it back only if `change` says it changed it and the file
+   * is still as it was read (no other save or delete came between). Returns whether it was written.
+   */
+  async update(id: string, change: (c: Conversation) => boolean): Promise<boolean> {
+    const path = join(this.dir, conversationFileName(id));
+    const before = await readTextIfExists(path).catch(() => undefined);
+    if (before === undefined) return false;
+    const r = await this.read(id);
+    const c = r && 'conversation' in r ? r.conversation : undefined;
+    if (!c || !change(c)) return false;
+    if ((await readTextIfExists(path).catch(() => undefined)) !== before) return false;
+    await this.save(c);
+    return true;
+  }
+
   /** The path of a damaged file, to open as text. */
   damagedPath(id: string): string {
     return join(this.dir, damagedFileName(id));
@@ -144,6 +160,9 @@ export class HistoryStore {
     await fs.mkdir(this.dir, { recursive: true });
     await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text);
     await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));
+    // Another window deleting a conversation may have removed an image this one names just before it was written:
+    // each named image is checked for again now, and written again if gone.
+    if (stored !== c) await historyImages().withImageRefs(c, join(this.dir, 'images'));
   }
 
   /**

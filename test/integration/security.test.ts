@@ -1,6 +1,7 @@
 // Trust boundaries in a trusted workspace: workspace-set origins need consent, keys stay with their origin, no key leaks.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as vm from 'node:vm';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
@@ -137,6 +138,9 @@ suite('Security: origins, keys and redaction (trusted workspace)', function () {
     const bundle = await fs.readFile(path.join(api.context.extensionUri.fsPath, 'dist', 'webview.js'), 'utf8');
     assert.ok(html.includes(bundle.slice(0, 2000).replace(/<(!--|\/?script)/gi, '\\x3C$1')), 'the bundle is inline');
     assert.match(html, new RegExp(`<style nonce="${nonce}">`));
+    // The script as the page has it still compiles (the escaping changed no syntax).
+    const inline = html.slice(html.indexOf('>', html.indexOf('<script')) + 1, html.lastIndexOf('</script>'));
+    assert.doesNotThrow(() => new vm.Script(inline), 'the inline bundle is valid JavaScript');
     assert.doesNotMatch(html, /<link /, 'no linked stylesheet');
     assert.equal(rec.options?.enableCommandUris, false);
     const roots = (rec.options?.localResourceRoots ?? []).map((u) => path.relative(api.context.extensionUri.fsPath, u.fsPath)).sort();

@@ -44,6 +44,7 @@ describe('Apply: the target', () => {
     // A word with a slash but no file extension is prose, not a path; in a code span it may be a folder's file.
     assert.equal(pathFromLine('Both client/server and read/write work, 50/50:'), undefined);
     assert.equal(pathFromLine('Edit `docker/Makefile`:'), 'docker/Makefile');
+    assert.equal(pathFromLine('In docker/Dockerfile, use:'), 'docker/Dockerfile');
   });
 
   it('prefers the named path, then the selection, then the active editor, else asks', () => {
@@ -70,6 +71,7 @@ describe('Apply: a command or a fragment is not the whole file', () => {
     assert.equal(planApply({ code: 'python app.py\n', info: 'bash', before: 'Then run `app.py`:' }, undefined, undefined).target, undefined);
     assert.deepEqual(planApply({ code: 'python app.py\n', info: 'bash', before: 'Then run `app.py`:' }, undefined, undefined), {});
     assert.deepEqual(planApply({ code: 'echo hi\n', info: 'sh', before: 'Save it as `scripts/hi.sh`:' }, undefined, undefined).target, { path: 'scripts/hi.sh', source: 'line' });
+    assert.deepEqual(planApply({ code: 'export PATH="$HOME/bin:$PATH"\n', info: 'bash', before: 'Add this to `.bashrc`:' }, undefined, undefined).target, { path: '.bashrc', source: 'line' });
     assert.deepEqual(planApply({ code: 'print(1)\n', info: 'python', before: 'Change `app.py`:' }, undefined, undefined).target, { path: 'app.py', source: 'line' });
   });
 
@@ -83,6 +85,10 @@ describe('Apply: a command or a fragment is not the whole file', () => {
     assert.equal(looksPartial(undefined, 'x\n'), false, 'a new file');
     assert.equal(looksPartial('', 'x\n'), false, 'an empty file');
     assert.equal(looksPartial(file.replace(/\n/g, '\r\n'), 'line 7\r\n'), true, 'CRLF');
+    assert.equal(looksPartial(file, 'line 0\n// ... existing code ...\nline 18 changed\nline 19\n'), true, 'begins and ends as the file, but leaves code out');
+    assert.equal(looksPartial(file, file.replace('line 10\n', '# rest of the file unchanged\n')), true, 'an elision marker in a long block');
+    assert.equal(looksPartial(file, file.replace('line 10\n', '  ...rest,\n')), false, 'a spread is code, not an elision');
+    assert.equal(looksPartial('a\n// ... existing code ...\nb\nc\nd\ne\nf\n', 'a\n// ... existing code ...\nb\nc\nd\ne\nf\ng\n'), false, 'a marker the file itself has');
   });
 });
 

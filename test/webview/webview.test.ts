@@ -668,7 +668,10 @@ describe('chat webview (Chromium)', function () {
     assert.equal(after.warm.removed, 1);
     assert.match(after.warm.text, /^Ready now set go\s*Ready now set go\s*Ready now set go\s*Some text with bold, both, code, italic code, bold code, both and a link\..*one.*quote.*End$/s, 'the sample was rendered as Markdown');
     assert.equal(after.left, 0, 'nothing of it stays');
-    assert.deepEqual(after.posted, ['ready'], 'it posts nothing');
+    assert.deepEqual(after.posted, ['ready', 'drawn'], 'it posts nothing but drawn, once the first snapshot is painted');
+    await host(snapshot());
+    await frames();
+    assert.deepEqual(await page.evaluate(() => window.__posted.map((m) => m.type)), ['ready', 'drawn'], 'drawn only once');
     assert.equal(workerScript(), 1, "the warm-up loads the highlighting worker's script, once");
     assert.deepEqual(leftPage(), [], 'its link fetches nothing');
   });

@@ -118,12 +118,15 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
  * (null when the pick is dismissed), or undefined when there is none (then it is a new file at the top).
  */
 async function findByName(name: string, settings: BuiltinToolSettings): Promise<string | undefined | null> {
+  if (/[[\]{}*?,]/.test(name)) return undefined;
   const ws = new ToolWorkspace(settings);
-  const glob = `**/${name.replace(/[[\]{}*?!]/g, (c) => `[${c}]`)}`;
-  const found = (await vscode.workspace.findFiles(glob, undefined, 50)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
+  // Excluded folders (node_modules, .git…) are left out by the search itself, so they cannot crowd out the files.
+  const exclude = settings.exclude.length ? `{${settings.exclude.join(',')}}` : undefined;
+  const found = (await vscode.workspace.findFiles(`**/${name}`, exclude, 200)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
   if (found.length <= 1) return found[0];
-  const pick = await vscode.window.showQuickPick(found, { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
-  return pick ?? null;
+  const top = `New file: ${name}`;
+  const pick = await vscode.window.showQuickPick([...found, top], { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
+  return pick === top ? undefined : (pick ?? null);
 }
 
 /**
