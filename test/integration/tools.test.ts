@@ -202,14 +202,14 @@ suite('Tools: built-in read-only workspace tools', function () {
   });
 
   test('get_open_editors lists the open editors, the active one with its selection', async () => {
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await closeEverything();
     const notes = await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, 'tools', 'notes.md')), { preview: false });
     assert.ok(notes);
     const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, HELLO)), { preview: false });
     editor.selection = new vscode.Selection(1, 13, 1, 21);
     const r = await call('get_open_editors', {});
     const lines = r.split('\n');
-    assert.equal(lines[0], '2 open editors:');
+    assert.equal(lines[0], '2 open editors:', r);
     assert.ok(lines.includes('tools/notes.md'), r);
     assert.ok(lines.includes(`${HELLO} (active, selection 2:14–2:22)`), r);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
@@ -228,3 +228,13 @@ suite('Tools: built-in read-only workspace tools', function () {
     assert.equal(tools[3].summary({ query: 'foo', glob: 'src/**' }), 'foo in src/**');
   });
 });
+
+/** Closes every editor, reverting unsaved ones first (an unsaved editor left by an earlier suite would stay open, asking). */
+async function closeEverything(): Promise<void> {
+  for (const doc of vscode.workspace.textDocuments) {
+    if (!doc.isDirty) continue;
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  }
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+}
