@@ -22,6 +22,15 @@ function deadPid(): number {
   return Number(r.stdout);
 }
 
+/** A reply saved mid-stream by a window that has gone away (an earlier session, a process that no longer runs). */
+function orphanedReply(id: string, text: string, requestId: string, prompt: number): Conversation['turns'][number] {
+  return {
+    id, role: 'assistant', text, status: 'streaming', model: 'test-model',
+    owner: { session: 'an-earlier-session', pid: deadPid(), hostname: hostname(), beat: Date.now() },
+    inflight: { id: requestId, model: 'test-model', host: '127.0.0.1:1', source: 'chat', prompt },
+  };
+}
+
 suite('Durability: damaged files, interrupted replies, unwritable storage', function () {
   this.timeout(60_000);
   let api: TestApi;
@@ -138,11 +147,7 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     const id = `gone${randomUUID().slice(0, 8)}`;
     const requestId = randomUUID();
     const c = conversation(id, 'Interrupted question');
-    c.turns[1] = {
-      id: `${id}-a`, role: 'assistant', text: 'The first half of an answer', status: 'streaming', model: 'test-model',
-      owner: { session: 'an-earlier-session', pid: deadPid(), hostname: hostname(), beat: Date.now() },
-      inflight: { id: requestId, model: 'test-model', host: '127.0.0.1:1', source: 'chat', prompt: 40 },
-    };
+    c.turns[1] = orphanedReply(`${id}-a`, 'The first half of an answer', requestId, 40);
     await api.history.save(c);
     const before = await allTimeTotal();
     assert.equal(await api.chat.openConversation(id), true);
@@ -171,11 +176,7 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     const live = `busy${randomUUID().slice(0, 8)}`;
     const requestId = randomUUID();
     const a = conversation(gone, 'Left streaming by a reloaded window');
-    a.turns[1] = {
-      id: `${gone}-a`, role: 'assistant', text: 'Part of a reply', status: 'streaming', model: 'test-model',
-      owner: { session: 'an-earlier-session', pid: deadPid(), hostname: hostname(), beat: Date.now() },
-      inflight: { id: requestId, model: 'test-model', host: '127.0.0.1:1', source: 'chat', prompt: 30 },
-    };
+    a.turns[1] = orphanedReply(`${gone}-a`, 'Part of a reply', requestId, 30);
     const b = conversation(live, 'Streaming in another window');
     b.turns[1] = { id: `${live}-a`, role: 'assistant', text: 'Half', status: 'streaming', owner: { session: 'another-window', pid: process.ppid, hostname: hostname(), beat: Date.now() } };
     await api.history.save(a);

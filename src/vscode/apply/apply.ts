@@ -168,7 +168,12 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
     if (selection && sameFile(selection.path, file.target, settings)) placement = { kind: 'selection', selection };
     else return offerPartial(s, file, block.code, settings);
   }
-  const opened = await review(file, block.code, placement, settings);
+  await reviewOrSay(s, file, block.code, placement, settings);
+}
+
+/** Opens the review of a block, or says why it does not apply. */
+async function reviewOrSay(s: Services, file: Current, code: string, placement: Placement, settings: BuiltinToolSettings): Promise<void> {
+  const opened = await review(file, code, placement, settings);
   if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
 }
 
@@ -192,9 +197,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
   s.log.info(`Apply: ${text}`);
   void vscode.window.showWarningMessage(text, whole, insert).then(async (pick) => {
     if (pick === insert) return insertCode(s.editors, code);
-    if (pick !== whole) return;
-    const opened = await review(file, code, { kind: 'whole' }, settings);
-    if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
+    if (pick === whole) await reviewOrSay(s, file, code, { kind: 'whole' }, settings);
   });
 }
 
