@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
 import { ToolError, builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
+import { waitFor } from './helpers';
 
 const FAKE_KEY = 'sk-fake-fixture-7c1e0d9b2a';
 const HELLO = 'tools/nested/deep/hello.ts';
@@ -202,7 +203,12 @@ suite('Tools: built-in read-only workspace tools', function () {
   });
 
   test('get_open_editors lists the open editors, the active one with its selection', async () => {
-    await closeEverything();
+    // An unsaved editor an earlier suite left (an untitled one asks before closing) is reverted and closed, again
+    // until none is left.
+    await waitFor('no editor open', async () => {
+      await closeEverything();
+      return vscode.window.tabGroups.all.every((g) => g.tabs.length === 0);
+    }, 15_000);
     const notes = await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, 'tools', 'notes.md')), { preview: false });
     assert.ok(notes);
     const editor = await vscode.window.showTextDocument(vscode.Uri.file(path.join(root, HELLO)), { preview: false });
@@ -231,9 +237,11 @@ suite('Tools: built-in read-only workspace tools', function () {
 
 /** Closes every editor, reverting unsaved ones first (an unsaved editor left by an earlier suite would stay open, asking). */
 async function closeEverything(): Promise<void> {
-  for (const doc of vscode.workspace.textDocuments) {
-    if (!doc.isDirty) continue;
-    await vscode.window.showTextDocument(doc);
+  const unsaved = vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+    .filter((t) => t.isDirty || (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'untitled'))
+    .flatMap((t) => (t.input instanceof vscode.TabInputText ? [t.input.uri] : []));
+  for (const uri of unsaved) {
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri));
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
   }
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
