@@ -65,7 +65,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.showLog': () => s.log.show(),
     'parley.chooseTools': () => s.externalTools.choose(),
     'parley.switchEndpoint': () => switchEndpoint(s),
-    'parley.setHeaderSecret': (name, value) => setHeaderSecret(s, name, value),
+    'parley.setHeaderSecret': (name, value, origins) => setHeaderSecret(s, name, value, origins),
     'parley.testAllEndpoints': () => testConnectionModule().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),
     // The editor title passes the diff's URI: the review to decide.
