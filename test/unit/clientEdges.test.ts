@@ -466,7 +466,8 @@ describe('custom headers', function () {
       await assert.rejects(listModels(clientOptions(s, { headers: { Cookie: 'a=b' } })), (e: unknown) => e instanceof ParleyError && e.kind === 'config');
       // Connection-level headers fetch would refuse: a config error at once, not "Cannot reach" after retries.
       const retries: string[] = [];
-      for (const headers of [{ 'Transfer-Encoding': 'chunked' }, { Expect: '100-continue' }, { 'X-Dup': 'a', 'x-dup': 'b' }]) {
+      const hopHeaders: Array<Record<string, string>> = [{ 'Transfer-Encoding': 'chunked' }, { Expect: '100-continue' }, { 'X-Dup': 'a', 'x-dup': 'b' }];
+      for (const headers of hopHeaders) {
         const refusedHop = await streamChat(clientOptions(s, { apiKey: KEY, maxRetries: 2, headers, onRetry: (i) => retries.push(i.reason) }), CHAT_BODY).result;
         assert.equal(refusedHop.error?.kind, 'config', JSON.stringify(refusedHop.error));
         assert.doesNotMatch(refusedHop.error?.message ?? '', /Cannot reach/);
