@@ -255,8 +255,8 @@ export class Requester {
 
   /**
    * Binds each secret stored before secrets had origins, once, to the origins of the user's own profiles that name it
-   * (see legacyOrigins): the user wrote those profiles to send it there. One no profile of the user names stays unbound,
-   * so it is sent nowhere until the user stores it again.
+   * (see legacyOrigins): the user wrote those profiles to send it there. One that no profile of the user names is left
+   * as it is, sent nowhere, until one of the user's profiles names it or the user stores it again.
    */
   private async bindLegacySecrets(secrets: Map<string, HeaderSecret>, profiles: readonly Profile[]): Promise<void> {
     for (const [name, s] of secrets) {
