@@ -43,6 +43,8 @@ const LAZY = {
   durability: 'src/vscode/durability.ts',
   /** The images of saved conversations: loaded by the first conversation with images. */
   historyImages: 'src/vscode/historyImages.ts',
+  /** Set Header Secret with its origin picker: loaded by the command. */
+  headerSecretCommand: 'src/vscode/headerSecretCommand.ts',
 };
 
 function lazyModules(inline) {

@@ -37,7 +37,7 @@ export interface Profile {
 export const IMPLICIT_PROFILE = 'Default';
 
 /** A secret reference in a header value: `${secret:gateway-token}`. */
-const SECRET_REF = /\$\{secret:([^}]*)\}/g;
+export const SECRET_REF = /\$\{secret:([^}]*)\}/g;
 /** A secret's name: letters, digits, `.`, `_`, `-`, at most 64. */
 export const SECRET_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -173,22 +173,6 @@ export function secretNames(headers: Record<string, string> | undefined): string
   const names = new Set<string>();
   for (const v of Object.values(headers ?? {})) for (const m of v.matchAll(SECRET_REF)) names.add(m[1]);
   return [...names];
-}
-
-/**
- * The headers as sent: each `${secret:name}` replaced by the secret's value. Throws a `config` ParleyError naming
- * the missing secrets (never a value), and checks the result again, since a secret could hold a line break.
- */
-export function expandHeaders(headers: Record<string, string> | undefined, secrets: ReadonlyMap<string, string>): Record<string, string> | undefined {
-  if (!headers) return undefined;
-  const missing = secretNames(headers).filter((n) => !secrets.has(n));
-  if (missing.length) {
-    throw new ParleyError('config', `The custom headers use ${missing.map((n) => `\${secret:${n}}`).join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not set. Run "Parley: Set Header Secret".`);
-  }
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) out[k] = v.replace(SECRET_REF, (_m, n: string) => secrets.get(n) ?? '');
-  validateHeaders(out);
-  return out;
 }
 
 /** A request body with a profile's per-model fields: extra fields added (never over Parley's own), others removed. */

@@ -9,8 +9,9 @@ export interface ClientOptions {
   /** Sent only as `Authorization: Bearer` to endpoint.origin; never logged, never in errors. */
   apiKey?: string;
   /**
-   * Extra request headers. Authorization, Host, Content-Length and Cookie, invalid names, control characters and
-   * non-Latin-1 values are refused before any request, as a `config` error (see validateHeaders).
+   * Extra request headers. Credentials (Authorization, cookies…), what fetch derives or manages itself (Host,
+   * Content-Length, Connection, Transfer-Encoding…), names differing only in case, invalid names, control characters
+   * and non-Latin-1 values are refused before any request, as a `config` error (see validateHeaders).
    */
   headers?: Record<string, string>;
   /** Wait for response headers (default 60 s). */

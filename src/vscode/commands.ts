@@ -4,11 +4,12 @@ import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
 import { addSelectionToChat, explainSelection, generateCode } from './editorCommands';
 import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } from './endpointCommands';
-import { clearApiKey, setApiKey, setHeaderSecret } from './keyCommands';
+import { clearApiKey, setApiKey } from './keyCommands';
 import type { Services } from './services';
 import { resetUsage } from './statusBar';
 import type * as Mentions from './mentions';
 import type * as TestConnection from './testConnection';
+import type * as HeaderSecretCommand from './headerSecretCommand';
 import type * as Apply from './apply/apply';
 import { PROPOSAL_SCHEME } from './apply/scheme';
 
@@ -65,7 +66,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.showLog': () => s.log.show(),
     'parley.chooseTools': () => s.externalTools.choose(),
     'parley.switchEndpoint': () => switchEndpoint(s),
-    'parley.setHeaderSecret': (name, value) => setHeaderSecret(s, name, value),
+    'parley.setHeaderSecret': (name, value, origins) => (require('./headerSecretCommand.js') as typeof HeaderSecretCommand).setHeaderSecret(s, name, value, origins),
     'parley.testAllEndpoints': () => testConnectionModule().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),
     // The editor title passes the diff's URI: the review to decide.

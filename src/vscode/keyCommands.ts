@@ -1,7 +1,7 @@
-// The key commands: Set API Key, Clear API Key, and "This endpoint needs no key". The keys themselves are in secrets.ts.
+// The key commands: Set API Key, Clear API Key, and "This endpoint needs no key". The keys themselves are in secrets.ts;
+// Set Header Secret is in headerSecretCommand.ts.
 import * as vscode from 'vscode';
 import { noticeText } from '../core/markdownText';
-import { secretNames, SECRET_NAME } from '../core/profiles';
 import { openSettings } from './config';
 import type { Services } from './services';
 
@@ -58,43 +58,4 @@ export async function markNoKey(s: Services): Promise<void> {
   if (!origin) return;
   await s.keys.markNoKeyNeeded(origin);
   s.log.info(`${origin} marked as needing no API key.`);
-}
-
-/** What a header secret's name may hold. */
-const NAME_RULE = 'Letters, digits, ".", "_" and "-", at most 64.';
-
-/**
- * Parley: Set Header Secret: the value a custom header refers to as `${secret:name}`, kept in secret storage. The
- * name is picked from those the profiles use, or typed; an empty value removes the secret. `name` and `value` as
- * arguments skip the prompts (tests, keybindings).
- */
-export async function setHeaderSecret(s: Services, givenName?: unknown, givenValue?: unknown): Promise<void> {
-  let name = typeof givenName === 'string' ? givenName : undefined;
-  if (name === undefined) {
-    const used = [...new Set(s.settings.current.profiles.flatMap((p) => secretNames(p.headers)))];
-    const other = 'Another name…';
-    const set = s.keys.headerSecretNames();
-    const pick = used.length
-      ? await vscode.window.showQuickPick([...used.map((n) => ({ label: n, description: set.includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
-      : { label: other };
-    if (!pick) return;
-    name = pick.label === other
-      ? await vscode.window.showInputBox({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : NAME_RULE) })
-      : pick.label;
-    if (!name) return;
-  }
-  if (!SECRET_NAME.test(name)) {
-    void vscode.window.showErrorMessage(`Parley: a header secret name takes ${NAME_RULE.toLowerCase()}`);
-    return;
-  }
-  const value = typeof givenValue === 'string' ? givenValue : await vscode.window.showInputBox({
-    title: `Parley: value of \${secret:${name}}`,
-    prompt: 'Kept in VS Code\'s secret storage and sent only in the headers that refer to it. Empty removes it.',
-    password: true,
-    ignoreFocusOut: true,
-    validateInput: (v) => (/[\u0000-\u001f\u007f]/.test(v) ? 'A header value cannot hold line breaks or control characters.' : undefined),
-  });
-  if (value === undefined) return;
-  await s.keys.setHeaderSecret(name, value.trim());
-  s.log.info(`Header secret ${name} ${value.trim() ? 'stored' : 'removed'}.`);
 }

@@ -6,7 +6,8 @@ import { chatAndLearn, stateAdaptationStore, type AdaptationStore } from '../cor
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
-import { expandHeaders, findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
+import { findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
+import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import type { Settings, SettingsSnapshot } from './config';
 import { ApiKeyStore } from './secrets';
@@ -20,8 +21,11 @@ export interface Prompts {
    * Undefined means the question was dismissed: not an answer, so it is asked again next time.
    */
   allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean | undefined>;
-  /** Asked once per origin and set of names when a workspace's profile adds request headers. Undefined: dismissed. */
-  allowWorkspaceHeaders?(origin: string, names: string[]): Promise<boolean | undefined>;
+  /**
+   * Asked when a workspace's profile adds request headers, once per origin and exact names and values (a changed value
+   * asks again). `secrets` names the user's header secrets the values would carry. Undefined: dismissed.
+   */
+  allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[]): Promise<boolean | undefined>;
 }
 
 export const vscodePrompts: Prompts = {
@@ -40,12 +44,20 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === mine ? false : undefined;
   },
-  async allowWorkspaceHeaders(origin, names) {
+  async allowWorkspaceHeaders(origin, names, secrets) {
     const allow = 'Send Them';
     const without = 'Send Without';
+    const refs = secrets.map((n) => `\${secret:${n}}`).join(', ');
     const answer = await vscode.window.showWarningMessage(
-      `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}. Send them?`,
-      { modal: true, detail: 'Headers can carry credentials or change how the server treats a request. Parley remembers your answer for this origin and these headers; "Parley: Forget Workspace Endpoint Answers" asks again.' },
+      secrets.length
+        ? `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}, and they carry your header secret${secrets.length === 1 ? '' : 's'} ${refs}. Send them?`
+        : `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}. Send them?`,
+      {
+        modal: true,
+        detail: (secrets.length ? `You stored ${refs} for ${origin}; "Send Them" lets this workspace's settings send ${secrets.length === 1 ? 'it' : 'them'} there. ` : '')
+          + 'Headers can carry credentials or change how the server treats a request. Parley remembers your answer for this origin and exactly these headers and values: '
+          + 'if the workspace changes one, you are asked again. "Parley: Forget Workspace Endpoint Answers" asks again too.',
+      },
       allow,
       without,
     );
@@ -54,7 +66,10 @@ export const vscodePrompts: Prompts = {
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
-const HEADER_APPROVALS_STATE = 'parley.workspaceHeaders';
+/** Answers about a workspace profile's headers, by headerConsentId (origin, names and values). */
+const HEADER_ANSWERS_STATE = 'parley.workspaceHeaderAnswers';
+/** The answers before they covered values (by origin and names only): never read, cleared with the others. */
+const OLD_HEADER_ANSWERS_STATE = 'parley.workspaceHeaders';
 
 /** Which profile and model a request is for: a conversation's own, else the active profile and its model. */
 export interface Selection {
@@ -191,7 +206,7 @@ export class Requester {
     }
     let headers: Record<string, string> | undefined;
     try {
-      headers = declined ? undefined : await this.headersFor(profile, endpoint.origin, interactive);
+      headers = declined ? undefined : await this.headersFor(profile, endpoint.origin, interactive, settings.profiles);
     } catch (e) {
       return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
@@ -202,28 +217,56 @@ export class Requester {
   }
 
   /**
-   * A profile's headers with their secrets filled in. A workspace's profile adds headers only after the user allowed
-   * them for that origin (asked only for a request the user started); until then, and when declined, none are sent.
+   * A profile's headers with their secrets filled in, for a request to `origin`. A secret goes only to an origin it was
+   * stored for, whichever profile names it (otherwise a `config` error, and nothing is sent). A workspace's profile
+   * adds headers only after the user allowed exactly these names and values for that origin (asked only for a request
+   * the user started); until then, and when declined or dismissed, none are sent.
    */
-  private async headersFor(p: Profile, origin: string, interactive: boolean): Promise<Record<string, string> | undefined> {
+  private async headersFor(p: Profile, origin: string, interactive: boolean, profiles: readonly Profile[]): Promise<Record<string, string> | undefined> {
     if (!p.headers || Object.keys(p.headers).length === 0) return undefined;
-    if (p.source === 'workspace' || p.source === 'folder') {
-      const names = Object.keys(p.headers).sort();
-      const id = `${origin} ${names.join(',')}`;
-      const answers = this.state.get<Record<string, boolean>>(HEADER_APPROVALS_STATE, {});
-      let allowed = Object.prototype.hasOwnProperty.call(answers, id) ? answers[id] : undefined;
-      if (allowed === undefined && interactive && this.prompts.allowWorkspaceHeaders) {
-        allowed = await this.prompts.allowWorkspaceHeaders(origin, names);
-        if (allowed !== undefined) await this.state.update(HEADER_APPROVALS_STATE, { ...answers, [id]: allowed });
-      }
-      if (allowed !== true) {
-        if (interactive) this.log.warn(`Not sending the workspace profile's headers (${names.join(', ')}) to ${origin}: not allowed.`);
-        return undefined;
-      }
+    const workspace = p.source === 'workspace' || p.source === 'folder';
+    const names = Object.keys(p.headers).sort();
+    let id = '';
+    let allowed: boolean | undefined;
+    if (workspace) {
+      id = await headerConsentId(origin, p.headers);
+      const answers = this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {});
+      allowed = Object.prototype.hasOwnProperty.call(answers, id) ? answers[id] : undefined;
+      if (allowed === false || (allowed === undefined && !interactive)) return this.withoutHeaders(names, origin, interactive);
     }
-    const secrets = await this.keys.headerSecrets(secretNames(p.headers));
-    for (const v of secrets.values()) this.log.addSecret(v);
-    return expandHeaders(p.headers, secrets);
+    const refs = secretNames(p.headers);
+    const secrets = await this.keys.headerSecrets(refs);
+    for (const s of secrets.values()) this.log.addSecret(s.value);
+    await this.bindLegacySecrets(secrets, profiles);
+    // Throws before any question: a workspace is never asked about a secret it could not be sent anyway.
+    const expanded = expandHeaders(p.headers, secrets, origin, p);
+    if (workspace && allowed === undefined && this.prompts.allowWorkspaceHeaders) {
+      allowed = await this.prompts.allowWorkspaceHeaders(origin, names, refs.sort());
+      if (allowed !== undefined) await this.state.update(HEADER_ANSWERS_STATE, { ...this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {}), [id]: allowed });
+    }
+    if (workspace && allowed !== true) return this.withoutHeaders(names, origin, interactive);
+    return expanded;
+  }
+
+  private withoutHeaders(names: string[], origin: string, interactive: boolean): undefined {
+    if (interactive) this.log.warn(`Not sending the workspace profile's headers (${names.join(', ')}) to ${origin}: not allowed.`);
+    return undefined;
+  }
+
+  /**
+   * Binds each secret stored before secrets had origins, once, to the origins of the user's own profiles that name it
+   * (see legacyOrigins): the user wrote those profiles to send it there. One that no profile of the user names is left
+   * as it is, sent nowhere, until one of the user's profiles names it or the user stores it again.
+   */
+  private async bindLegacySecrets(secrets: Map<string, HeaderSecret>, profiles: readonly Profile[]): Promise<void> {
+    for (const [name, s] of secrets) {
+      if (s.origins !== undefined) continue;
+      const origins = legacyOrigins(name, profiles);
+      if (origins.length === 0) continue;
+      await this.keys.bindHeaderSecret(name, origins);
+      secrets.set(name, { ...s, origins });
+      this.log.info(`Header secret ${name} was stored before header secrets had origins: it is now sent only to ${origins.join(', ')} (where your own profiles use it). "Parley: Set Header Secret" changes this.`);
+    }
   }
 
   /**
@@ -251,9 +294,10 @@ export class Requester {
   /** Forgets every answer about workspace-set origins; each is asked again before its next request. */
   async resetWorkspaceOrigins(): Promise<number> {
     const n = Object.keys(this.state.get<Record<string, boolean>>(APPROVALS_STATE, {})).length
-      + Object.keys(this.state.get<Record<string, boolean>>(HEADER_APPROVALS_STATE, {})).length;
+      + Object.keys(this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {})).length;
     await this.state.update(APPROVALS_STATE, undefined);
-    await this.state.update(HEADER_APPROVALS_STATE, undefined);
+    await this.state.update(HEADER_ANSWERS_STATE, undefined);
+    await this.state.update(OLD_HEADER_ANSWERS_STATE, undefined);
     return n;
   }
 

@@ -1,5 +1,6 @@
-// API keys in SecretStorage, each bound to the origin (scheme, host, port) it was entered for.
+// API keys and header secrets in SecretStorage, each bound to the origin(s) (scheme, host, port) it was stored for.
 import * as vscode from 'vscode';
+import type { HeaderSecret } from '../core/headerSecrets';
 import { Disposable } from './disposable';
 
 const KEY_PREFIX = 'parley.apiKey:';
@@ -11,6 +12,8 @@ const NO_KEY_STATE = 'parley.noKeyOrigins';
 const HEADER_SECRET_PREFIX = 'parley.headerSecret:';
 /** The names of the header secrets that are set (not secret). */
 const HEADER_SECRETS_STATE = 'parley.headerSecretNames';
+/** The origins each header secret may be sent to, by name (not secret). A set secret missing here predates origins. */
+const HEADER_SECRET_ORIGINS_STATE = 'parley.headerSecretOrigins';
 
 /** Loopback servers (Ollama, LM Studio, llama.cpp, vLLM) usually take no key. */
 export function isLoopbackOrigin(origin: string): boolean {
@@ -70,19 +73,45 @@ export class ApiKeyStore extends Disposable {
     return keys.filter((k): k is string => typeof k === 'string' && k.length > 0);
   }
 
-  /** The header secrets among `names` that are set, by name. */
-  async headerSecrets(names: readonly string[]): Promise<Map<string, string>> {
+  /** The header secrets among `names` that are set, by name, each with the origins it may be sent to. */
+  async headerSecrets(names: readonly string[]): Promise<Map<string, HeaderSecret>> {
     const values = await Promise.all(names.map((n) => this.secrets.get(HEADER_SECRET_PREFIX + n)));
-    return new Map(names.flatMap((n, i) => (values[i] ? [[n, values[i]] as [string, string]] : [])));
+    const bound = this.boundOrigins();
+    return new Map(names.flatMap((n, i) => {
+      const value = values[i];
+      if (!value) return [];
+      const origins = Object.prototype.hasOwnProperty.call(bound, n) ? bound[n] : undefined;
+      return [[n, { value, origins }] as [string, HeaderSecret]];
+    }));
   }
 
-  /** Stores (or with an empty value deletes) the secret a header value refers to as `${secret:name}`. */
-  async setHeaderSecret(name: string, value: string): Promise<void> {
+  /**
+   * Stores the secret a header value refers to as `${secret:name}`, to be sent only to `origins`; an empty value
+   * deletes it, with its origins.
+   */
+  async setHeaderSecret(name: string, value: string, origins: readonly string[]): Promise<void> {
     if (value) await this.secrets.store(HEADER_SECRET_PREFIX + name, value);
     else await this.secrets.delete(HEADER_SECRET_PREFIX + name);
     const others = this.headerSecretNames().filter((n) => n !== name);
     await this.state.update(HEADER_SECRETS_STATE, value ? [...others, name] : others);
+    await this.bindHeaderSecret(name, value ? origins : undefined);
+  }
+
+  /** Sets the origins a stored header secret may be sent to (undefined: forgets them). */
+  async bindHeaderSecret(name: string, origins: readonly string[] | undefined): Promise<void> {
+    const rest = Object.fromEntries(Object.entries(this.boundOrigins()).filter(([n]) => n !== name));
+    await this.state.update(HEADER_SECRET_ORIGINS_STATE, origins ? { ...rest, [name]: unique([...origins]) } : rest);
     this.changed.fire('');
+  }
+
+  /** The origins a header secret may be sent to; undefined when it is not set, or was stored before secrets had origins. */
+  headerSecretOrigins(name: string): string[] | undefined {
+    const bound = this.boundOrigins();
+    return Object.prototype.hasOwnProperty.call(bound, name) ? bound[name] : undefined;
+  }
+
+  private boundOrigins(): Record<string, string[]> {
+    return this.state.get<Record<string, string[]>>(HEADER_SECRET_ORIGINS_STATE, {});
   }
 
   headerSecretNames(): string[] {

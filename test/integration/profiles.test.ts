@@ -85,7 +85,7 @@ suite('Profiles, custom headers and compaction', function () {
 
   suiteTeardown(async () => {
     recording?.dispose();
-    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gw', '');
+    for (const name of ['gw', 'gateway-token', 'old-token']) await vscode.commands.executeCommand('parley.setHeaderSecret', name, '');
     for (const s of servers) {
       await api.keys.delete(s.origin);
       await s.close();
@@ -106,8 +106,8 @@ suite('Profiles, custom headers and compaction', function () {
     const b = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [{ id: 'beta-model' }] }) : writeSse(res, [chunk('from B'), chunk('', 'stop'), { ...chunk(''), choices: [], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } }])));
     await api.keys.set(a.origin, KEY_A);
     await api.keys.set(b.origin, KEY_B);
-    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gw', GATEWAY_TOKEN);
-    assert.deepEqual(await api.keys.headerSecrets(['gw']), new Map([['gw', GATEWAY_TOKEN]]), 'the command stored the header secret');
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gw', GATEWAY_TOKEN, [b.url]);
+    assert.deepEqual(await api.keys.headerSecrets(['gw']), new Map([['gw', { value: GATEWAY_TOKEN, origins: [b.origin] }]]), 'the command stored the header secret for B\'s origin');
     await userSettings({
       temperature: 0.3,
       endpoints: [
@@ -252,6 +252,150 @@ suite('Profiles, custom headers and compaction', function () {
       assert.equal(chats(ws).length, 3);
       assert.equal(chats(ws)[2].headers['x-workspace-auth'], 'from-the-repo', 'allowed: the header is sent');
       for (const r of mine.requests) assert.equal(r.headers['x-workspace-auth'], undefined, 'never to the user\'s own endpoint');
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
+  /** Puts a workspace profile "Team" in the Workspace settings and makes it the active one there. */
+  async function workspaceProfile(profile: Record<string, unknown>): Promise<void> {
+    const c = vscode.workspace.getConfiguration('parley');
+    await c.update('endpoints', [{ name: 'Team', model: 'team-model', ...profile }], vscode.ConfigurationTarget.Workspace);
+    await c.update('endpoint', 'Team', vscode.ConfigurationTarget.Workspace);
+    const want = JSON.stringify(profile.headers);
+    await settled('the workspace profile', () => api.settings.current.activeProfile === 'Team'
+      && api.settings.current.profiles.some((p) => p.name === 'Team' && p.source === 'workspace' && JSON.stringify(p.headers) === want));
+  }
+
+  test('a workspace profile\'s header answer covers its exact values: a value changed to ${secret:…} asks again, and a dismissed question sends nothing', async () => {
+    const ws = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('workspace'), chunk('', 'stop')])));
+    const mine = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('mine'), chunk('', 'stop')])));
+    await userSettings({ baseUrl: mine.url, model: 'm', endpoints: undefined, endpoint: undefined });
+    // The user's secret, stored for the workspace's origin itself: only the answer stands between it and the server.
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gateway-token', GATEWAY_TOKEN, [ws.url]);
+    await workspaceProfile({ baseUrl: ws.url, headers: { 'X-Client': 'parley-demo' } });
+    await api.requester.resetWorkspaceOrigins();
+
+    const realPrompts = api.requester.prompts;
+    const questions: Array<[string, string[], string[]]> = [];
+    const answers: Array<boolean | undefined> = [undefined, true, false, true];
+    api.requester.prompts = {
+      allowWorkspaceOrigin: async () => true,
+      allowWorkspaceHeaders: async (origin, names, secrets) => (questions.push([origin, names, secrets]), answers.shift()),
+    };
+    const sentClient = () => chats(ws).map((r) => r.headers['x-client'] ?? null);
+    try {
+      await api.chat.send('dismissed', []);
+      assert.equal(questions.length, 1);
+      assert.deepEqual(sentClient(), [null], 'a dismissed question is no answer: the header is not sent');
+      await api.chat.send('allowed', []);
+      assert.equal(questions.length, 2, 'the dismissed question is asked again');
+      await api.chat.send('remembered', []);
+      assert.equal(questions.length, 2, 'the answer is remembered');
+      assert.deepEqual(sentClient(), [null, 'parley-demo', 'parley-demo']);
+
+      // The workspace turns the allowed plain value into a reference to the user's secret.
+      await workspaceProfile({ baseUrl: ws.url, headers: { 'X-Client': '${secret:gateway-token}' } });
+      await api.chat.send('changed', []);
+      assert.equal(questions.length, 3, 'the changed value asks again');
+      await api.chat.send('declined', []);
+      assert.equal(questions.length, 3, 'the declined answer is remembered');
+      assert.equal(chats(ws).length, 5);
+      assert.deepEqual(sentClient().slice(3), [null, null], 'declined: the header is not sent');
+      for (const r of [...ws.requests, ...mine.requests]) assert.equal(containsSecret(r, GATEWAY_TOKEN), false, `${r.method} ${r.path}: the secret did not arrive`);
+
+      // Allowed after the answers are forgotten: the secret goes, to the origin it was stored for.
+      await api.requester.resetWorkspaceOrigins();
+      await api.chat.send('allowed with the secret', []);
+      assert.equal(questions.length, 4);
+      assert.equal(chats(ws).at(-1)?.headers['x-client'], GATEWAY_TOKEN);
+      assert.equal(lastTurn()?.status, 'done');
+      assert.deepEqual(questions, [
+        [ws.origin, ['X-Client'], []], [ws.origin, ['X-Client'], []],
+        [ws.origin, ['X-Client'], ['gateway-token']], [ws.origin, ['X-Client'], ['gateway-token']],
+      ], 'a question names the secrets the values would carry');
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
+  test('a header secret goes only to the origins it was stored for: a workspace profile pointing elsewhere never gets it, a user profile elsewhere gets a clear error', async () => {
+    const gateway = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('gateway'), chunk('', 'stop')])));
+    const ws = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('workspace'), chunk('', 'stop')])));
+    await userSettings({ baseUrl: gateway.url, model: 'm', endpoints: [{ name: 'Gateway', baseUrl: gateway.url, model: 'm', headers: { 'X-Token': '${secret:gateway-token}' } }], endpoint: 'Gateway' });
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'gateway-token', GATEWAY_TOKEN, [gateway.url]);
+    await workspaceProfile({ baseUrl: ws.url, headers: { 'X-Token': '${secret:gateway-token}' } });
+    await api.requester.resetWorkspaceOrigins();
+
+    const realPrompts = api.requester.prompts;
+    const headerQuestions: string[][] = [];
+    // A user who says yes to everything.
+    api.requester.prompts = {
+      allowWorkspaceOrigin: async () => true,
+      allowWorkspaceHeaders: async (_origin, _names, secrets) => (headerQuestions.push(secrets), true),
+    };
+    try {
+      await api.chat.send('to the workspace server', []);
+      assert.deepEqual(headerQuestions, [], 'never asked about a secret it could not send');
+      assert.equal(lastTurn()?.status, 'error');
+      const shown = JSON.stringify(lastTurn()?.error);
+      assert.ok(shown.includes('${secret:gateway-token}') && shown.includes(ws.origin) && shown.includes('nothing was sent'), shown);
+      assert.equal(shown.includes(GATEWAY_TOKEN), false);
+      assert.equal(chats(ws).length, 0, 'nothing was sent');
+      for (const r of ws.requests) assert.equal(containsSecret(r, GATEWAY_TOKEN), false, `${r.method} ${r.path}`);
+
+      // The user's own profile, at the origin the secret was stored for, sends it.
+      const c = vscode.workspace.getConfiguration('parley');
+      for (const k of WORKSPACE_TOUCHED) await c.update(k, undefined, vscode.ConfigurationTarget.Workspace);
+      await settled('the user profile', () => api.settings.current.activeProfile === 'Gateway');
+      await api.chat.newChat();
+      await api.chat.send('to my gateway', []);
+      assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
+      assert.equal(chats(gateway).at(-1)?.headers['x-token'], GATEWAY_TOKEN);
+
+      // A user profile naming the secret for another origin: a clear error, nothing sent.
+      await userSettings({ endpoints: [{ name: 'Gateway', baseUrl: ws.url, model: 'm', headers: { 'X-Token': '${secret:gateway-token}' } }] });
+      await settled('the profile moved', () => api.settings.current.profiles.some((p) => p.name === 'Gateway' && p.baseUrl === ws.url));
+      await api.chat.newChat();
+      await api.chat.send('moved', []);
+      assert.equal(lastTurn()?.status, 'error');
+      const moved = JSON.stringify(lastTurn()?.error);
+      assert.ok(moved.includes(`stored only for ${gateway.origin}`) && moved.includes(`choose ${ws.origin}`), moved);
+      assert.equal(chats(ws).length, 0);
+      for (const r of ws.requests) assert.equal(containsSecret(r, GATEWAY_TOKEN), false, `${r.method} ${r.path}`);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
+  test('a header secret stored before secrets had origins is bound to the user\'s own profiles\' origins, never a workspace\'s', async () => {
+    const gateway = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('gateway'), chunk('', 'stop')])));
+    const ws = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('workspace'), chunk('', 'stop')])));
+    const OLD = 'tok-stored-before-origins-42';
+    // As an older Parley stored it: a value by name, and its name in the list; no origins.
+    await vscode.commands.executeCommand('parley.setHeaderSecret', 'old-token', '');
+    await api.context.secrets.store('parley.headerSecret:old-token', OLD);
+    await api.context.globalState.update('parley.headerSecretNames', [...api.keys.headerSecretNames(), 'old-token']);
+    await userSettings({ baseUrl: gateway.url, model: 'm', endpoints: [{ name: 'Gateway', baseUrl: gateway.url, model: 'm', headers: { 'X-Token': '${secret:old-token}' } }], endpoint: 'Gateway' });
+    await workspaceProfile({ baseUrl: ws.url, headers: { 'X-Token': '${secret:old-token}' } });
+    await api.requester.resetWorkspaceOrigins();
+    const realPrompts = api.requester.prompts;
+    api.requester.prompts = { allowWorkspaceOrigin: async () => true, allowWorkspaceHeaders: async () => true };
+    try {
+      // The workspace's profile asks first: it binds nothing to its own origin.
+      await api.chat.send('workspace first', []);
+      for (const r of ws.requests) assert.equal(containsSecret(r, OLD), false, `${r.method} ${r.path}`);
+      assert.equal(chats(ws).length, 0);
+      assert.equal(lastTurn()?.status, 'error');
+      assert.deepEqual(api.keys.headerSecretOrigins('old-token'), [gateway.origin], 'bound to the user profile\'s origin');
+
+      const c = vscode.workspace.getConfiguration('parley');
+      for (const k of WORKSPACE_TOUCHED) await c.update(k, undefined, vscode.ConfigurationTarget.Workspace);
+      await settled('the user profile', () => api.settings.current.activeProfile === 'Gateway');
+      await api.chat.newChat();
+      await api.chat.send('mine', []);
+      assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
+      assert.equal(chats(gateway).at(-1)?.headers['x-token'], OLD);
     } finally {
       api.requester.prompts = realPrompts;
     }

@@ -414,6 +414,27 @@ describe('custom headers', function () {
     refused({ Authorization: 'x' }, /API key/);
   });
 
+  it('refuses, in any case and with a reason, the connection-level headers fetch cannot send, proxy credentials and cookies by any name', () => {
+    const connection = ['Transfer-Encoding', 'transfer-encoding', 'Keep-Alive', 'KEEP-ALIVE', 'Upgrade', 'Expect', 'Connection', 'connection', 'TE', 'te', 'Proxy-Connection'];
+    for (const name of connection) refused({ [name]: 'close' }, /not allowed: it belongs to the connection/);
+    for (const name of ['Proxy-Authorization', 'proxy-authorization']) refused({ [name]: 'Basic dXNlcjpwYXNz' }, /not allowed: it is a proxy’s credential/);
+    for (const name of ['Set-Cookie', 'set-COOKIE', 'Cookie2', 'cookie2']) refused({ [name]: 'session=abc' }, /not allowed: Parley sends no cookies/);
+    refused({ 'Content-Type': 'text/plain' }, /not allowed: Parley sends the body as JSON/);
+    for (const name of [...connection, 'Proxy-Authorization', 'Set-Cookie', 'Cookie2']) {
+      try {
+        validateHeaders({ [name]: 'Bearer sk-secret-value-0123456789' });
+      } catch (e) {
+        assert.ok(!String(e).includes('secret-value'), String(e));
+      }
+    }
+  });
+
+  it('refuses two names that differ only in case, naming both', () => {
+    refused({ 'X-Dup': 'a', 'x-dup': 'b' }, /"X-Dup" and "x-dup" are the same header/);
+    refused({ 'X-Team': 'a', 'X-Other': 'c', 'X-TEAM': 'b' }, /"X-Team" and "X-TEAM"/);
+    validateHeaders({ 'X-Dup': 'a', 'X-Dup2': 'b' });
+  });
+
   it('refuses invalid names, control characters in names and values, and values that are not text', () => {
     for (const name of ['', 'X Title', 'X-Title:', 'X-T\u00e9', 'X-A\r\nX-B', 'X-\u0000', '(x)', 'a"b', 'a/b']) refused({ [name]: 'v' }, /not a valid HTTP header name/);
     for (const value of ['a\r\nX-Injected: 1', 'a\nb', 'a\rb', 'a\u0000b', 'a\u001bb', 'a\u007fb']) refused({ 'X-Title': value }, /control character/);
@@ -443,6 +464,15 @@ describe('custom headers', function () {
       const out = await chatWithFallback(clientOptions(s, { headers: { 'X-Title': 'a\r\nHost: evil' } }), { model: 'm', stream: true }, [{ role: 'user', content: 'x' }], undefined);
       assert.equal(out.result.error?.kind, 'config');
       await assert.rejects(listModels(clientOptions(s, { headers: { Cookie: 'a=b' } })), (e: unknown) => e instanceof ParleyError && e.kind === 'config');
+      // Connection-level headers fetch would refuse: a config error at once, not "Cannot reach" after retries.
+      const retries: string[] = [];
+      const hopHeaders: Array<Record<string, string>> = [{ 'Transfer-Encoding': 'chunked' }, { Expect: '100-continue' }, { 'X-Dup': 'a', 'x-dup': 'b' }];
+      for (const headers of hopHeaders) {
+        const refusedHop = await streamChat(clientOptions(s, { apiKey: KEY, maxRetries: 2, headers, onRetry: (i) => retries.push(i.reason) }), CHAT_BODY).result;
+        assert.equal(refusedHop.error?.kind, 'config', JSON.stringify(refusedHop.error));
+        assert.doesNotMatch(refusedHop.error?.message ?? '', /Cannot reach/);
+      }
+      assert.deepEqual(retries, [], 'nothing was retried');
       assert.equal(s.requests.length, 0);
       const ok = await streamChat(clientOptions(s, { apiKey: KEY, headers: { 'X-Title': 'Parley' } }), CHAT_BODY).result;
       assert.equal(ok.text, 'ok');

@@ -1,7 +1,8 @@
 // Endpoint profiles from settings, secret references in custom headers, and a profile's per-model request fields.
 import * as assert from 'node:assert/strict';
 import { ParleyError } from '../../src/core/errors';
-import { applyBodyOverrides, expandHeaders, findProfile, IMPLICIT_PROFILE, overrideFor, readProfiles, secretNames } from '../../src/core/profiles';
+import { expandHeaders, headerConsentId, legacyOrigins, originChoices, type HeaderSecret } from '../../src/core/headerSecrets';
+import { applyBodyOverrides, findProfile, IMPLICIT_PROFILE, overrideFor, readProfiles, secretNames, type Profile } from '../../src/core/profiles';
 import { buildRequestBody } from '../../src/core/request';
 
 const implicit = { baseUrl: 'https://api.openai.com', model: 'gpt-4o-mini' };
@@ -39,15 +40,19 @@ describe('endpoint profiles (readProfiles)', () => {
         { baseUrl: 'http://x' },
         { name: 'Bad headers', baseUrl: 'http://a', headers: { Authorization: 'Bearer x' } },
         { name: 'Bad secret', baseUrl: 'http://b', headers: { 'X-T': '${secret:has space}' } },
+        { name: 'Twice', baseUrl: 'http://d', headers: { 'X-Dup': 'a', 'x-dup': 'b' } },
+        { name: 'Hop', baseUrl: 'http://e', headers: { 'transfer-encoding': 'chunked' } },
         { name: 'Bad override', baseUrl: 'http://c', models: { m: { contextWindow: -5, tools: 'yes', extraBody: { model: 'x', top_k: 5 } } } },
       ],
     }]);
-    assert.deepEqual(profiles.map((p) => p.name), [IMPLICIT_PROFILE, 'Bad headers', 'Bad secret', 'Bad override']);
+    assert.deepEqual(profiles.map((p) => p.name), [IMPLICIT_PROFILE, 'Bad headers', 'Bad secret', 'Twice', 'Hop', 'Bad override']);
     assert.equal(profiles[1].headers, undefined, 'a refused header set is not sent at all');
     assert.equal(profiles[2].headers, undefined);
-    assert.deepEqual(overrideFor(profiles[3], 'm'), { extraBody: { top_k: 5 } }, 'a body field Parley owns is not taken');
+    assert.equal(profiles[3].headers, undefined);
+    assert.equal(profiles[4].headers, undefined);
+    assert.deepEqual(overrideFor(profiles[5], 'm'), { extraBody: { top_k: 5 } }, 'a body field Parley owns is not taken');
     const text = problems.join('\n');
-    for (const words of ['[0] is not an object', '[1] has no name', 'Authorization', 'has space', 'contextWindow must be a positive whole number', 'tools must be true or false', 'extraBody.model is set by Parley']) {
+    for (const words of ['[0] is not an object', '[1] has no name', 'Authorization', 'has space', '"Twice": The custom headers "X-Dup" and "x-dup" are the same header', '"Hop": The custom header "transfer-encoding" is not allowed', 'contextWindow must be a positive whole number', 'tools must be true or false', 'extraBody.model is set by Parley']) {
       assert.ok(text.includes(words), `problems mention ${words}: ${text}`);
     }
     assert.ok(!text.includes('Bearer x'), 'a header value never appears in a problem');
@@ -68,21 +73,102 @@ describe('endpoint profiles (readProfiles)', () => {
   });
 });
 
+const GW = 'https://gw.example.com';
+const mine = { name: 'Gateway', source: 'user' as const };
+const theirs = { name: 'Team', source: 'workspace' as const };
+const bound = (value: string, ...origins: string[]): HeaderSecret => ({ value, origins });
+
 describe('custom headers with secret references (expandHeaders)', () => {
-  it('fills each ${secret:name} in and leaves the rest as written', () => {
-    const out = expandHeaders({ 'X-Team': 'alpha', 'X-Token': 'Bearer ${secret:gw}', Both: '${secret:gw}-${secret:b}' }, new Map([['gw', 'tok-1'], ['b', 'two']]));
+  it('fills each ${secret:name} in for an origin the secrets are stored for, and leaves the rest as written', () => {
+    const out = expandHeaders({ 'X-Team': 'alpha', 'X-Token': 'Bearer ${secret:gw}', Both: '${secret:gw}-${secret:b}' }, new Map([['gw', bound('tok-1', 'https://other.example', GW)], ['b', bound('two', GW)]]), GW, mine);
     assert.deepEqual(out, { 'X-Team': 'alpha', 'X-Token': 'Bearer tok-1', Both: 'tok-1-two' });
-    assert.equal(expandHeaders(undefined, new Map()), undefined);
+    assert.equal(expandHeaders(undefined, new Map(), GW, mine), undefined);
   });
 
   it('names a missing secret and never shows a value', () => {
-    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}', 'X-Team': 'alpha-secretish' }, new Map()), (e: unknown) =>
+    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}', 'X-Team': 'alpha-secretish' }, new Map(), GW, mine), (e: unknown) =>
       e instanceof ParleyError && e.kind === 'config' && e.message.includes('${secret:gw}') && e.message.includes('Set Header Secret') && !e.message.includes('alpha'));
   });
 
+  it('refuses a secret for an origin it is not stored for, from any profile, naming where it is stored and never its value', () => {
+    const secrets = new Map([['gw', bound('tok-SECRET-1', GW)], ['plain', bound('ok', 'https://evil.example')]]);
+    const fromMine = (e: unknown) => e instanceof ParleyError && e.kind === 'config'
+      && e.message.includes('"Gateway" would send ${secret:gw} to https://evil.example')
+      && e.message.includes(`stored only for ${GW}`) && e.message.includes('nothing was sent')
+      && e.message.includes('run "Parley: Set Header Secret", pick gw and choose https://evil.example') && !e.message.includes('tok-SECRET');
+    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}', 'X-Plain': '${secret:plain}' }, secrets, 'https://evil.example', mine), fromMine);
+    // A workspace's profile gets the same refusal, without words that invite the user to hand the secret over.
+    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}' }, secrets, 'https://evil.example', theirs), (e: unknown) =>
+      e instanceof ParleyError && /^This workspace’s profile "Team" would send \$\{secret:gw\}/.test(e.message) && !e.message.includes('Set Header Secret') && !e.message.includes('tok-SECRET'));
+    // Same host, another scheme or port: another origin.
+    for (const other of ['http://gw.example.com', 'https://gw.example.com:8443']) assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}' }, secrets, other, mine), /nothing was sent/);
+  });
+
+  it('sends a secret stored before secrets had origins nowhere until it is bound', () => {
+    assert.throws(() => expandHeaders({ 'X-Token': '${secret:old}' }, new Map([['old', { value: 'tok-OLD' }]]), GW, mine), (e: unknown) =>
+      e instanceof ParleyError && e.message.includes('${secret:old} is stored for no origin yet') && !e.message.includes('tok-OLD'));
+  });
+
   it('checks the filled-in value again: a secret with a line break cannot start a header of its own', () => {
-    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}' }, new Map([['gw', 'ok\r\nX-Evil: 1']])), (e: unknown) =>
+    assert.throws(() => expandHeaders({ 'X-Token': '${secret:gw}' }, new Map([['gw', bound('ok\r\nX-Evil: 1', GW)]]), GW, mine), (e: unknown) =>
       e instanceof ParleyError && /control character/.test(e.message) && !e.message.includes('X-Evil'));
+  });
+});
+
+describe('where a header secret may go (legacyOrigins, originChoices)', () => {
+  const { profiles } = readProfiles(implicit, [
+    { source: 'user', value: [
+      { name: 'Gateway', baseUrl: `${GW}/v1`, headers: { 'X-Token': '${secret:gw}' } },
+      { name: 'Gateway EU', baseUrl: 'https://eu.gw.example.com', headers: { 'X-Token': 'Bearer ${secret:gw}', 'X-Other': '${secret:other}' } },
+      { name: 'Same origin', baseUrl: `${GW}/v2`, headers: { 'X-Token': '${secret:gw}' } },
+      { name: 'Broken URL', baseUrl: 'not a url', headers: { 'X-Token': '${secret:gw}' } },
+      { name: 'Plain', baseUrl: 'https://plain.example', headers: { 'X-Team': 'a' } },
+    ] },
+    { source: 'workspace', value: [{ name: 'Repo', baseUrl: 'https://repo.example', headers: { 'X-Token': '${secret:gw}' } }] },
+    { source: 'folder', value: [{ name: 'Folder', baseUrl: 'https://folder.example', headers: { 'X-Token': '${secret:gw}' } }] },
+  ]);
+
+  it('binds a secret stored before origins to the origins of the user\'s own profiles that name it, never a workspace\'s', () => {
+    assert.deepEqual(legacyOrigins('gw', profiles), [GW, 'https://eu.gw.example.com']);
+    assert.deepEqual(legacyOrigins('other', profiles), ['https://eu.gw.example.com']);
+    assert.deepEqual(legacyOrigins('unused', profiles), []);
+    const onlyWorkspace: Profile[] = profiles.filter((p) => p.source !== 'user');
+    assert.deepEqual(legacyOrigins('gw', onlyWorkspace), [], 'a workspace\'s profile binds nothing');
+  });
+
+  it('offers the origins it is stored for and the user\'s own profiles\' picked, a workspace\'s profiles\' not picked', () => {
+    assert.deepEqual(originChoices('gw', profiles, ['https://old.example']), [
+      { origin: 'https://old.example', why: 'stored for it now', picked: true },
+      { origin: GW, why: 'your profile "Gateway", your profile "Same origin"', picked: true },
+      { origin: 'https://eu.gw.example.com', why: 'your profile "Gateway EU"', picked: true },
+      { origin: 'https://repo.example', why: 'this workspace’s profile "Repo"', picked: false },
+      { origin: 'https://folder.example', why: 'this workspace’s profile "Folder"', picked: false },
+    ]);
+    assert.deepEqual(originChoices('gw', profiles, ['https://repo.example']).find((c) => c.origin === 'https://repo.example'), { origin: 'https://repo.example', why: 'stored for it now, this workspace’s profile "Repo"', picked: true }, 'already stored there: kept');
+    assert.deepEqual(originChoices('nothing', profiles), []);
+  });
+});
+
+describe('the identity of an answer about a workspace profile\'s headers (headerConsentId)', () => {
+  it('is the same for the same origin, names and values, in any order', async () => {
+    const a = await headerConsentId(GW, { 'X-Client': 'parley-demo', 'X-Team': 'a' });
+    assert.match(a, /^[0-9a-f]{64}$/);
+    assert.equal(await headerConsentId(GW, { 'X-Team': 'a', 'X-Client': 'parley-demo' }), a);
+  });
+
+  it('changes with any value (a plain value turned into a secret reference), any name, its case, and the origin', async () => {
+    const allowed = await headerConsentId(GW, { 'X-Client': 'parley-demo' });
+    const others = await Promise.all([
+      headerConsentId(GW, { 'X-Client': '${secret:gateway-token}' }),
+      headerConsentId(GW, { 'X-Client': 'parley-demo ' }),
+      headerConsentId(GW, { 'x-client': 'parley-demo' }),
+      headerConsentId(GW, { 'X-Client': 'parley-demo', 'X-More': '' }),
+      headerConsentId('https://other.example', { 'X-Client': 'parley-demo' }),
+      // The separators of the written form cannot be forged by a value.
+      headerConsentId(GW, { 'X-Client': 'parley-demo"],["X-More","' }),
+    ]);
+    for (const o of others) assert.notEqual(o, allowed);
+    assert.equal(new Set(others).size, others.length);
   });
 });
 
