@@ -1,6 +1,7 @@
 // The tool loop in the real VS Code: a scripted local model calls the built-in tools on the run's workspace; the
 // turn shows its steps, counts every request, asks before a call when it must, stops, guards, and a file that tells
-// the model to read secrets gets it nothing without the reader's approval.
+// the model to read secrets gets it nothing without the reader's approval. An answer approves exactly the call its
+// question showed, even when the server reuses a call id; a call stored while it waited never asks again.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';

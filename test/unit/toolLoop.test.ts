@@ -1,6 +1,7 @@
 // The tool loop (src/core/toolLoop.ts) against a real local server scripted to answer with tool calls: one call,
 // parallel calls, arguments split across chunks, the recorded provider quirks, the exact messages of the next
-// request, the guards, a stop mid-call, and a conversation from history continued with a valid message sequence.
+// request, the guards, a stop mid-call, and a conversation from history continued with a valid message sequence;
+// Parley's own call ids beside the server's (which go back on the wire), whatever ids the server gives.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
