@@ -15,7 +15,7 @@ import type { ClientOptions } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
 import { chatWithFallback } from '../src/core/fallback';
 import type { RequestSettings } from '../src/core/request';
-import { runToolLoop, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
+import { runToolLoop, type RoundCall, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../src/core/types';
 import { machineLine, median, random, row, spread, warnIfBusy, writeResults, x2 } from './stats';
 
@@ -96,9 +96,13 @@ class BenchHost implements ToolLoopHost {
     return { result, tokens: result.usage.total_tokens };
   }
 
-  round(_text: string, _calls: ToolCall[]): void {}
+  callId(round: number, index: number): string {
+    return `bench.${round}.${index}`;
+  }
 
-  run(_call: ToolCall): Promise<ToolOutcome> {
+  round(_text: string, _calls: RoundCall[]): void {}
+
+  run(_call: RoundCall): Promise<ToolOutcome> {
     return Promise.resolve(OUTCOME);
   }
 

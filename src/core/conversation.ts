@@ -142,7 +142,8 @@ export function toMessages(systemPrompt: string, turns: readonly Turn[], opts: {
 /**
  * A turn's tool rounds as wire messages: each round's assistant message with its calls, then one `tool` message per
  * call, in order. Every call is answered, even one that never finished (the turn was stopped, the window closed), so
- * that a conversation reloaded from history and continued is a valid sequence: no call without a result.
+ * that a conversation reloaded from history and continued is a valid sequence: no call without a result. Each goes
+ * under the id the server gave it (`wireId`), never under Parley's own.
  */
 function stepMessages(steps: readonly ToolStepView[]): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -151,11 +152,39 @@ function stepMessages(steps: readonly ToolStepView[]): ChatMessage[] {
     out.push({
       role: 'assistant',
       content: step.text || null,
-      tool_calls: step.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+      tool_calls: step.calls.map((c) => ({ id: c.wireId ?? c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
     });
-    for (const c of step.calls) out.push({ role: 'tool', tool_call_id: c.id, content: c.result ?? STOPPED_RESULT });
+    for (const c of step.calls) out.push({ role: 'tool', tool_call_id: c.wireId ?? c.id, content: c.result ?? STOPPED_RESULT });
   }
   return out;
+}
+
+/** What the model is told, and the card says, for a call a stored conversation left queued or waiting for approval. */
+export const NOT_RUN_RESULT = 'Not run: the conversation was closed before this call was approved or started.';
+/** The same for a call it left running: whether it finished is not known, and its result was lost. */
+export const LOST_RESULT = 'No result: the conversation was closed while this call ran; its result was lost.';
+
+/**
+ * A conversation as read from storage: a call it left queued, waiting or running (its window went away in the middle
+ * of the turn) will never run or finish now. Each such call ends as failed, with NOT_RUN_RESULT or LOST_RESULT, so that
+ * its card draws no approval buttons and the model is told. The calls of `live` (the turn this window streams now, if
+ * any) are left as they are. Returns whether anything changed.
+ */
+export function settleUnfinishedCalls(c: Conversation, live?: string): boolean {
+  let changed = false;
+  for (const t of c.turns) {
+    if (t.id === live || !Array.isArray(t.steps)) continue;
+    for (const step of t.steps) {
+      for (const call of Array.isArray(step?.calls) ? step.calls : []) {
+        if (call?.status !== 'queued' && call?.status !== 'waiting' && call?.status !== 'running') continue;
+        call.result = call.status === 'running' ? LOST_RESULT : NOT_RUN_RESULT;
+        call.status = 'failed';
+        delete call.question;
+        changed = true;
+      }
+    }
+  }
+  return changed;
 }
 
 /** What the webview may see: no attached code bodies beyond the chips. */

@@ -11,14 +11,31 @@ export interface ToolOutcome {
   content: string;
 }
 
+/**
+ * One call of a round as the loop runs it. A server's ids are only its own: some reuse one in every round ("0"), or
+ * write them from the tool's name ("read_file:0"). So the card and the approval go by Parley's id, and the server's
+ * goes only back to the server.
+ */
+export interface RoundCall {
+  /** Parley's id for the call's card and its approval: unique in the conversation, never taken from the server. */
+  id: string;
+  /**
+   * The call as it goes back to the server (the assistant message's tool_calls, the tool message's tool_call_id): with
+   * the server's id, or Parley's wire id when the server gave none or one already used in the round.
+   */
+  wire: ToolCall;
+}
+
 /** What the loop needs from the turn it runs in. */
 export interface ToolLoopHost {
   /** Sends one request of the turn with these messages, streaming its text to the reader. Never throws. */
   request(messages: ChatMessage[]): Promise<{ result: ChatResult; tokens: number }>;
-  /** A round ended in tool calls: its text and its calls (with ids) become a step of the turn, before they run. */
-  round(text: string, calls: ToolCall[]): void;
+  /** Parley's id for call `index` (from 0) of round `round` (from 1): unique in the conversation (see RoundCall). */
+  callId(round: number, index: number): string;
+  /** A round ended in tool calls: its text and its calls become a step of the turn, before they run. */
+  round(text: string, calls: RoundCall[]): void;
   /** Runs one call, asking the reader first when its tool needs it. Never throws. */
-  run(call: ToolCall): Promise<ToolOutcome>;
+  run(call: RoundCall): Promise<ToolOutcome>;
   /** Whether the reader stopped the turn. */
   stopped(): boolean;
 }
@@ -68,14 +85,21 @@ function callKey(call: ToolCall): string {
   return `${call.function.name}\u0000${args}`;
 }
 
-/** Every call with an id: servers that send none (or "") get `call_<round>_<n>`, which their results then carry. */
-function withIds(calls: readonly ToolCall[], round: number): ToolCall[] {
+/**
+ * A round's calls with Parley's ids, and wire ids unique in the round: the server's id when it gave one not used before
+ * in the round; else `call_<round>_<n>` (with a suffix if the server itself used that), which the result then carries.
+ */
+export function roundCalls(calls: readonly ToolCall[], round: number, callId: (round: number, index: number) => string): RoundCall[] {
+  const given = new Set(calls.map((c) => c.id).filter((id) => id));
   const seen = new Set<string>();
   return calls.map((c, i) => {
-    let id = c.id;
-    if (!id || seen.has(id)) id = `call_${round}_${i}`;
-    seen.add(id);
-    return { id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } };
+    let wire = c.id;
+    if (!wire || seen.has(wire)) {
+      wire = `call_${round}_${i}`;
+      for (let k = 1; given.has(wire) || seen.has(wire); k++) wire = `call_${round}_${i}_${k}`;
+    }
+    seen.add(wire);
+    return { id: callId(round, i), wire: { id: wire, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } } };
   });
 }
 
@@ -96,16 +120,17 @@ class RepeatGuard {
 }
 
 /** The guard that ends the turn before these calls run, if any. */
-function guardBefore(calls: ToolCall[], rounds: number, tokens: number, limits: ToolLoopLimits, repeats: RepeatGuard): ToolGuard | undefined {
+function guardBefore(calls: readonly RoundCall[], rounds: number, tokens: number, limits: ToolLoopLimits, repeats: RepeatGuard): ToolGuard | undefined {
   if (rounds > limits.maxRounds) return 'rounds';
   if (tokens >= limits.maxTurnTokens) return 'tokens';
-  for (const c of calls) if (repeats.add(c)) return 'repeat';
+  for (const c of calls) if (repeats.add(c.wire)) return 'repeat';
   return undefined;
 }
 
 /**
  * Runs a turn's requests and tool calls. Parallel calls of one reply all run, in order, and are all answered: the
- * next request carries the assistant message with the calls and one `tool` message per call, in the same order.
+ * next request carries the assistant message with the calls and one `tool` message per call, in the same order, each
+ * under the server's own id.
  * Calls are taken from the end of a stream whatever its finish reason (some servers say "stop"). A stopped, failed
  * or cut-off request ends the loop with what it had.
  */
@@ -118,14 +143,14 @@ export async function runToolLoop(start: readonly ChatMessage[], host: ToolLoopH
     tokens += used;
     const answered = result.ended === 'done' || result.ended === 'incomplete';
     if (!answered || result.toolCalls.length === 0 || host.stopped()) return { result, requests: round };
-    const calls = withIds(result.toolCalls, round);
+    const calls = roundCalls(result.toolCalls, round, (r, i) => host.callId(r, i));
     const guard = guardBefore(calls, round, tokens, limits, repeats);
     if (guard) return { result, requests: round, guard };
     host.round(result.text, calls);
-    messages.push({ role: 'assistant', content: result.text || null, tool_calls: calls });
+    messages.push({ role: 'assistant', content: result.text || null, tool_calls: calls.map((c) => c.wire) });
     for (const call of calls) {
       const outcome: ToolOutcome = host.stopped() ? { status: 'stopped', content: STOPPED_RESULT } : await host.run(call);
-      messages.push({ role: 'tool', tool_call_id: call.id, content: outcome.content });
+      messages.push({ role: 'tool', tool_call_id: call.wire.id, content: outcome.content });
     }
     if (host.stopped()) return { result: { ...result, text: '', ended: 'cancelled' }, requests: round };
   }

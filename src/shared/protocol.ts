@@ -81,10 +81,33 @@ export interface MentionCandidate {
  */
 export type ToolCallStatus = 'queued' | 'waiting' | 'running' | 'done' | 'denied' | 'failed';
 
+/** One argument of a call, as its approval question shows it (core/toolArguments.ts). */
+export interface ToolArgumentView {
+  /** As the tool's schema names it. */
+  name: string;
+  /**
+   * The value as text (a string as it is, anything else as JSON), invisible and direction-changing characters written
+   * out (`⟦U+202E⟧`): whole, or its start when `omitted` is set.
+   */
+  value: string;
+  /** Characters left out between `value` and `tail`, for a long value. */
+  omitted?: number;
+  /** The value's end, for a long value. */
+  tail?: string;
+}
+
 /** One tool call of a turn, shown as a compact card between the text parts. */
 export interface ToolCallView {
-  /** The model's tool_call id. */
+  /**
+   * Parley's id for the call: its card and its approval go by it. Unique in the conversation, never the server's (a
+   * server may give the same id in every round).
+   */
   id: string;
+  /**
+   * The id the call goes back to the server under (the server's own, or Parley's when it gave none or repeated one in
+   * the round). Unset in conversations stored before Parley made ids of its own: there `id` is the server's.
+   */
+  wireId?: string;
   name: string;
   /** The main argument, for the card's one line: a path, a query ('' when there is none). */
   summary: string;
@@ -95,6 +118,8 @@ export interface ToolCallView {
   ms?: number;
   /** The text the model received as the result (redacted), once there is one. */
   result?: string;
+  /** While the call waits for the reader: every argument, in the order the tool's schema declares them. */
+  question?: ToolArgumentView[];
 }
 
 /** A round of a turn that used tools: the text the model wrote, then the calls it made. */
@@ -289,8 +314,11 @@ export type WebviewMessage =
   | { type: 'setProfile'; name: string }
   | { type: 'pickImage' }
   | { type: 'removeContext'; id: string }
-  /** The reader's answer to a waiting tool call: only a click or key in the panel approves anything. */
-  | { type: 'toolApproval'; callId: string; decision: ToolDecision }
+  /**
+   * The reader's answer to a waiting tool call: only a click or key in the panel approves anything. With the tool's
+   * name and the arguments the question showed: the host acts on it only if they are the waiting call's.
+   */
+  | { type: 'toolApproval'; callId: string; decision: ToolDecision; name: string; arguments: string }
   /** The composer's tools switch, for this conversation. */
   | { type: 'setTools'; enabled: boolean }
   /** The `@` picker asks for its entries (sent debounced as the reader types). */
@@ -408,7 +436,11 @@ export function parseWebviewMessage(raw: unknown): Parsed {
       const callId = str(m.callId, LIMITS.idChars, 'callId');
       if (typeof callId !== 'string') return callId;
       if (m.decision !== 'once' && m.decision !== 'always' && m.decision !== 'deny') return bad('unknown decision');
-      return ok({ type, callId, decision: m.decision });
+      const name = str(m.name, LIMITS.modelChars, 'name');
+      if (typeof name !== 'string') return name;
+      const args = str(m.arguments, LIMITS.codeChars, 'arguments');
+      if (typeof args !== 'string') return args;
+      return ok({ type, callId, decision: m.decision, name, arguments: args });
     }
     case 'setTools': {
       if (typeof m.enabled !== 'boolean') return bad('enabled is not a boolean');

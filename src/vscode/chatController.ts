@@ -1,6 +1,6 @@
 // Owns the open conversation: questions in, turns out, saved as they change. The webview only renders what it posts.
 import {
-  exportMarkdown, newConversation, titleFrom, toMessages, toView, turnView,
+  exportMarkdown, newConversation, settleUnfinishedCalls, titleFrom, toMessages, toView, turnView,
   type Conversation, type ContextItem, type Turn,
 } from '../core/conversation';
 import { errorView } from '../core/errorView';
@@ -135,7 +135,8 @@ export class ChatController implements vscode.Disposable {
 
   /**
    * Reads a conversation from the history. A damaged file is moved aside (the history lists it) and the reader is told;
-   * a reply whose window went away while it streamed becomes Interrupted, its text kept and its usage counted once.
+   * a reply whose window went away while it streamed becomes Interrupted, its text kept and its usage counted once;
+   * a tool call it left unfinished is not run.
    */
   private async read(id: string): Promise<Conversation | undefined> {
     // A save still queued (a reply's final one) would otherwise be read as its older, streaming self.
@@ -151,12 +152,16 @@ export class ChatController implements vscode.Disposable {
     if (!c) return undefined;
     const streaming = () => c.turns.filter((t) => t.status === 'streaming').length;
     const before = streaming();
-    if (before === 0) return c;
-    const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
-    if (streaming() < before) {
-      for (const u of counted) await this.requester.record(u);
-      await this.persist(c);
+    if (before > 0) {
+      const counted = durability().recover(c, SESSION, this.streamingTurn, this.log);
+      if (streaming() < before) {
+        for (const u of counted) await this.requester.record(u);
+        await this.persist(c);
+      }
     }
+    // A call the file left waiting (or queued, or running) is not this window's to run: it is shown as not run, with
+    // no approval buttons, and the model is told so if the conversation goes on.
+    settleUnfinishedCalls(c, this.streamingTurn);
     return c;
   }
 

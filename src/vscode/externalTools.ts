@@ -1,7 +1,9 @@
 // Tools from other extensions and from MCP servers (`vscode.lm.tools`): off until the reader turns each one on in a
-// picker, always asked for in the panel before they run, and run with `vscode.lm.invokeTool`, which shows a tool's own
-// confirmation (its `prepareInvocation`) as well.
+// picker, always asked for in the panel before they run (with every argument shown; a call with an argument the
+// tool's schema does not declare is refused first, in toolTurn.ts), and run with `vscode.lm.invokeTool`, which shows a
+// tool's own confirmation (its `prepareInvocation`) as well.
 import * as vscode from 'vscode';
+import { argumentSummary } from '../core/toolArguments';
 import type { ToolDefinition } from '../core/types';
 import type { TurnTool } from './toolTurn';
 
@@ -20,12 +22,6 @@ function resultText(result: vscode.LanguageModelToolResult): string {
     else parts.push('[a part that is not text]');
   }
   return parts.join('\n');
-}
-
-/** The first string argument, for the card. */
-function firstString(args: Record<string, unknown>): string {
-  for (const v of Object.values(args)) if (typeof v === 'string') return v;
-  return '';
 }
 
 /** The tools other extensions and MCP servers offer, and which of them the reader turned on (kept in global state). */
@@ -52,14 +48,13 @@ export class ExternalTools {
       const name = functionName(info.name);
       if (used.has(name)) continue;
       used.add(name);
-      const definition: ToolDefinition = {
-        type: 'function',
-        function: { name, description: info.description.slice(0, 1024), parameters: (info.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} } },
-      };
+      const parameters = (info.inputSchema as Record<string, unknown> | undefined) ?? { type: 'object', properties: {} };
+      const definition: ToolDefinition = { type: 'function', function: { name, description: info.description.slice(0, 1024), parameters } };
       out.push({
         definition,
         readOnly: false,
-        summary: firstString,
+        // Every argument, named, in the schema's order: not whichever the model put first.
+        summary: (args) => argumentSummary(args, parameters),
         run: async (input, signal) => {
           const cancel = new vscode.CancellationTokenSource();
           const onAbort = () => cancel.cancel();

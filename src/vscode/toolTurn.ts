@@ -1,8 +1,9 @@
 // A chat turn that may use tools: the host side of core/toolLoop.ts. Runs each call (asking the reader first when
 // its tool needs it), keeps the turn's steps and cards up to date, sums the turn's usage, and says once when a model
 // cannot use tools. Approval comes only from the reader's click or key in the panel (ToolSession.answer).
-import { runToolLoop, STOPPED_RESULT, type ToolLoopEnd, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../core/toolLoop';
-import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../core/types';
+import { questionArguments, undeclaredArguments } from '../core/toolArguments';
+import { runToolLoop, STOPPED_RESULT, type RoundCall, type ToolLoopEnd, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../core/toolLoop';
+import type { ChatMessage, ChatResult, ToolDefinition } from '../core/types';
 import type { ToolCallView, ToolDecision, ToolStepView } from '../shared/protocol';
 import type { Turn } from '../core/conversation';
 import type { Log } from './log';
@@ -29,34 +30,45 @@ export interface TurnTool {
 /** What the reader decided for one waiting call, or that the turn was stopped while it waited. */
 type Answer = ToolDecision | 'stopped';
 
+/** A call as its question shows it: Parley's id for it, its tool's name and its arguments (the JSON text). */
+export interface AskedCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 /**
  * The window's tool state: calls waiting for the reader, and the tools the reader chose to always allow (for this
  * window's session; nothing a model or a tool result says can add to it).
  */
 export class ToolSession {
   private readonly always = new Set<string>();
-  private readonly waiting = new Map<string, (a: Answer) => void>();
+  private readonly waiting = new Map<string, { call: AskedCall; settle: (a: Answer) => void }>();
 
-  /** Waits for the reader's answer to call `callId`; a stop answers `stopped`. */
-  ask(callId: string, signal: AbortSignal): Promise<Answer> {
+  /** Waits for the reader's answer to `call` (by Parley's id, unique in the conversation); a stop answers `stopped`. */
+  ask(call: AskedCall, signal: AbortSignal): Promise<Answer> {
     if (signal.aborted) return Promise.resolve('stopped');
+    const asked = { ...call };
     return new Promise<Answer>((resolve) => {
       const onAbort = () => settle('stopped');
       const settle = (a: Answer) => {
-        this.waiting.delete(callId);
+        this.waiting.delete(asked.id);
         signal.removeEventListener('abort', onAbort);
         resolve(a);
       };
-      this.waiting.set(callId, settle);
+      this.waiting.set(asked.id, { call: asked, settle });
       signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
-  /** The reader's click or key in the panel. Returns false when no call waits under that id. */
-  answer(callId: string, decision: ToolDecision): boolean {
-    const settle = this.waiting.get(callId);
-    if (!settle) return false;
-    settle(decision);
+  /**
+   * The reader's click or key in the panel, on the question that showed `shown`. Acts only when the call waiting
+   * under that id is that call, same tool and same arguments; returns false (and leaves any call waiting) otherwise.
+   */
+  answer(shown: AskedCall, decision: ToolDecision): boolean {
+    const w = this.waiting.get(shown.id);
+    if (!w || w.call.name !== shown.name || w.call.arguments !== shown.arguments) return false;
+    w.settle(decision);
     return true;
   }
 
@@ -100,6 +112,8 @@ export async function runToolTurn(deps: ToolTurnDeps, messages: ChatMessage[], l
 /** One turn's side of the loop: requests, steps and cards, and each call's run. */
 class ToolTurn implements ToolLoopHost {
   private readonly byName = new Map<string, TurnTool>();
+  /** The cards of this turn's calls, by Parley's id. */
+  private readonly views = new Map<string, ToolCallView>();
   private offered: ToolDefinition[];
   private usage = { prompt: 0, completion: 0, total: 0, estimated: false };
   private requests = 0;
@@ -127,21 +141,32 @@ class ToolTurn implements ToolLoopHost {
     return { result, tokens: u?.total ?? 0 };
   }
 
-  round(text: string, calls: ToolCall[]): void {
+  /** The turn's id (random, so unique in the conversation and the window) with the round and the call's place in it. */
+  callId(round: number, index: number): string {
+    return `${this.d.turn.id}.${round}.${index}`;
+  }
+
+  round(text: string, calls: RoundCall[]): void {
     const { turn } = this.d;
     const step: ToolStepView = { text, calls: calls.map((c) => this.view(c)) };
+    for (const v of step.calls) this.views.set(v.id, v);
     turn.steps = [...(turn.steps ?? []), step];
     turn.text = '';
     this.post();
   }
 
-  async run(call: ToolCall): Promise<ToolOutcome> {
-    const view = this.findView(call.id);
-    const tool = this.byName.get(call.function.name);
-    if (!tool) return this.settle(view, 'failed', `There is no tool named "${call.function.name}". The tools are: ${[...this.byName.keys()].join(', ') || 'none'}.`);
-    const args = parseArguments(call.function.arguments);
+  async run(call: RoundCall): Promise<ToolOutcome> {
+    const view = this.views.get(call.id);
+    if (!view) throw new Error(`tool call ${call.id} has no card`);
+    const { name, arguments: text } = call.wire.function;
+    const tool = this.byName.get(name);
+    if (!tool) return this.settle(view, 'failed', `There is no tool named "${name}". The tools are: ${[...this.byName.keys()].join(', ') || 'none'}.`);
+    const args = parseArguments(text);
     if (typeof args === 'string') return this.settle(view, 'failed', args);
-    const allowed = await this.approve(tool, view);
+    // Before any question: an argument the schema does not declare would reach the tool unweighed.
+    const undeclared = undeclaredArguments(name, args, tool.definition.function.parameters);
+    if (undeclared) return this.settle(view, 'failed', undeclared);
+    const allowed = await this.approve(tool, view, args);
     if (allowed !== true) return allowed;
     view.status = 'running';
     this.post();
@@ -160,14 +185,19 @@ class ToolTurn implements ToolLoopHost {
     return this.d.signal.aborted;
   }
 
-  /** Asks the reader when the tool needs it; true to run, else how the call ended. */
-  private async approve(tool: TurnTool, view: ToolCallView): Promise<true | ToolOutcome> {
+  /**
+   * Asks the reader when the tool needs it; true to run, else how the call ended. The question shows every argument,
+   * in the schema's order; the answer counts only for this call (its id, tool and arguments), and "always" for its tool.
+   */
+  private async approve(tool: TurnTool, view: ToolCallView, args: Record<string, unknown>): Promise<true | ToolOutcome> {
     const { session, signal, askBeforeReading } = this.d;
     const name = tool.definition.function.name;
     if ((tool.readOnly && !askBeforeReading) || tool.reviewed || session.isAlwaysAllowed(name)) return true;
     view.status = 'waiting';
+    view.question = questionArguments(args, tool.definition.function.parameters);
     this.post();
-    const answer = await session.ask(view.id, signal);
+    const answer = await session.ask({ id: view.id, name: view.name, arguments: view.arguments }, signal);
+    delete view.question;
     if (answer === 'stopped') return this.settle(view, 'stopped', STOPPED_RESULT);
     if (answer === 'deny') return this.settle(view, 'denied', 'The user denied this call. Do not try it again unless the user asks.');
     if (answer === 'always') session.allowAlways(name);
@@ -184,9 +214,10 @@ class ToolTurn implements ToolLoopHost {
     return { status, content: clean };
   }
 
-  private view(call: ToolCall): ToolCallView {
-    const tool = this.byName.get(call.function.name);
-    const args = parseArguments(call.function.arguments);
+  private view(call: RoundCall): ToolCallView {
+    const { name, arguments: text } = call.wire.function;
+    const tool = this.byName.get(name);
+    const args = parseArguments(text);
     let summary = '';
     if (tool && typeof args !== 'string') {
       try {
@@ -195,12 +226,7 @@ class ToolTurn implements ToolLoopHost {
         summary = '';
       }
     }
-    return { id: call.id, name: call.function.name, summary: summary.slice(0, 200), arguments: call.function.arguments, status: 'queued' };
-  }
-
-  private findView(id: string): ToolCallView {
-    for (const step of this.d.turn.steps ?? []) for (const c of step.calls) if (c.id === id) return c;
-    throw new Error(`tool call ${id} has no card`);
+    return { id: call.id, wireId: call.wire.id, name, summary: summary.slice(0, 200), arguments: text, status: 'queued' };
   }
 
   private post(): void {

@@ -69,7 +69,10 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
       return chat.context.remove(m.id);
     case 'toolApproval':
       // Only the panel's own buttons send this: a tool result or model text cannot approve anything.
-      if (!chat.tools.answer(m.callId, m.decision)) s.log.debug(`tool approval for ${m.callId}: no call waits for it`);
+      // It counts only for the call the question showed: same id, same tool, same arguments.
+      if (!chat.tools.answer({ id: m.callId, name: m.name, arguments: m.arguments }, m.decision)) {
+        s.log.debug(`tool approval for ${m.callId}: no call waits for it, or not the one the question showed`);
+      }
       return;
     case 'setTools':
       return chat.setToolsEnabled(m.enabled);

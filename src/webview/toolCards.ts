@@ -1,5 +1,6 @@
 // A turn's tool rounds: each step's text (Markdown, as a finished reply) and one compact card per tool call.
-import type { ToolCallStatus, ToolCallView, ToolDecision, ToolStepView } from '../shared/protocol';
+import type { ToolCallStatus, ToolCallView, ToolStepView } from '../shared/protocol';
+import { DECISION_LABELS, omittedText, questionText } from '../shared/toolQuestion';
 import { h, textNodes } from './dom';
 import { MarkdownStream } from './markdownStream';
 import { post } from './vscodeApi';
@@ -13,12 +14,6 @@ const STATUS_WORDS: Record<ToolCallStatus, string> = {
   failed: 'Failed',
 };
 
-const DECISIONS: { decision: ToolDecision; label: string; primary: boolean }[] = [
-  { decision: 'once', label: 'Allow once', primary: true },
-  { decision: 'always', label: 'Always allow this tool', primary: false },
-  { decision: 'deny', label: 'Deny', primary: false },
-];
-
 /** "120 ms", "1.4 s", "12 s". */
 function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
@@ -26,45 +21,49 @@ function formatDuration(ms: number): string {
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
 }
 
-/** What the question says, shown and spoken: "Run read_file on src/a.ts?". */
-function questionText(call: ToolCallView): string {
-  return `Run ${call.name}${call.summary ? ` on ${call.summary}` : ''}?`;
+/** The arguments the question shows, open: each name, then its value as text in a box that scrolls when long. */
+function questionArguments(call: ToolCallView): HTMLElement {
+  // A host that listed no arguments: the exact JSON, rather than nothing.
+  if (!call.question) return h('pre', { class: 'tool-text tool-question-value' }, textNodes(call.arguments));
+  return h('dl', { class: 'tool-question-args' }, ...call.question.flatMap((a) => [
+    h('dt', { class: 'tool-question-name' }, a.name),
+    h('dd', null,
+      h('pre', { class: 'tool-text tool-question-value' }, textNodes(a.value)),
+      a.omitted !== undefined ? h('div', { class: 'tool-question-cut' }, omittedText(a.omitted)) : null,
+      a.tail !== undefined ? h('pre', { class: 'tool-text tool-question-value' }, textNodes(a.tail)) : null),
+  ]));
 }
 
 /**
- * What is spoken when a call starts waiting: "Approval needed. Run read_file on src/a.ts? Allow once, Always allow
- * this tool, or Deny."
- */
-export function approvalAnnouncement(call: ToolCallView): string {
-  const labels = DECISIONS.map((d) => d.label);
-  return `Approval needed. ${questionText(call)} ${labels.slice(0, -1).join(', ')}, or ${labels[labels.length - 1]}.`;
-}
-
-/**
- * The approval question of a waiting call. It is built from the call's status alone: nothing in a result or in
- * model text can produce it. A click answers once; the buttons go when the host reports the new status.
+ * The approval question of a waiting call: the tool and every argument, open. It is built from the call's status alone
+ * (and only in a turn that is streaming here): nothing in a result or in model text can produce it. A click answers
+ * once, naming the call it showed; the buttons go when the host reports the new status.
  */
 function approvalQuestion(call: ToolCallView): HTMLElement {
   let answered = false;
   const question = h('div', { class: 'tool-question', role: 'group', 'aria-label': questionText(call) },
-    h('div', { class: 'tool-question-text' }, questionText(call)));
-  const buttons = h('div', { class: 'actions' }, ...DECISIONS.map(({ decision, label, primary }) => h('button', {
+    h('div', { class: 'tool-question-text' }, questionText(call)),
+    questionArguments(call));
+  const buttons = h('div', { class: 'actions' }, ...DECISION_LABELS.map(({ decision, label }) => h('button', {
     type: 'button',
-    class: primary ? 'btn small' : 'btn small secondary',
+    class: decision === 'once' ? 'btn small' : 'btn small secondary',
     'data-decision': decision,
     onclick: () => {
       if (answered) return;
       answered = true;
       question.classList.add('answered');
-      post({ type: 'toolApproval', callId: call.id, decision });
+      post({ type: 'toolApproval', callId: call.id, decision, name: call.name, arguments: call.arguments });
     },
   }, label)));
   question.append(buttons);
   return question;
 }
 
-/** One call's card: name, main argument, status and time on one line; arguments and result behind a disclosure. */
-function toolCard(call: ToolCallView): HTMLElement {
+/**
+ * One call's card: name, main argument, status and time on one line; arguments and result behind a disclosure. `live`:
+ * the turn streams, so a waiting call may ask (a stored one never does).
+ */
+function toolCard(call: ToolCallView, live: boolean): HTMLElement {
   const status = h('span', { class: 'tool-status' }, STATUS_WORDS[call.status]);
   const summary = h('summary', { class: 'tool-line' },
     h('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
@@ -79,7 +78,7 @@ function toolCard(call: ToolCallView): HTMLElement {
     call.result !== undefined ? h('pre', { class: 'tool-text tool-result' }, textNodes(call.result)) : null);
   return h('div', { class: `tool-card status-${call.status}` },
     h('details', { class: 'tool-details' }, summary, io),
-    call.status === 'waiting' ? approvalQuestion(call) : null);
+    call.status === 'waiting' && live ? approvalQuestion(call) : null);
 }
 
 /** The text of one step: a finished reply's render, or nothing when the model wrote none. */
@@ -87,9 +86,10 @@ function stepText(text: string): HTMLElement | null {
   return /\S/.test(text) ? new MarkdownStream(text, false).el : null;
 }
 
-/** Hooks the turn gives its steps: a question appeared (to announce it and, maybe, focus it). */
+/** Hooks the turn gives its steps: a question appeared (to announce it and, maybe, focus it); whether the turn streams. */
 interface StepsHost {
   questionShown(question: HTMLElement, call: ToolCallView): void;
+  live(): boolean;
 }
 
 interface RenderedStep {
@@ -101,7 +101,8 @@ interface RenderedStep {
 }
 
 const sameCall = (a: ToolCallView, b: ToolCallView) => a.id === b.id && a.name === b.name && a.summary === b.summary &&
-  a.arguments === b.arguments && a.status === b.status && a.ms === b.ms && a.result === b.result;
+  a.arguments === b.arguments && a.status === b.status && a.ms === b.ms && a.result === b.result &&
+  JSON.stringify(a.question) === JSON.stringify(b.question);
 
 /**
  * The steps of one turn. update() makes the DOM what a fresh render of the steps gives, touching only the steps
@@ -144,7 +145,7 @@ export class StepsView {
     step.calls.forEach((call, j) => {
       const old = r.calls[j];
       if (old && sameCall(old, call)) return;
-      const card = toolCard(call);
+      const card = toolCard(call, this.host.live());
       const oldCard = r.cards[j];
       if (oldCard) {
         this.carryState(oldCard, card);
@@ -152,7 +153,7 @@ export class StepsView {
       } else {
         list.append(card);
       }
-      r.calls[j] = { ...call };
+      r.calls[j] = { ...call, question: call.question?.map((a) => ({ ...a })) };
       r.cards[j] = card;
       const question = card.querySelector<HTMLElement>('.tool-question');
       if (question && old?.status !== 'waiting') this.host.questionShown(question, call);

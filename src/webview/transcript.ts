@@ -3,7 +3,8 @@ import type { ToolCallView, ToolStepView, TurnView } from '../shared/protocol';
 import { Announcer } from './announcer';
 import { h, icon } from './dom';
 import { flushNow } from './frame';
-import { approvalAnnouncement, type StepsView } from './toolCards';
+import { approvalAnnouncement } from '../shared/toolQuestion';
+import type { StepsView } from './toolCards';
 import { isSummary, TurnItem, type TurnHost } from './turn';
 
 /** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */

@@ -316,7 +316,8 @@ export class TurnItem {
   }
 
   private makeStepsView(): StepsView {
-    const view: StepsView = new StepsView({ questionShown: (q, call) => this.host.toolQuestion(q, call, view) });
+    // Only a turn streaming now can have a call waiting for this window's answer; a stored one never asks.
+    const view: StepsView = new StepsView({ questionShown: (q, call) => this.host.toolQuestion(q, call, view), live: () => this.view.status === 'streaming' });
     view.update(this.view.steps ?? []);
     this.stepsView = view;
     return view;

@@ -28,13 +28,15 @@ export const tests = {
 
     // The first call waits, with its question and three buttons; nothing has run and no second request went out.
     await cardStatus(reply, 0, 'waiting', 30_000);
-    const question = card(0).getByRole('group', { name: `Run ${CALLS[0].name} on ${CALLS[0].summary}?` });
+    // Each call has one argument (path): the question names the tool, then shows the argument open.
+    const question = card(0).getByRole('group', { name: `Run ${CALLS[0].name} with this argument?` });
     await visible(question, 'the approval question of the list_directory card');
+    await visible(question.locator('.tool-question-value', { hasText: CALLS[0].summary }), 'the path, shown open in the question');
     for (const name of BUTTONS) await visible(question.getByRole('button', { name, exact: true }), `the "${name}" button`);
     if ((await readCards(reply))[0].status !== 'Waiting for approval') throw new Error(`the waiting card says "${(await readCards(reply))[0].status}"`);
     // The second call waits its turn, and says so (it does not claim to run).
     if ((await readCards(reply))[1].status !== 'Queued') throw new Error(`the second card says "${(await readCards(reply))[1].status}" while the first waits, expected "Queued"`);
-    await visible(chat.locator('[aria-live="polite"]').getByText(`Approval needed. Run ${CALLS[0].name} on ${CALLS[0].summary}?`, { exact: false }), 'the approval question announced to screen readers');
+    await visible(chat.locator('[aria-live="polite"]').getByText(`Approval needed. Run ${CALLS[0].name} with this argument? path: ${CALLS[0].summary}.`, { exact: false }), 'the approval question announced to screen readers');
 
     // Keyboard-reachable: the question took the focus (the composer was empty), and Tab walks its buttons.
     await waitFor('the focus on "Allow once" (the question takes it)', async () => (await focused(chat)) === 'Allow once');
@@ -53,7 +55,7 @@ export const tests = {
 
     // The second call asks next; answered with a click.
     await cardStatus(reply, 1, 'waiting');
-    const second = card(1).getByRole('group', { name: `Run ${CALLS[1].name} on ${CALLS[1].summary}?` });
+    const second = card(1).getByRole('group', { name: `Run ${CALLS[1].name} with this argument?` });
     await step('clicking Allow once on the read_file card', () => second.getByRole('button', { name: 'Allow once', exact: true }).click());
     await cardStatus(reply, 1, 'done');
     await replyDone(wb, reply);

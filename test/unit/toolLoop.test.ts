@@ -1,13 +1,14 @@
 // The tool loop (src/core/toolLoop.ts) against a real local server scripted to answer with tool calls: one call,
 // parallel calls, arguments split across chunks, the recorded provider quirks, the exact messages of the next
-// request, the guards, a stop mid-call, and a conversation from history continued with a valid message sequence.
+// request, the guards, a stop mid-call, and a conversation from history continued with a valid message sequence;
+// Parley's own call ids beside the server's (which go back on the wire), whatever ids the server gives.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { exportMarkdown, toMessages, type Turn } from '../../src/core/conversation';
 import { chatWithFallback } from '../../src/core/fallback';
-import { REPEAT_LIMIT, runToolLoop, STOPPED_RESULT, type ToolLoopHost, type ToolOutcome } from '../../src/core/toolLoop';
+import { REPEAT_LIMIT, roundCalls, runToolLoop, STOPPED_RESULT, type RoundCall, type ToolLoopHost, type ToolOutcome } from '../../src/core/toolLoop';
 import type { ChatMessage, ChatResult, ToolCall, ToolDefinition } from '../../src/core/types';
 import { clientOptions, deltaChunk } from '../support/client';
 import { sse, withServer, writeWay, allWays, type RecordedRequest, type TestServer } from '../support/server';
@@ -39,8 +40,11 @@ const textReply = (text: string) => sse([deltaChunk({ content: text }, 'stop'), 
 
 /** What the test's tools do: a file system of two files, and a call log. */
 class Host implements ToolLoopHost {
-  readonly rounds: Array<{ text: string; calls: ToolCall[] }> = [];
+  readonly rounds: Array<{ text: string; calls: RoundCall[] }> = [];
+  /** The calls run, as they go back to the server. */
   readonly ran: ToolCall[] = [];
+  /** Parley's ids of the calls run. */
+  readonly ranIds: string[] = [];
   readonly controller = new AbortController();
   onRun?: (call: ToolCall) => void;
 
@@ -51,12 +55,18 @@ class Host implements ToolLoopHost {
     return { result, tokens: result.usage.total_tokens };
   }
 
-  round(text: string, calls: ToolCall[]): void {
+  callId(round: number, index: number): string {
+    return `turn.${round}.${index}`;
+  }
+
+  round(text: string, calls: RoundCall[]): void {
     this.rounds.push({ text, calls });
   }
 
-  async run(call: ToolCall): Promise<ToolOutcome> {
+  async run(rc: RoundCall): Promise<ToolOutcome> {
+    const call = rc.wire;
     this.ran.push(call);
+    this.ranIds.push(rc.id);
     this.onRun?.(call);
     if (this.controller.signal.aborted) return { status: 'stopped', content: STOPPED_RESULT };
     const files: Record<string, string> = { 'a.txt': 'alpha', 'b.txt': 'beta' };
@@ -157,6 +167,53 @@ describe('the tool loop', function () {
     });
   }
 
+  it('a server that gives the same id in every round (recorded: OpenRouter/Novita\'s "0"): each call has its own Parley id, and the server\'s goes back on the wire', async () => {
+    const raw = fs.readFileSync(path.join(fixtures, 'openrouter-novita-tool-call-repeated-id-name.sse'), 'utf8');
+    await scripted([raw, raw, textReply('done')], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.text, 'done');
+      const ids = host.rounds.flatMap((r) => r.calls.map((c) => c.id));
+      assert.equal(ids.length, 2);
+      assert.notEqual(ids[0], ids[1], 'one id per call in the turn, whatever the server reuses');
+      assert.ok(!ids.includes('0'), "Parley's ids are not the server's");
+      assert.deepEqual(host.ranIds, ids, 'each call runs under its own id');
+      assert.deepEqual(host.ran.map((c) => c.id), ['0', '0'], 'the server\'s id stays on the call it sends back');
+      // The server matches results by its own ids: the third request carries "0" for both rounds.
+      const third = sent(s.requests[2]);
+      assert.deepEqual(third.slice(2).map((m) => [m.role, m.tool_call_id ?? m.tool_calls?.map((c) => c.id).join(',')]), [
+        ['assistant', '0'], ['tool', '0'], ['assistant', '0'], ['tool', '0'],
+      ]);
+    });
+  });
+
+  it("a call without an id gets a wire id no other call of the round has, even one the server gave in Parley's own form", async () => {
+    const reply = toolsReply(
+      callDelta(0, 'call_1_1', 'read_file', '{"path":"a.txt"}'),
+      callDelta(1, '', 'read_file', '{"path":"b.txt"}'),
+      callDelta(2, 'call_1_1', 'weather', '{"location":"Oslo"}'),
+    );
+    await scripted([reply, textReply('done')], async (s, host) => {
+      await runToolLoop(START, host, LIMITS);
+      const second = sent(s.requests[1]);
+      const wire = second[2].tool_calls?.map((c) => c.id) ?? [];
+      assert.equal(wire.length, 3);
+      assert.equal(new Set(wire).size, 3, `wire ids ${JSON.stringify(wire)} are unique in the round`);
+      assert.equal(wire[0], 'call_1_1', "the server's own id when it is the first with it");
+      assert.deepEqual(second.slice(3).map((m) => m.tool_call_id), wire, 'each result under its call\'s wire id');
+      assert.deepEqual(second.slice(3).map((m) => m.content), ['alpha', 'beta', 'weather(Oslo)']);
+    });
+  });
+
+  it('roundCalls: wire ids unique in the round, Parley ids from the host, arguments and names as sent', () => {
+    const c = (id: string, name = 'read_file') => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
+    const calls = roundCalls([c('call_2_1'), c(''), c('call_2_1'), c('x', 'weather'), c('call_2_1_1')], 2, (r, i) => `t.${r}.${i}`);
+    assert.deepEqual(calls.map((k) => k.id), ['t.2.0', 't.2.1', 't.2.2', 't.2.3', 't.2.4']);
+    const wire = calls.map((k) => k.wire.id);
+    assert.equal(new Set(wire).size, wire.length, JSON.stringify(wire));
+    assert.deepEqual([wire[0], wire[3], wire[4]], ['call_2_1', 'x', 'call_2_1_1']);
+    assert.deepEqual(calls.map((k) => k.wire.function.name), ['read_file', 'read_file', 'read_file', 'weather', 'read_file']);
+  });
+
   it(`the same call ${REPEAT_LIMIT} times in a row ends the turn before it runs again`, async () => {
     const again = toolsReply(callDelta(0, 'x', 'read_file', '{"path": "a.txt"}'));
     await scripted([again], async (s, host) => {
@@ -240,6 +297,28 @@ describe('a conversation with tool calls, from history', () => {
       if (x.role === 'tool') assert.ok(calls.delete(x.tool_call_id ?? ''), `orphan tool message ${x.tool_call_id}`);
       if (x.role === 'user') assert.equal(calls.size, 0, 'a call without a result');
     }
+  });
+});
+
+describe('a conversation whose server reused a call id, from history', () => {
+  it("sends each call back under the server's id (wireId), never under Parley's card id", () => {
+    const turns: Turn[] = [
+      { id: 'u1', role: 'user', text: 'read a, then echo', status: 'done' },
+      {
+        id: 'a1', role: 'assistant', text: 'Done.', status: 'done', requests: 3,
+        steps: [
+          { text: '', calls: [{ id: 'a1.1.0', wireId: '0', name: 'read_file', summary: 'a.txt', arguments: '{"path":"a.txt"}', status: 'done', result: 'alpha' }] },
+          { text: '', calls: [{ id: 'a1.2.0', wireId: '0', name: 'echo', summary: '', arguments: '{"text":"x"}', status: 'done', result: 'x' }] },
+        ],
+      },
+      // Stored before Parley made ids of its own: the card's id is the server's.
+      { id: 'a0', role: 'assistant', text: 'Old.', status: 'done', steps: [{ text: '', calls: [{ id: 'call_9', name: 'read_file', summary: '', arguments: '{}', status: 'done', result: 'r' }] }] },
+    ];
+    const m = toMessages('', turns, { sendReasoningBack: false });
+    assert.deepEqual(m.map((x) => [x.role, x.tool_call_id ?? (x.tool_calls?.map((c) => c.id).join(',') || null)]), [
+      ['user', null], ['assistant', '0'], ['tool', '0'], ['assistant', '0'], ['tool', '0'], ['assistant', null],
+      ['assistant', 'call_9'], ['tool', 'call_9'], ['assistant', null],
+    ]);
   });
 });
 

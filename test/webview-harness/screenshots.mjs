@@ -75,7 +75,8 @@ const scenes = {
     { type: 'turnSteps', turnId: 'a1', steps: [toolSteps[0]] },
     { type: 'delta', turnId: 'a1', text: 'The error is in `bundle`. I can file an issue for it.' },
     { type: 'turnSteps', turnId: 'a1', steps: [toolSteps[0], { text: 'The error is in `bundle`. I can file an issue for it.', calls: [
-      { id: 'call_4', name: 'github_create_issue', summary: 'Build fails on outdir', arguments: '{"title":"Build fails on outdir"}', status: 'waiting' },
+      { id: 'a1.2.0', wireId: 'call_4', name: 'github_create_issue', summary: 'title: Build fails on outdir, body: npm run build exits 1…', arguments: '{"title":"Build fails on outdir","body":"npm run build exits 1: outdir is not set."}', status: 'waiting',
+        question: [{ name: 'title', value: 'Build fails on outdir' }, { name: 'body', value: 'npm run build exits 1: outdir is not set.' }] },
     ] }] },
   ],
 };

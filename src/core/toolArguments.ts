@@ -1,0 +1,92 @@
+// A tool call's arguments against its tool's schema: the names it does not declare (refused before anything asks), and
+// every argument as the approval question shows it, in the schema's order, as plain text that hides nothing.
+import type { ToolArgumentView } from '../shared/protocol';
+
+/** A value longer than this shows its first QUESTION_HEAD and last QUESTION_TAIL characters, and how many are between. */
+export const QUESTION_VALUE_CHARS = 2000;
+export const QUESTION_HEAD = 1500;
+export const QUESTION_TAIL = 500;
+
+/** The argument names a tool's parameter schema declares (its top-level `properties`), in the schema's order. */
+export function declaredArguments(parameters: Record<string, unknown> | undefined): string[] {
+  const props = parameters?.properties;
+  return props && typeof props === 'object' && !Array.isArray(props) ? Object.keys(props) : [];
+}
+
+/**
+ * What the model is told when a call passes arguments its tool does not declare, or undefined when it passes none.
+ * Such a call is not run and not asked about: an argument the schema does not name is one the reader could not be
+ * expected to weigh, and the tool would get it all the same. (This holds even where a schema allows more properties.)
+ */
+export function undeclaredArguments(tool: string, args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): string | undefined {
+  const declared = declaredArguments(parameters);
+  const known = new Set(declared);
+  const extra = Object.keys(args).filter((k) => !known.has(k));
+  if (extra.length === 0) return undefined;
+  const names = (list: string[]) => list.map((k) => JSON.stringify(visibleText(k).slice(0, 100))).join(', ');
+  const takes = declared.length ? `It takes only: ${names(declared)}.` : 'It takes no arguments.';
+  return `Not run: ${tool} does not declare the argument${extra.length === 1 ? '' : 's'} ${names(extra.slice(0, 20))}${extra.length > 20 ? ` and ${extra.length - 20} more` : ''}. ${takes} Call it again with only those.`;
+}
+
+/**
+ * Code points that show nothing, or turn the text around them: control characters (tab and newline excepted; a
+ * carriage return only before a newline), soft hyphen, bidi marks and controls, zero-width characters, fillers,
+ * variation selectors, specials, tag characters (which can carry hidden text). Pairs of first and last.
+ */
+const INVISIBLE: ReadonlyArray<readonly [number, number]> = [
+  [0x00, 0x08], [0x0b, 0x1f], [0x7f, 0x9f], [0xad, 0xad], [0x34f, 0x34f], [0x61c, 0x61c], [0x115f, 0x1160],
+  [0x17b4, 0x17b5], [0x180b, 0x180f], [0x200b, 0x200f], [0x2028, 0x202e], [0x2060, 0x206f], [0x3164, 0x3164],
+  [0xfe00, 0xfe0f], [0xfeff, 0xfeff], [0xfff0, 0xfffb], [0xe0000, 0xe007f],
+];
+
+function invisible(cp: number): boolean {
+  if (cp >= 0x20 && cp < 0x7f) return false;
+  return INVISIBLE.some(([a, b]) => cp >= a && cp <= b);
+}
+
+/** Text with every invisible or direction-changing character (INVISIBLE) written out as `⟦U+202E⟧`, so nothing hides. */
+export function visibleText(text: string): string {
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const cp = text.codePointAt(i)!;
+    const wide = cp > 0xffff;
+    if (invisible(cp) && !(cp === 0x0d && text[i + 1] === '\n')) {
+      out += text.slice(from, i) + `⟦U+${cp.toString(16).toUpperCase().padStart(4, '0')}⟧`;
+      from = i + (wide ? 2 : 1);
+    }
+    if (wide) i++;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** A value as text: a string as it is (invisible characters written out), anything else as JSON. */
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return visibleText(v);
+  return visibleText(JSON.stringify(v, null, 2) ?? String(v));
+}
+
+/**
+ * Every argument of a call as the approval question shows it: in the order the tool's schema declares them (any
+ * the schema does not declare after, in the model's order, though such a call is refused before it asks), each value
+ * whole up to QUESTION_VALUE_CHARS, else its start and its end with how many characters are between.
+ */
+export function questionArguments(args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): ToolArgumentView[] {
+  const declared = declaredArguments(parameters);
+  const order = [...declared.filter((k) => Object.hasOwn(args, k)), ...Object.keys(args).filter((k) => !declared.includes(k))];
+  return order.map((name) => {
+    const text = valueText(args[name]);
+    const shown: ToolArgumentView = { name: visibleText(name), value: text };
+    if (text.length > QUESTION_VALUE_CHARS) {
+      shown.value = text.slice(0, QUESTION_HEAD);
+      shown.tail = text.slice(text.length - QUESTION_TAIL);
+      shown.omitted = text.length - QUESTION_HEAD - QUESTION_TAIL;
+    }
+    return shown;
+  });
+}
+
+/** One line for a card: every argument as `name: value`, in the schema's order (for tools with no summary of their own). */
+export function argumentSummary(args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): string {
+  return questionArguments(args, parameters).map((a) => `${a.name}: ${a.value.replace(/\s+/g, ' ').slice(0, 200)}`).join(', ');
+}
