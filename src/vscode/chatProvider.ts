@@ -67,8 +67,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     return models.map((m) => {
       const o = override(m.id);
       const { maxInputTokens, maxOutputTokens } = tokenLimits(m, { contextWindow: o.contextWindow ?? t.settings.contextWindow, maxTokens: o.maxOutputTokens ?? t.settings.maxTokens });
-      // A server that refused `tools` for this model (learnt by Parley) gets none offered.
-      const refused = this.requester.adaptations(withModel(t, m.id))?.drop?.includes('tools') === true;
+      // A server that refused `tools` for this model (learnt from vscode.lm requests in this window) gets none offered.
+      const refused = this.requester.adaptations(withModel(t, m.id), 'vscode-chat')?.drop?.includes('tools') === true;
       return {
         id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} · ${t.endpoint.origin}`,
         maxInputTokens, maxOutputTokens,
