@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
 import {
-  conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseConversation, parseEntry,
+  checkConversationFile, conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseEntry,
   scanHistoryFolder,
 } from '../core/historyIndex';
 import type * as Durability from './durability';
@@ -112,18 +112,22 @@ export class HistoryStore {
     return r && 'conversation' in r ? r.conversation : undefined;
   }
 
-  /** Reads a conversation; a file that is not one is moved aside as `<id>.corrupt.json` and logged. */
+  /**
+   * Reads a conversation; a file that is not one (not JSON, or any field of another type than Parley writes) is moved
+   * aside as `<id>.corrupt.json` and logged.
+   */
   async read(id: string): Promise<Loaded> {
     const file = conversationFileName(id);
     const text = await readTextIfExists(join(this.dir, file)).catch(() => undefined);
     if (text === undefined) return undefined;
-    const c = parseConversation(text, id);
-    if (c && text.includes('"ref":')) {
+    const checked = checkConversationFile(text, id);
+    if (!('conversation' in checked)) return durability().moveAside(this.dir, id, this.log, checked.problem);
+    const c = checked.conversation;
+    if (text.includes('"ref":')) {
       const images = historyImages();
       if (images.hasImageRefs(c)) await images.withImageData(c, join(this.dir, 'images'));
     }
-    if (c) return { conversation: c };
-    return durability().moveAside(this.dir, id, this.log);
+    return { conversation: c };
   }
 
   /**
