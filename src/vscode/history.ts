@@ -10,7 +10,7 @@ import {
 import type * as Durability from './durability';
 import type * as HistoryImages from './historyImages';
 import type { HistoryItem } from '../shared/protocol';
-import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic, type HalfWritten } from './files';
 
 /** The list that earlier versions kept in global state; read only to make a missing entry (see core/historyIndex.ts). */
 const INDEX_STATE = 'parley.historyIndex';
@@ -41,7 +41,13 @@ export type Loaded = { conversation: Conversation } | { damagedId: string } | un
 export class HistoryStore {
   private readonly dir: string;
 
-  constructor(storage: vscode.Uri, private readonly state: vscode.Memento, private readonly log?: { warn(line: string): void }) {
+  /** `faults`: only a test's own store has them (src/vscode/testSeam.ts), to stop a save half-way. */
+  constructor(
+    storage: vscode.Uri,
+    private readonly state: vscode.Memento,
+    private readonly log?: { warn(line: string): void },
+    private readonly faults?: { halfWritten: HalfWritten },
+  ) {
     this.dir = join(storage.fsPath, 'conversations');
   }
 
@@ -162,8 +168,8 @@ export class HistoryStore {
     const stored = c.turns.some((t) => t.images?.length) ? await historyImages().withImageRefs(c, join(this.dir, 'images')) : c;
     const text = JSON.stringify(stored);
     await fs.mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text);
-    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));
+    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text, this.faults?.halfWritten);
+    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }), this.faults?.halfWritten);
     // Another window deleting a conversation may have removed an image this one names just before it was written:
     // each named image is checked for again now, and written again if gone.
     if (stored !== c) await historyImages().withImageRefs(c, join(this.dir, 'images'));
