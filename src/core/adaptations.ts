@@ -41,6 +41,26 @@ export function stateAdaptationStore(state: KeyValueState): AdaptationStore {
 }
 
 /**
+ * An AdaptationStore in memory only, gone with the window: what requests of other extensions (`vscode.lm`) teach is
+ * kept here, apart from the panel's, so that no caller's request changes what the panel sends, nor the reverse.
+ */
+export function memoryAdaptationStore(): AdaptationStore {
+  const all = new Map<string, Adaptations>();
+  const key = (origin: string, model: string) => `${origin} ${model}`;
+  return {
+    get: (origin, model) => all.get(key(origin, model)),
+    set(origin, model, adaptations) {
+      all.set(key(origin, model), adaptations);
+      return Promise.resolve();
+    },
+    clear() {
+      all.clear();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
  * Sends a chat request with what is already known about this origin and model, and keeps what it learns: after a
  * server refuses a parameter once, the next request goes without it on the first try. Never throws (as
  * chatWithFallback); the outcome says which parameters were dropped this time.

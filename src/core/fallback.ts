@@ -32,15 +32,31 @@ const ADAPTABLE_PARAMS = [
   'tool_choice', 'seed',
 ] as const;
 
-/** The parameter a 400/422 names, if Parley sent it: by `param`, or by name in the message. */
+/**
+ * An error about one tool rather than the `tools` field: a path into the list (OpenAI's `param`
+ * "tools[0].function.parameters", Mistral's and vLLM's "tools.0.function.parameters", Gemini's "at 'tools[0]…'"), a
+ * function's schema (OpenAI's invalid_function_parameters, "Invalid schema for function 'x': … array schema missing
+ * items"), or a call that did not match its schema (Groq's tool_use_failed). Its words may quote the tool's own
+ * name and description, which the caller chose: nothing is learnt from it.
+ */
+const INSIDE_A_TOOL = /\btools(?:\s*\[\s*\d+\s*\]|\.\d+)|\bschema for (?:function|tool)\b|\bfunction_declarations\b|\bdid not match schema\b/i;
+const TOOL_CODES = new Set(['invalid_function_parameters', 'tool_use_failed']);
+
+function insideATool(error: ParleyError): boolean {
+  return TOOL_CODES.has(error.code ?? '') || INSIDE_A_TOOL.test(`${error.param ?? ''} ${error.providerMessage ?? ''} ${error.message}`);
+}
+
+/**
+ * The parameter a 400/422 refuses as a whole, if Parley sent it: the one `param` names, or, when the server gave no
+ * `param`, one named in the message. Never from an error about one tool (see INSIDE_A_TOOL), and never from the words
+ * of an error whose `param` names another field: those may quote what was sent.
+ */
 function rejectedParam(error: ParleyError, body: Record<string, unknown>): string | undefined {
   if (error.kind !== 'bad_request' || (error.status !== 400 && error.status !== 422)) return undefined;
+  if (insideATool(error)) return undefined;
   const sent = ADAPTABLE_PARAMS.filter((p) => body[p] !== undefined);
   const param = error.param?.replace(/^body\./, '');
-  if (param) {
-    const hit = sent.find((p) => param === p || param.startsWith(`${p}.`) || param.startsWith(`${p}[`));
-    if (hit) return hit;
-  }
+  if (param) return sent.find((p) => param === p || param.startsWith(`${p}.`) || param.startsWith(`${p}[`));
   const text = `${error.providerMessage ?? ''} ${error.message}`;
   return sent.find((p) => new RegExp(`(^|[^a-z_])${p}([^a-z_]|$)`).test(text));
 }

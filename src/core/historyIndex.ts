@@ -11,6 +11,7 @@
 // it is moved aside as `<id>.corrupt.json`, and the list shows it as damaged, to open as text or delete.
 import type { HistoryItem } from '../shared/protocol';
 import type { Conversation } from './conversation';
+import { conversationProblem } from './storedConversation';
 
 /** `<id>.json` is a conversation; `<id>.entry.json` is its entry in the list. Ids are ours: word characters and `-`. */
 const CONVERSATION_FILE = /^([\w-]+)\.json$/;
@@ -58,20 +59,25 @@ export function parseEntry(text: string | undefined, id: string): HistoryItem | 
 }
 
 /**
- * A conversation read from disk, or undefined when the text is not one: not JSON, cut short, or JSON of another shape
- * (a conversation with another id, turns that are not turns).
+ * A conversation file's text checked: the conversation, or why it is not one, in words for the log (field paths,
+ * never content). Not one: not JSON (cut short, random bytes), or JSON of another shape: another conversation's id, or
+ * any field, however deep, of another type than Parley writes (core/storedConversation.ts).
  */
-export function parseConversation(text: string, id: string): Conversation | undefined {
-  let c: Partial<Conversation> | null;
+export function checkConversationFile(text: string, id: string): { conversation: Conversation } | { problem: string } {
+  let v: unknown;
   try {
-    c = JSON.parse(text) as Partial<Conversation> | null;
+    v = JSON.parse(text);
   } catch {
-    return undefined;
+    return { problem: 'not JSON: cut short, or not Parley\'s' };
   }
-  if (!c || typeof c !== 'object' || c.id !== id || typeof c.title !== 'string' || typeof c.updatedAt !== 'number' || !Array.isArray(c.turns)) return undefined;
-  const turnsOk = c.turns.every((t) => !!t && typeof t === 'object' && (t.role === 'user' || t.role === 'assistant') &&
-    typeof t.text === 'string' && typeof t.status === 'string' && typeof t.id === 'string');
-  return turnsOk ? (c as Conversation) : undefined;
+  const bad = conversationProblem(v, id);
+  return bad === undefined ? { conversation: v as Conversation } : { problem: `${bad} is not what Parley writes there` };
+}
+
+/** A conversation read from disk, or undefined when the text is not one (see checkConversationFile). */
+export function parseConversation(text: string, id: string): Conversation | undefined {
+  const r = checkConversationFile(text, id);
+  return 'conversation' in r ? r.conversation : undefined;
 }
 
 /** The conversation ids, entry ids and damaged files (by the name before `.corrupt.json`) among a folder's file names. */

@@ -14,6 +14,8 @@ import type { ApiKeyStore } from './secrets';
 
 /** How long a model list is reused before GET /models is asked again (an endpoint or key change clears it at once). */
 const MODELS_TTL_MS = 5 * 60_000;
+/** How long VS Code's picker waits for GET /models before it gets the configured model alone. */
+const MODELS_TIMEOUT_MS = 10_000;
 
 type Obj = Record<string, unknown>;
 
@@ -44,7 +46,14 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
   private cache: { host: string; at: number; ids: string; models: ModelInfo[] } | undefined;
 
-  constructor(private readonly requester: Requester, settings: SettingsSnapshot, keys: ApiKeyStore, private readonly log: Log) {
+  /** `modelsTimeoutMs`: how long GET /models may take (a test sets it far off, so that only its cancel can end one). */
+  constructor(
+    private readonly requester: Requester,
+    settings: SettingsSnapshot,
+    keys: ApiKeyStore,
+    private readonly log: Log,
+    private readonly modelsTimeoutMs = MODELS_TIMEOUT_MS,
+  ) {
     super();
     const endpointChanged = () => {
       this.cache = undefined;
@@ -67,8 +76,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     return models.map((m) => {
       const o = override(m.id);
       const { maxInputTokens, maxOutputTokens } = tokenLimits(m, { contextWindow: o.contextWindow ?? t.settings.contextWindow, maxTokens: o.maxOutputTokens ?? t.settings.maxTokens });
-      // A server that refused `tools` for this model (learnt by Parley) gets none offered.
-      const refused = this.requester.adaptations(withModel(t, m.id))?.drop?.includes('tools') === true;
+      // A server that refused `tools` for this model (learnt from vscode.lm requests in this window) gets none offered.
+      const refused = this.requester.adaptations(withModel(t, m.id), 'vscode-chat')?.drop?.includes('tools') === true;
       return {
         id: m.id, name: m.id, family: m.id, version: t.host, detail: t.host, tooltip: `${m.id} · ${t.endpoint.origin}`,
         maxInputTokens, maxOutputTokens,
@@ -89,7 +98,7 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     const sub = token.onCancellationRequested(() => stop.abort());
     let models: ModelInfo[] = [];
     try {
-      models = await listModelInfo(this.requester.clientOptions(t, AbortSignal.any([stop.signal, AbortSignal.timeout(10_000)])));
+      models = await listModelInfo(this.requester.clientOptions(t, AbortSignal.any([stop.signal, AbortSignal.timeout(this.modelsTimeoutMs)])));
     } catch (e) {
       this.log.debug(`GET models for VS Code's chat failed: ${e instanceof Error ? e.message : String(e)}`);
     } finally {

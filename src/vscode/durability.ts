@@ -17,11 +17,12 @@ export type MoveAside = { conversation: Conversation } | { damagedId: string } |
 
 /**
  * Moves the damaged conversation file `<dir>/<id>.json` to `<id>.corrupt.json` (another name if that one exists:
- * nothing is replaced), with its entry deleted, and says so in the log (names only, never content). Renamed, which
- * takes whatever is at `<id>.json` at that moment, then checked again: a good file that another window saved meanwhile
- * goes back (unless a newer save is there by then), so a good save is never moved aside or deleted.
+ * nothing is replaced), with its entry deleted, and says so in the log with `why` (names and field paths only, never
+ * content). Renamed, which takes whatever is at `<id>.json` at that moment, then checked again: a good file that
+ * another window saved meanwhile goes back (unless a newer save is there by then), so a good save is never moved aside
+ * or deleted.
  */
-export async function moveAside(dir: string, id: string, log: { warn(line: string): void } | undefined): Promise<MoveAside> {
+export async function moveAside(dir: string, id: string, log: { warn(line: string): void } | undefined, why?: string): Promise<MoveAside> {
   const from = join(dir, conversationFileName(id));
   const exists = (p: string) => fs.stat(p).then(() => true, () => false);
   for (let i = 0; i < 5; i++) {
@@ -44,7 +45,7 @@ export async function moveAside(dir: string, id: string, log: { warn(line: strin
       return { conversation: again };
     }
     await fs.rm(join(dir, entryFileName(id)), { force: true });
-    log?.warn(`History: ${conversationFileName(id)} is not a readable conversation (cut short, or not Parley's); moved aside as ${name}. The history list shows it as damaged, with Open raw and Delete.`);
+    log?.warn(`History: ${conversationFileName(id)} is not a readable conversation (${why ?? "cut short, or not Parley's"}); moved aside as ${name}. The history list shows it as damaged, with Open raw and Delete.`);
     return { damagedId };
   }
   return undefined;

@@ -6,11 +6,24 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { dirname } from 'node:path';
 
+/**
+ * Test-only (src/vscode/testSeam.ts): called with the file being written once half of its data is in the temporary
+ * file; throwing stops the write there, as a crash would. Never set outside tests.
+ */
+export type HalfWritten = (target: string) => void;
+
 /** Writes `data` to a new file and flushes it to the disk before returning, so a rename after it never names half a file. */
-async function writeDurable(path: string, data: string | Uint8Array): Promise<void> {
+async function writeDurable(path: string, data: string | Uint8Array, halfWritten?: () => void): Promise<void> {
   const f = await fs.open(path, 'wx');
   try {
-    await f.writeFile(data);
+    if (halfWritten) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      await f.writeFile(bytes.subarray(0, bytes.length >> 1));
+      halfWritten();
+      await f.writeFile(bytes.subarray(bytes.length >> 1));
+    } else {
+      await f.writeFile(data);
+    }
     await f.sync();
   } finally {
     await f.close();
@@ -36,10 +49,10 @@ async function syncFolder(path: string): Promise<void> {
  * folder is atomic, so a reader (another window too) sees the old content or the new, never a part; and since the
  * temporary file is on the disk before the rename, a power loss leaves the old content or the new too.
  */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+export async function writeFileAtomic(path: string, data: string, halfWritten?: HalfWritten): Promise<void> {
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeDurable(tmp, data);
+    await writeDurable(tmp, data, halfWritten && (() => halfWritten(path)));
     await fs.rename(tmp, path);
   } catch (e) {
     await fs.rm(tmp, { force: true }).catch(() => {});

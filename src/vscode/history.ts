@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import type * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
 import {
-  conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseConversation, parseEntry,
+  checkConversationFile, conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseEntry,
   scanHistoryFolder,
 } from '../core/historyIndex';
 import type * as Durability from './durability';
 import type * as HistoryImages from './historyImages';
 import type { HistoryItem } from '../shared/protocol';
-import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic, type HalfWritten } from './files';
 
 /** The list that earlier versions kept in global state; read only to make a missing entry (see core/historyIndex.ts). */
 const INDEX_STATE = 'parley.historyIndex';
@@ -41,7 +41,13 @@ export type Loaded = { conversation: Conversation } | { damagedId: string } | un
 export class HistoryStore {
   private readonly dir: string;
 
-  constructor(storage: vscode.Uri, private readonly state: vscode.Memento, private readonly log?: { warn(line: string): void }) {
+  /** `faults`: only a test's own store has them (src/vscode/testSeam.ts), to stop a save half-way. */
+  constructor(
+    storage: vscode.Uri,
+    private readonly state: vscode.Memento,
+    private readonly log?: { warn(line: string): void },
+    private readonly faults?: { halfWritten: HalfWritten },
+  ) {
     this.dir = join(storage.fsPath, 'conversations');
   }
 
@@ -112,18 +118,22 @@ export class HistoryStore {
     return r && 'conversation' in r ? r.conversation : undefined;
   }
 
-  /** Reads a conversation; a file that is not one is moved aside as `<id>.corrupt.json` and logged. */
+  /**
+   * Reads a conversation; a file that is not one (not JSON, or any field of another type than Parley writes) is moved
+   * aside as `<id>.corrupt.json` and logged.
+   */
   async read(id: string): Promise<Loaded> {
     const file = conversationFileName(id);
     const text = await readTextIfExists(join(this.dir, file)).catch(() => undefined);
     if (text === undefined) return undefined;
-    const c = parseConversation(text, id);
-    if (c && text.includes('"ref":')) {
+    const checked = checkConversationFile(text, id);
+    if (!('conversation' in checked)) return durability().moveAside(this.dir, id, this.log, checked.problem);
+    const c = checked.conversation;
+    if (text.includes('"ref":')) {
       const images = historyImages();
       if (images.hasImageRefs(c)) await images.withImageData(c, join(this.dir, 'images'));
     }
-    if (c) return { conversation: c };
-    return durability().moveAside(this.dir, id, this.log);
+    return { conversation: c };
   }
 
   /**
@@ -158,8 +168,8 @@ export class HistoryStore {
     const stored = c.turns.some((t) => t.images?.length) ? await historyImages().withImageRefs(c, join(this.dir, 'images')) : c;
     const text = JSON.stringify(stored);
     await fs.mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text);
-    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }));
+    await writeFileAtomic(join(this.dir, conversationFileName(c.id)), text, this.faults?.halfWritten);
+    await writeFileAtomic(join(this.dir, entryFileName(c.id)), JSON.stringify({ ...entryOf(c), bytes: Buffer.byteLength(text) }), this.faults?.halfWritten);
     // Another window deleting a conversation may have removed an image this one names just before it was written:
     // each named image is checked for again now, and written again if gone.
     if (stored !== c) await historyImages().withImageRefs(c, join(this.dir, 'images'));

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { resolveEndpoint, type Endpoint } from '../core/endpoint';
 import { ParleyError } from '../core/errors';
-import { chatAndLearn, stateAdaptationStore, type AdaptationStore } from '../core/adaptations';
+import { chatAndLearn, memoryAdaptationStore, stateAdaptationStore, type AdaptationStore } from '../core/adaptations';
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
@@ -167,8 +167,14 @@ export interface RunOutcome {
 export class Requester {
   /** Settings adjustments already logged: each is said once per window, not once per request. */
   private readonly adjustmentsLogged = new Set<string>();
-  /** What servers turned out to refuse, per origin and model, in global state. */
+  /** What servers turned out to refuse Parley's own requests (panel, editor commands, Test Connection), per origin and model, in global state. */
   private readonly learnt: AdaptationStore;
+  /**
+   * What servers turned out to refuse requests of other extensions (`vscode.lm`, source `vscode-chat`): in memory for
+   * this window only, and kept apart from `learnt`. Such a request carries the caller's tools and options, so one
+   * caller's badly declared tool must not change what the panel sends, and the panel's findings do not change theirs.
+   */
+  private readonly lmLearnt = memoryAdaptationStore();
   constructor(
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
@@ -333,8 +339,13 @@ export class Requester {
     };
   }
 
-  adaptations(t: ReadyTarget): Adaptations | undefined {
-    return this.learnt.get(t.endpoint.origin, t.settings.model);
+  /** What requests from `source` learnt for this target's origin and model (`vscode-chat` has a store of its own). */
+  adaptations(t: ReadyTarget, source: UsageRecord['source'] = 'chat'): Adaptations | undefined {
+    return this.storeFor(source).get(t.endpoint.origin, t.settings.model);
+  }
+
+  private storeFor(source: UsageRecord['source']): AdaptationStore {
+    return source === 'vscode-chat' ? this.lmLearnt : this.learnt;
   }
 
   /** Remembers what a server turned out to refuse, for this origin and model. */
@@ -342,8 +353,10 @@ export class Requester {
     await this.learnt.set(t.endpoint.origin, t.settings.model, adaptations);
   }
 
+  /** Forgets what was learnt, the panel's and this window's `vscode.lm` requests' alike. */
   async resetAdaptations(): Promise<void> {
     await this.learnt.clear();
+    await this.lmLearnt.clear();
   }
 
   /** Counts usage found after the fact (a reply interrupted by its window going away, see core/recovery.ts). */
@@ -363,11 +376,12 @@ export class Requester {
     }
     this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
     if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
-    const outcome = await chatAndLearn(this.learnt, this.clientOptions(t, opts.signal), settings, opts.messages, opts.onEvent);
+    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, opts.signal), settings, opts.messages, opts.onEvent);
     const durationMs = Date.now() - started;
     if (outcome.dropped.length > 0) {
       for (const p of outcome.dropped) {
-        this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; remembered for next time.`);
+        const kept = opts.source === 'vscode-chat' ? "remembered for this window's vscode.lm requests" : 'remembered for next time';
+        this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; ${kept}.`);
         opts.onAdapted?.(p);
       }
     }

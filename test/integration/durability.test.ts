@@ -11,6 +11,8 @@ import { startTestServer, type RecordedRequest, type TestServer } from '../suppo
 import { chunk, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { Conversation } from '../../src/core/conversation';
+import { HistoryStore } from '../../src/vscode/history';
+import { StorageFaults } from '../../src/vscode/testSeam';
 import { group } from '../../src/core/usageLedger';
 import { parseUsageLog } from '../../src/core/usageLog';
 
@@ -141,6 +143,57 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     const notice = api.recorded.posted.find((m) => m.type === 'notice' && m.text.includes(`${id}.corrupt.json`));
     assert.ok(notice, 'a notice names the damaged file');
     assert.ok((await fs.readdir(dir)).includes(`${id}.corrupt.json`));
+  });
+
+  test('one mistyped field (steps "x", context 5) is a damaged file: moved aside, listed with Open raw and Delete, the log naming the field', async () => {
+    const steps = conversation(`steps${randomUUID().slice(0, 8)}`, 'Steps that are not steps');
+    const context = conversation(`context${randomUUID().slice(0, 8)}`, 'Context that is a number');
+    await fs.mkdir(dir, { recursive: true });
+    // Written by hand (no entry beside them), as a file edited or synced from elsewhere would be.
+    await fs.writeFile(join(dir, `${steps.id}.json`), JSON.stringify({ ...steps, turns: [steps.turns[0], { ...steps.turns[1], steps: 'x' }] }));
+    await fs.writeFile(join(dir, `${context.id}.json`), JSON.stringify({ ...context, turns: [{ ...context.turns[0], context: 5 }, context.turns[1]] }));
+
+    const list = await api.history.list();
+    for (const c of [steps, context]) {
+      assert.equal(list.find((i) => i.id === c.id)?.damaged, true, `${c.id} is listed as damaged`);
+      assert.ok((await fs.readdir(dir)).includes(`${c.id}.corrupt.json`), `${c.id}.json is moved aside`);
+    }
+    await waitFor('the log line naming the field', async () =>
+      (await windowLogs(api)).find((l) => l.text.includes(`${steps.id}.json is not a readable conversation (turns[1].steps is not what Parley writes there)`)), 15_000);
+
+    // Opened before any list (its entry says nothing is wrong): not opened, and the panel says where it went.
+    const late = conversation(`late${randomUUID().slice(0, 8)}`, 'Opened directly');
+    await api.history.save(late);
+    const text = await fs.readFile(join(dir, `${late.id}.json`), 'utf8');
+    await fs.writeFile(join(dir, `${late.id}.json`), text.replace('"status":"done"', '"status":5'));
+    api.recorded.posted.length = 0;
+    assert.equal(await api.chat.openConversation(late.id), false);
+    assert.ok(api.recorded.posted.some((m) => m.type === 'notice' && m.text.includes(`${late.id}.corrupt.json`)), 'a notice names the damaged file');
+    assert.equal((await api.history.list()).find((i) => i.id === late.id)?.damaged, true);
+  });
+
+  test('a save stopped half-way (as by a crash while writing) leaves the old conversation whole: it loads, and is listed as it was', async () => {
+    const faults = new StorageFaults();
+    const store = new HistoryStore(api.context.globalStorageUri, api.context.globalState, undefined, faults);
+    const c = conversation(`crash${randomUUID().slice(0, 8)}`, 'Before the crash');
+    await store.save(c);
+    const file = join(dir, `${c.id}.json`);
+    const before = await fs.readFile(file, 'utf8');
+    const changed: Conversation = {
+      ...c, title: 'After the crash', updatedAt: c.updatedAt + 1,
+      turns: [...c.turns, { id: `${c.id}-u2`, role: 'user', text: 'A long question. '.repeat(5000), status: 'done' }],
+    };
+    faults.cutNextWrite(`${c.id}.json`);
+    await assert.rejects(store.save(changed), /stopped half-way/, 'the save stopped in the middle of writing the conversation');
+    assert.equal(await fs.readFile(file, 'utf8'), before, 'the conversation file is the old one, byte for byte');
+    assert.deepEqual(await store.load(c.id), c, 'and it loads as it was');
+    const item = (await store.list()).find((i) => i.id === c.id);
+    assert.equal(item?.title, 'Before the crash');
+    assert.equal(item?.damaged, undefined);
+    assert.ok(!(await fs.readdir(dir)).includes(`${c.id}.corrupt.json`), 'nothing moved aside');
+    // The next save is whole.
+    await store.save(changed);
+    assert.equal((await store.load(c.id))?.turns.length, 3);
   });
 
   test('a reply whose window went away mid-stream: Interrupted, its text kept, its estimated usage counted once', async () => {

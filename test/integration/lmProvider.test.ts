@@ -9,6 +9,8 @@ import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
+import { ParleyChatProvider } from '../../src/vscode/chatProvider';
+import { errorBodies } from '../support/quirks';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 
@@ -22,10 +24,16 @@ suite('VS Code chat: Parley as a language model provider', function () {
   let server: TestServer;
   let reply: Reply = (_req, res) => writeSse(res, [chunk('ok', 'stop')]);
   let model: vscode.LanguageModelChat;
+  /** The next GET /models is never answered: only the client can end it. */
+  let holdNextModels = false;
 
   suiteSetup(async () => {
     api = await parley();
     server = await startTestServer(async (req, res) => {
+      if (req.method === 'GET' && holdNextModels) {
+        holdNextModels = false;
+        return;
+      }
       if (req.method === 'GET') return writeJson(res, 200, { data: [{ id: 'test-model', context_length: 65536 }, { id: 'other-model' }] });
       await reply(req, res);
     });
@@ -173,6 +181,123 @@ suite('VS Code chat: Parley as a language model provider', function () {
     }
     assert.deepEqual(seen, ['first']);
     assert.equal((await closed).clientClosedEarly, true);
+  });
+
+  test('cancelling the model list\'s token aborts GET /models: the server sees the connection close, and the list comes back', async () => {
+    // A provider of this test's own, with nothing cached, whose GET /models is never ended by a timer before the
+    // request's own (parley.requestTimeoutSeconds, 60 s): only the cancel can end it while this test waits.
+    const provider = new ParleyChatProvider(api.requester, api.settings, api.keys, api.log, 24 * 3_600_000);
+    try {
+      holdNextModels = true;
+      const cts = new vscode.CancellationTokenSource();
+      const listed = provider.provideLanguageModelChatInformation({ silent: true }, cts.token);
+      const held = await waitFor('GET /models at the server', () => server.requests.find((r) => r.method === 'GET' && r.path.endsWith('/models')));
+      assert.equal(holdNextModels, false, 'the held request is this provider\'s');
+      cts.cancel();
+      await waitFor('the server to see the held request\'s connection close', () => held.clientClosedEarly, 20_000);
+      // Without a list, the configured model alone.
+      assert.deepEqual((await listed).map((m) => m.id), ['test-model']);
+    } finally {
+      holdNextModels = false;
+      provider.dispose();
+    }
+  });
+
+  /** Rejects, as OpenAI does, a request with a tool whose schema has an array without `items`: naming that tool. */
+  const openAiSchemaCheck = (req: RecordedRequest, res: ServerResponse): boolean => {
+    const tools = ((req.json as { tools?: Array<{ function: { name: string; parameters?: unknown } }> }).tools) ?? [];
+    const lacksItems = (v: unknown): boolean => typeof v === 'object' && v !== null &&
+      (((v as { type?: unknown }).type === 'array' && !('items' in v)) || Object.values(v).some(lacksItems));
+    const i = tools.findIndex((t) => lacksItems(t.function.parameters));
+    if (i < 0) return false;
+    const e = errorBodies.openaiInvalidFunctionSchema(i, tools[i].function.name, 'globs');
+    writeJson(res, e.status, e.body);
+    return true;
+  };
+  const badTool: vscode.LanguageModelChatTool = { name: 'caller_find', description: 'Finds files', inputSchema: { type: 'object', properties: { globs: { type: 'array' } } } };
+
+  test('a caller\'s badly declared tool gets the server\'s error, and the panel still sends its tools afterwards', async () => {
+    reply = (req, res) => {
+      if (!openAiSchemaCheck(req, res)) writeSse(res, [chunk('ok', 'stop')]);
+    };
+    try {
+      await assert.rejects(send([vscode.LanguageModelChatMessage.User('find them')], { tools: [badTool] }), (e: Error) => {
+        assert.match(e.message, /Invalid schema for function 'caller_find'/);
+        return true;
+      });
+      assert.equal(chats(server).length, 1, 'not sent again without tools');
+      const t = await api.requester.target();
+      assert.ok(t.kind === 'ready');
+      assert.equal(api.requester.adaptations(t), undefined, 'the panel learnt nothing');
+      assert.equal(api.requester.adaptations(t, 'vscode-chat'), undefined, 'nor did vscode.lm callers');
+
+      // The panel's next question, as the reader sends it: with Parley's tools, answered.
+      await api.chat.newChat();
+      server.requests.length = 0;
+      await api.chat.send('Hello', []);
+      const [panel] = chats(server);
+      assert.ok(((panel.json as { tools?: unknown[] }).tools ?? []).length > 0, 'the panel sends its tools');
+      assert.equal(api.chat.current.turns.at(-1)?.text, 'ok');
+    } finally {
+      await api.requester.resetAdaptations();
+    }
+  });
+
+  test('what vscode.lm requests learn stays theirs, in memory; what the panel learns stays the panel\'s', async () => {
+    // Ollama's whole-field refusal, for other-model only.
+    reply = (req, res) => {
+      const body = req.json as { model?: string; tools?: unknown };
+      if (body.model === 'other-model' && body.tools !== undefined) {
+        const e = errorBodies.ollamaDoesNotSupportTools('other-model');
+        return writeJson(res, e.status, e.body);
+      }
+      writeSse(res, [chunk('ok', 'stop')]);
+    };
+    const tool: vscode.LanguageModelChatTool = { name: 'caller_tool', description: 'A tool', inputSchema: { type: 'object', properties: {} } };
+    const [other] = await vscode.lm.selectChatModels({ vendor: 'parley', id: 'other-model' });
+    const t0 = await api.requester.target();
+    assert.ok(t0.kind === 'ready');
+    const t = { ...t0, settings: { ...t0.settings, model: 'other-model' } };
+    const sentTools = () => chats(server).map((r) => (r.json as { tools?: unknown }).tools !== undefined);
+    const panelRequest = () => api.requester.run(t, {
+      messages: [{ role: 'user', content: 'hi' }], source: 'chat',
+      tools: [{ type: 'function', function: { name: 'read_file', description: 'Reads', parameters: { type: 'object', properties: {} } } }],
+    });
+    const lmRequest = async () => {
+      const response = await other.sendRequest([vscode.LanguageModelChatMessage.User('hi')], { tools: [tool] });
+      let text = '';
+      for await (const x of response.text) text += x;
+      return text;
+    };
+    const provider = new ParleyChatProvider(api.requester, api.settings, api.keys, api.log);
+    const toolCalling = async () => (await provider.provideLanguageModelChatInformation({ silent: true }, new vscode.CancellationTokenSource().token))
+      .find((m) => m.id === 'other-model')?.capabilities.toolCalling;
+    try {
+      assert.equal(await lmRequest(), 'ok');
+      assert.deepEqual(sentTools(), [true, false], 'refused, then sent without tools');
+      server.requests.length = 0;
+      assert.equal(await lmRequest(), 'ok');
+      assert.deepEqual(sentTools(), [false], 'the next vscode.lm request goes without them at once');
+      assert.equal(await toolCalling(), false, 'and VS Code is told the model takes no tools');
+      assert.equal(api.requester.adaptations(t), undefined, 'the panel learnt nothing from them');
+      assert.equal(api.context.globalState.get<Record<string, unknown>>('parley.adaptations', {})[`${t.endpoint.origin} other-model`], undefined, 'nothing in global state');
+
+      server.requests.length = 0;
+      await panelRequest();
+      assert.deepEqual(sentTools(), [true, false], 'the panel still tries its tools first');
+      assert.deepEqual(api.requester.adaptations(t), { drop: ['tools'] });
+
+      // The reverse: with only the panel's finding, vscode.lm requests try tools first.
+      await api.requester.resetAdaptations();
+      await panelRequest();
+      server.requests.length = 0;
+      assert.equal(await toolCalling(), true, 'the panel\'s finding does not hide tools from VS Code');
+      assert.equal(await lmRequest(), 'ok');
+      assert.deepEqual(sentTools(), [true, false], 'a vscode.lm request tries its tools first');
+    } finally {
+      provider.dispose();
+      await api.requester.resetAdaptations();
+    }
   });
 
   test('a 401 gives a LanguageModelError in the error card\'s words, without the key', async () => {

@@ -9,7 +9,7 @@ import { chats, chunk, containsSecret, headerNow, parley, userSettings, waitFor,
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
-import { SUMMARY_HEADING } from '../../src/core/conversation';
+import { SUMMARY_ACK, SUMMARY_HEADING } from '../../src/core/conversation';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
 import type { ChatMessage } from '../../src/core/types';
 
@@ -448,8 +448,11 @@ suite('Profiles, custom headers and compaction', function () {
 
     const last = chats(s).at(-1)!;
     const sent = last.json.messages as ChatMessage[];
-    assert.equal(sent[0].role, 'system');
-    assert.ok(String(sent[0].content).includes(SUMMARY_HEADING + summary.text), 'the request starts with the summary in the system message');
+    // The summary goes as a user message framed as one, with Parley's fixed answer: never in a system message.
+    const at = sent.findIndex((m) => m.content === SUMMARY_HEADING + summary.text);
+    assert.equal(sent[at]?.role, 'user', 'the summary is sent as a user message');
+    assert.deepEqual(sent[at + 1], { role: 'assistant', content: SUMMARY_ACK });
+    assert.equal(sent.some((m) => m.role === 'system' && String(m.content).includes(summary.text)), false, 'no system message carries the summary');
     assert.equal(sent.some((m) => m.content === 'Question 1 about the topic' || String(m.content).includes('Answer 1:')), false, 'the summarized turns are not sent');
     assert.equal(sent.at(-1)?.content, 'Question 5 about the topic');
     const everything = turns.filter((t) => t.summaryOf === undefined && t !== lastTurn()).reduce((n, t) => n + t.text.length, 0);

@@ -184,6 +184,50 @@ export const errorBodies = {
     };
   },
 
+  /**
+   * OpenAI's 400 for one badly declared tool (an array without `items`): the whole request is refused, and `param`
+   * points inside the tool list. Verbatim but for the names, as quoted in modelscope/ms-agent#610 (`param`
+   * "tools[0].function.parameters") and garrytan/gbrain#1103, flanksource/mission-control#2634 ("tools[36].parameters").
+   */
+  openaiInvalidFunctionSchema(index: number, fn: string, property: string, param = `tools[${index}].function.parameters`): ErrorAnswer {
+    return {
+      status: 400,
+      body: {
+        error: {
+          message: `Invalid schema for function '${fn}': In context=('properties', '${property}'), array schema missing items.`,
+          type: 'invalid_request_error',
+          param,
+          code: 'invalid_function_parameters',
+        },
+      },
+    };
+  },
+
+  /**
+   * Gemini's OpenAI-compatible endpoint on a tool schema it cannot read: no `param`, the path only in the message
+   * (mnfst/llm-gateway#1858; the same "at 'tools[0].function_declarations[0].parameters'" in janhq/jan#5927).
+   */
+  geminiUnknownSchemaField(field: string): ErrorAnswer {
+    return {
+      status: 400,
+      body: {
+        error: {
+          code: 400,
+          message: `Invalid JSON payload received. Unknown name "${field}" at 'tools[0].function_declarations[0].parameters.properties[0].value.items': Cannot find field.`,
+          status: 'INVALID_ARGUMENT',
+        },
+      },
+    };
+  },
+
+  /**
+   * Ollama's 400 for a model whose template has no tools: the whole `tools` field is refused (ollama/ollama#6027,
+   * #5793: `{"error":{"message":"stablelm2:latest does not support tools","type":"api_error","param":null,"code":null}}`).
+   */
+  ollamaDoesNotSupportTools(model: string): ErrorAnswer {
+    return { status: 400, body: { error: { message: `${model} does not support tools`, type: 'api_error', param: null, code: null } } };
+  },
+
   /** OpenAI's 404 for a path it does not serve. */
   openaiInvalidUrl(method: string, path: string): ErrorAnswer {
     return { status: 404, body: { error: { message: `Invalid URL (${method} ${path})`, type: 'invalid_request_error', param: null, code: null } } };

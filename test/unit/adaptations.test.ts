@@ -1,11 +1,15 @@
-// Learning what a server refuses: after one 400 for a parameter, the next request goes without it on the first try.
+// Learning what a server refuses: after one 400 for a parameter, the next request goes without it on the first try;
+// an error about one tool's declaration teaches nothing.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { ADAPTATIONS_STATE, chatAndLearn, stateAdaptationStore, type KeyValueState } from '../../src/core/adaptations';
 import type { ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import type { RequestSettings } from '../../src/core/request';
-import type { TestServer } from '../support/server';
-import { PARAM_PROFILES, startQuirkServer } from '../support/quirks';
+import type { ToolDefinition } from '../../src/core/types';
+import { errorBodies, openAiCompatible, PARAM_PROFILES, startQuirkServer, writeJson, type ErrorAnswer } from '../support/quirks';
+import { startTestServer, type TestServer } from '../support/server';
 
 /** Key-value state in memory, with globalState's semantics (update(key, undefined) removes the key). */
 class MemoryState implements KeyValueState {
@@ -69,5 +73,64 @@ describe('adaptations: learnt once, kept, used on the first try', function () {
     await store.clear();
     assert.equal(store.get('http://a:1', 'm'), undefined);
     assert.equal(state.values.has(ADAPTATIONS_STATE), false);
+  });
+});
+
+describe('adaptations: an error about one tool is not a refusal of tools', function () {
+  this.timeout(10_000);
+  let server: TestServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  /** A tool declared as some vscode.lm callers do: an array without `items`, which OpenAI refuses. */
+  const badTool: ToolDefinition = { type: 'function', function: { name: 'find_files', description: 'Finds files', parameters: { type: 'object', properties: { globs: { type: 'array' } } } } };
+  const settings: RequestSettings = { model: 'test-model', stream: true, temperature: 0.3, tools: [badTool] };
+  const groqToolUseFailed: ErrorAnswer = {
+    status: 400,
+    body: JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../../test/fixtures/providers/groq-error-400-tool-use-failed.json'), 'utf8')),
+  };
+  /** Real wordings of errors about one tool (sources in test/support/quirks.ts and test/fixtures/providers/SOURCES.md). */
+  const aboutOneTool: Array<[string, ErrorAnswer]> = [
+    ['OpenAI: param tools[0].function.parameters, code invalid_function_parameters', errorBodies.openaiInvalidFunctionSchema(0, 'find_files', 'globs')],
+    ['OpenAI: param tools[36].parameters', errorBodies.openaiInvalidFunctionSchema(36, 'find_files', 'globs', 'tools[36].parameters')],
+    // A gateway that passes the message on without `param`: the message quotes the tool's name, which the caller chose.
+    ['the same message without param, for a tool named "temperature"', { status: 400, body: { error: { message: "Invalid schema for function 'temperature': In context=('properties', 'globs'), array schema missing items.", type: 'invalid_request_error' } } }],
+    ["Gemini: no param, \"at 'tools[0].function_declarations[0]…'\"", errorBodies.geminiUnknownSchemaField('ref')],
+    ['Groq: tool_use_failed (fixture)', groqToolUseFailed],
+  ];
+
+  for (const [label, answer] of aboutOneTool) {
+    it(`${label}: the error reaches the caller, nothing is retried, nothing is learnt`, async () => {
+      server = await startTestServer(openAiCompatible({}, (req, res) => {
+        if ((req.json as { tools?: unknown }).tools === undefined) return false;
+        writeJson(res, answer.status, answer.body);
+        return true;
+      }));
+      const state = new MemoryState();
+      const opts: ClientOptions = { endpoint: resolveEndpoint(server.origin), maxRetries: 0, requestTimeoutMs: 5_000 };
+      const out = await chatAndLearn(stateAdaptationStore(state), opts, settings, MESSAGES);
+      assert.equal(out.result.ended, 'error');
+      assert.equal(out.result.error?.status, 400);
+      assert.deepEqual(out.dropped, [], 'nothing dropped');
+      assert.equal(server.requests.filter((q) => q.method === 'POST').length, 1, 'not sent again without tools (or temperature)');
+      assert.equal(state.values.has(ADAPTATIONS_STATE), false, 'nothing learnt for this origin and model');
+    });
+  }
+
+  it('a server that refuses tools as a whole (Ollama: "… does not support tools") is still learnt', async () => {
+    server = await startTestServer(openAiCompatible({}, (req, res) => {
+      if ((req.json as { tools?: unknown }).tools === undefined) return false;
+      const e = errorBodies.ollamaDoesNotSupportTools('stablelm2:latest');
+      writeJson(res, e.status, e.body);
+      return true;
+    }));
+    const state = new MemoryState();
+    const opts: ClientOptions = { endpoint: resolveEndpoint(server.origin), maxRetries: 0, requestTimeoutMs: 5_000 };
+    const out = await chatAndLearn(stateAdaptationStore(state), opts, settings, MESSAGES);
+    assert.equal(out.result.ended, 'done', JSON.stringify(out.result.error));
+    assert.deepEqual(out.dropped, ['tools']);
+    assert.deepEqual(stateAdaptationStore(state).get(server.origin, 'test-model'), { drop: ['tools'] });
   });
 });
