@@ -9,7 +9,7 @@ import type { Conversation, ContextItem, Turn } from './conversation';
 import type { InflightRequest, TurnOwner } from './recovery';
 import type { UsageRecord } from './usageLedger';
 import type {
-  ActionId, ContextChip, ErrorKindView, ErrorView, ImageView, MentionKind, ToolCallStatus, ToolCallView, ToolStepView, TurnStatus, UsageView,
+  ActionId, ContextChip, ErrorKindView, ErrorView, ImageView, MentionKind, ToolArgumentView, ToolCallStatus, ToolCallView, ToolStepView, TurnStatus, UsageView,
 } from '../shared/protocol';
 
 /** Checks the value at `at`: undefined when it is right, else the path of the first wrong field. */
@@ -83,7 +83,11 @@ const error = shape<ErrorView>({ kind: oneOf(ERROR_KIND), title: text, actions: 
 const chip = { id: text, path: text, startLine: num, endLine: num, language: text, truncated: flag };
 const contextChip = shape<ContextChip>(chip, { mention: oneOf(MENTION) });
 const contextItem = shape<ContextItem>({ ...chip, code: text }, { mention: oneOf(MENTION) });
-const call = shape<ToolCallView>({ id: text, name: text, summary: text, arguments: text, status: oneOf(CALL_STATUS) }, { ms: num, result: text });
+const argument = shape<ToolArgumentView>({ name: text, value: text }, { omitted: num, tail: text });
+const call = shape<ToolCallView>(
+  { id: text, name: text, summary: text, arguments: text, status: oneOf(CALL_STATUS) },
+  { wireId: text, ms: num, result: text, question: list(argument) },
+);
 const step = shape<ToolStepView>({ text, calls: list(call) }, {});
 const owner = shape<TurnOwner>({ session: text, pid: num, hostname: text, beat: num }, {});
 const inflight = shape<InflightRequest>({ id: text, model: text, host: text, source: oneOf(SOURCE), prompt: num }, {});
