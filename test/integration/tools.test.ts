@@ -168,6 +168,25 @@ suite('Tools: built-in read-only workspace tools', function () {
     assert.match(bad, /^search_text: the query is not a valid regular expression \(.*\)\. Fix it, or set isRegex to false/);
   });
 
+  test('search_text stops a catastrophic regex as too slow, and the extension host keeps running meanwhile', async function () {
+    this.timeout(60_000);
+    // (.*.*)*X backtracks for about 40 s on each of these lines when run on the extension host's thread (issue 32).
+    await write('tools/slow/lines.txt', ['fine', 'a'.repeat(16), 'a'.repeat(16), 'also fine', ''].join('\n'));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    let r: string;
+    try {
+      r = await refusal('search_text', { query: '(.*.*)*X', isRegex: true, glob: 'tools/slow/**' });
+    } finally {
+      clearInterval(timer);
+    }
+    assert.match(r, /^search_text stopped: matching the regex "\(\.\*\.\*\)\*X" in tools\/slow\/\*\* took more than 5 s \(at tools\/slow\/lines\.txt, after 0 files\), so the pattern is too slow\./);
+    assert.match(r, /use a simpler pattern/);
+    assert.ok(ticks > 0, 'a timer of the extension host ticked while the search ran');
+    // The next search runs as usual.
+    assert.match(await call('search_text', { query: 'also fine', glob: 'tools/slow/**' }), /^1 match for text "also fine" in tools\/slow\/\*\* in 1 file:\ntools\/slow\/lines\.txt:4: also fine$/);
+  });
+
   test('search_text stops when its signal aborts', async () => {
     const search = tool('search_text');
     const now = new AbortController();

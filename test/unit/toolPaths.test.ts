@@ -1,9 +1,10 @@
 // The tools' path rules (src/core/toolPaths.ts) and text helpers (src/core/toolText.ts), in plain Node.
 import * as assert from 'node:assert/strict';
-import { DEFAULT_TOOL_EXCLUDE, ToolError, displayToolPath, excludeMatcher, isInside, resolveToolPath, type ToolFolder } from '../../src/core/toolPaths';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { cappedList, compileQuery, fileExcerpt, looksBinary, matchingLines, optionalInt, requiredString } from '../../src/core/toolText';
+import { DEFAULT_TOOL_EXCLUDE, ToolError, displayToolPath, excludeMatcher, isInside, resolveToolPath, type ToolFolder } from '../../src/core/toolPaths';
+import { matchingLines } from '../../src/core/lineMatch';
+import { cappedList, compileQuery, fileExcerpt, looksBinary, optionalInt, requiredString } from '../../src/core/toolText';
 
 const ONE: ToolFolder[] = [{ name: 'app', path: '/home/u/app' }];
 const TWO: ToolFolder[] = [
@@ -208,8 +209,8 @@ describe('tool text (toolText)', () => {
   it('detects binary by NUL bytes; compiles literal and regex queries; reports a bad regex', () => {
     assert.equal(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x00, 0x01])), true);
     assert.equal(looksBinary(new TextEncoder().encode('héllo')), false);
-    assert.deepEqual(matchingLines('a.b\naxb\nA.B', compileQuery('a.b', false, false), 10).map((m) => m.line), [1, 3]);
-    assert.deepEqual(matchingLines('a.b\naxb', compileQuery('a.b', true, true), 10).map((m) => m.line), [1, 2]);
+    assert.deepEqual(matchingLines('a.b\naxb\nA.B', compileQuery('a.b', false, false), 10).matches.map((m) => m.line), [1, 3]);
+    assert.deepEqual(matchingLines('a.b\naxb', compileQuery('a.b', true, true), 10).matches.map((m) => m.line), [1, 2]);
     assert.match(refusal(() => compileQuery('foo(', true, false)), /not a valid regular expression.*set isRegex to false/);
   });
 
