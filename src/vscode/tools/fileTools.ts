@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, decodeText, fileExcerpt, looksBinary, optionalInt, optionalString, requiredString } from '../../core/toolText';
-import { MAX_READ_BYTES, ToolWorkspace, notFound, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { MAX_READ_BYTES, ToolWorkspace, notFound, toolReadSeam, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
 /** How a path argument is described to the model, in every tool that takes one. */
 export const PATH_HELP = 'Relative to the workspace folder (with several folders, start with the folder name), or absolute inside it.';
@@ -45,6 +45,7 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
       const ws = new ToolWorkspace(settings);
       const t = ws.target(path);
       await ws.checkLinks(t);
+      await toolReadSeam.afterCheck?.(t.uri.fsPath);
       const { text, label } = await readText(ws, t);
       signal.throwIfAborted();
       return fileExcerpt(label, text, settings.maxResultChars, start, end);

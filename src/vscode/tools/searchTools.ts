@@ -8,7 +8,7 @@ import { MAX_LINE_CHARS } from '../../core/lineMatch';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
 import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError } from './searchEngine';
-import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { ToolWorkspace, cancellationFor, toolReadSeam, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
 /** Most files search_text looks at, and files larger than it skips. */
 const MAX_SEARCH_FILES = 5000;
@@ -214,6 +214,7 @@ async function searchableText(t: ToolTarget): Promise<string | undefined> {
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return open.getText();
   try {
+    await toolReadSeam.afterCheck?.(t.uri.fsPath);
     const stat = await vscode.workspace.fs.stat(t.uri);
     if (stat.size > MAX_SEARCH_BYTES || !(stat.type & vscode.FileType.File)) return undefined;
     const bytes = await vscode.workspace.fs.readFile(t.uri);

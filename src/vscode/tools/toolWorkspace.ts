@@ -47,6 +47,12 @@ export interface ToolTarget {
   shown: string;
 }
 
+/**
+ * Test seam: when set, awaited after a file's path was checked and before the file is read, with its local path, so
+ * that a test can swap the path for a symbolic link at exactly that moment. Never set outside tests.
+ */
+export const toolReadSeam: { afterCheck?: (fsPath: string) => Promise<void> } = {};
+
 /** Files larger than this are not read whole (read_file) or searched (search_text). */
 export const MAX_READ_BYTES = 10 * 1024 * 1024;
 
