@@ -228,6 +228,10 @@ suite('Tools: built-in read-only workspace tools', function () {
         const kind = r.includes('outside-secret-text') ? 'OUTSIDE' : r.includes('inside-race-text') ? 'inside' : 'refused';
         seen.set(kind, (seen.get(kind) ?? 0) + 1);
       }
+      flipping = false;
+      await flipper;
+      // The flipper's last step leaves a file inside: read as usual once nothing swaps it.
+      assert.match(await call('read_file', { path: 'tools/race.txt' }), /inside-race-text/);
     } finally {
       flipping = false;
       await flipper;

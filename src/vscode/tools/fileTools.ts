@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, decodeText, fileExcerpt, looksBinary, optionalInt, optionalString, requiredString } from '../../core/toolText';
-import { MAX_READ_BYTES, ToolWorkspace, notFound, toolReadSeam, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { MAX_READ_BYTES, ToolWorkspace, notFound, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
 /** How a path argument is described to the model, in every tool that takes one. */
 export const PATH_HELP = 'Relative to the workspace folder (with several folders, start with the folder name), or absolute inside it.';
@@ -45,7 +45,6 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
       const ws = new ToolWorkspace(settings);
       const t = ws.target(path);
       await ws.checkLinks(t);
-      await toolReadSeam.afterCheck?.(t.uri.fsPath);
       const { text, label } = await readText(ws, t);
       signal.throwIfAborted();
       return fileExcerpt(label, text, settings.maxResultChars, start, end);
@@ -53,21 +52,11 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
   };
 }
 
-/** A file's text: the editor's when it has unsaved changes (what the user sees), else the disk's. */
+/** A file's text: the editor's when it has unsaved changes (what the user sees), else the disk's (read as checked). */
 async function readText(ws: ToolWorkspace, t: ToolTarget): Promise<{ text: string; label: string }> {
-  const stat = await ws.stat(t);
-  if (stat.type & vscode.FileType.Directory) throw new ToolError(`"${t.shown}" is a folder: use list_directory to see what it holds.`);
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return { text: open.getText(), label: `${t.shown} (with unsaved changes)` };
-  if (stat.size > MAX_READ_BYTES) {
-    throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to read (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = await vscode.workspace.fs.readFile(t.uri);
-  } catch (e) {
-    throw notFound(t, e);
-  }
+  const bytes = await ws.readBytes(t, MAX_READ_BYTES);
   if (looksBinary(bytes)) throw new ToolError(`"${t.shown}" is a binary file (${bytes.length} bytes); read_file reads text files only.`);
   return { text: decodeText(bytes), label: t.shown };
 }

@@ -8,7 +8,7 @@ import { MAX_LINE_CHARS } from '../../core/lineMatch';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
 import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError } from './searchEngine';
-import { ToolWorkspace, cancellationFor, toolReadSeam, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
 /** Most files search_text looks at, and files larger than it skips. */
 const MAX_SEARCH_FILES = 5000;
@@ -165,7 +165,7 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
   try {
     for (const t of targets) {
       signal.throwIfAborted();
-      const text = await searchableText(t);
+      const text = await searchableText(ws, t);
       signal.throwIfAborted();
       if (text === undefined) {
         skipped++;
@@ -209,15 +209,12 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
   return [header, cappedList(hits, ws.settings.maxResultChars - 300, 'Narrow the query or the glob.'), ...notes].join('\n');
 }
 
-/** A file's text for searching, or undefined when it is binary, too large or unreadable. */
-async function searchableText(t: ToolTarget): Promise<string | undefined> {
+/** A file's text for searching (read as checked), or undefined when it is binary, too large or unreadable. */
+async function searchableText(ws: ToolWorkspace, t: ToolTarget): Promise<string | undefined> {
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return open.getText();
   try {
-    await toolReadSeam.afterCheck?.(t.uri.fsPath);
-    const stat = await vscode.workspace.fs.stat(t.uri);
-    if (stat.size > MAX_SEARCH_BYTES || !(stat.type & vscode.FileType.File)) return undefined;
-    const bytes = await vscode.workspace.fs.readFile(t.uri);
+    const bytes = await ws.readBytes(t, MAX_SEARCH_BYTES);
     return looksBinary(bytes) ? undefined : decodeText(bytes);
   } catch {
     return undefined;
