@@ -47,9 +47,10 @@ export function clampNumber(key: string, v: unknown, min: number, max: number, f
  * The `parley.tools.*` settings, with a trusted workspace's values only tightening the user's (or the defaults):
  * its exclude globs are added to the user's list, it can turn the read question on but not off, turn tools off but not
  * on, and lower the three limits but not raise them. (In Restricted Mode, `trusted` false, its values are ignored.)
- * A workspace value that would loosen is ignored and said in `adjusted`, for the log.
+ * A workspace value that would loosen is ignored and said in `adjusted`, for the log (exclude globs are only added).
  */
 export function readToolsSettings(inspect: (key: string) => ScopedValue | undefined, trusted: boolean, adjusted: string[]): ToolsSettings {
+  const ignored = (key: string, where: string, what: string) => adjusted.push(`parley.tools.${key} in ${where} ${what}, so it is ignored: a workspace can only tighten the tools' settings.`);
   const levels = (key: string) => {
     const i = inspect(`tools.${key}`);
     const workspace: Array<{ value: unknown; where: string }> = [];
@@ -61,22 +62,18 @@ export function readToolsSettings(inspect: (key: string) => ScopedValue | undefi
   const enabled = levels('enabled');
   const userEnabled = enabled.user !== false;
   for (const w of enabled.workspace) {
-    if (w.value === true && !userEnabled) adjusted.push(`parley.tools.enabled is on in ${w.where}, but you turned tools off: a workspace can turn them off, not on.`);
+    if (w.value === true && !userEnabled) ignored('enabled', w.where, 'turns tools on, which you turned off');
   }
 
   const ask = levels('askBeforeReading');
   const userAsk = ask.user === true;
   for (const w of ask.workspace) {
-    if (w.value === false && userAsk) adjusted.push(`parley.tools.askBeforeReading is off in ${w.where}, but you turned it on: a workspace can turn the question on, not off.`);
+    if (w.value === false && userAsk) ignored('askBeforeReading', w.where, 'turns the read question off, which you turned on');
   }
 
   const exclude = levels('exclude');
   const own = stringList(exclude.user, DEFAULT_TOOL_EXCLUDE);
   const added = exclude.workspace.flatMap((w) => stringList(w.value, []));
-  for (const w of exclude.workspace) {
-    const list = stringList(w.value, []);
-    if (own.some((g) => !list.includes(g))) adjusted.push(`parley.tools.exclude in ${w.where} is added to your own list: a workspace can add globs, not take any out.`);
-  }
 
   const limits = Object.fromEntries(TOOL_LIMITS.map(([key, min, max, fallback]) => {
     const l = levels(key);
@@ -84,7 +81,7 @@ export function readToolsSettings(inspect: (key: string) => ScopedValue | undefi
     let used = mine;
     for (const w of l.workspace) {
       const theirs = Math.round(clampNumber(`tools.${key}`, w.value, min, max, mine, adjusted));
-      if (theirs > mine) adjusted.push(`parley.tools.${key} ${theirs} in ${w.where} is above your own limit (${mine}): a workspace can lower it, not raise it.`);
+      if (theirs > mine) ignored(key, w.where, `(${theirs}) is above yours (${mine})`);
       used = Math.min(used, theirs);
     }
     return [key, used];

@@ -84,7 +84,7 @@ suite('Security: a trusted workspace can only tighten the tools, and its system 
         if (card === 'ended') break;
         asked.push(file);
         assert.equal(card.result, undefined, 'nothing ran while it waited');
-        await routeWebviewMessage(api, { type: 'toolApproval', callId: card.id, decision: 'once' });
+        await routeWebviewMessage(api, { type: 'toolApproval', callId: card.id, decision: 'once', name: card.name, arguments: card.arguments });
       }
       await sent;
       const wire = JSON.stringify(chats(server).map((r) => r.json));

@@ -37,10 +37,8 @@ describe('tools settings across levels (readToolsSettings)', () => {
   it("a workspace's exclude globs are added to the default list, never replace it", () => {
     const t = tools({ workspace: { 'tools.exclude': ['x'] } });
     assert.deepEqual(t.exclude, [...DEFAULT_TOOL_EXCLUDE, 'x']);
-    assert.match(t.adjusted.join('\n'), /parley\.tools\.exclude in this workspace's settings is added to your own list: a workspace can add globs, not take any out\./);
     const both = tools({ user: { 'tools.exclude': ['mine/**'] }, workspace: { 'tools.exclude': ['mine/**', 'theirs'] }, folder: { 'tools.exclude': ['deeper', 42] } });
     assert.deepEqual(both.exclude, ['mine/**', 'theirs', 'deeper']);
-    assert.deepEqual(both.adjusted, ["parley.tools.exclude in this folder's settings is added to your own list: a workspace can add globs, not take any out."], 'the workspace level repeats the user list; the folder level does not');
   });
 
   it("the user's own exclude list (even an empty one) is the base; a mistyped one falls back to the defaults", () => {
@@ -55,7 +53,7 @@ describe('tools settings across levels (readToolsSettings)', () => {
     assert.equal(tools({ folder: { 'tools.askBeforeReading': true } }).askBeforeReading, true);
     const t = tools({ user: { 'tools.askBeforeReading': true }, workspace: { 'tools.askBeforeReading': false } });
     assert.equal(t.askBeforeReading, true);
-    assert.match(t.adjusted.join('\n'), /askBeforeReading is off in this workspace's settings, but you turned it on: a workspace can turn the question on, not off\./);
+    assert.deepEqual(t.adjusted, ["parley.tools.askBeforeReading in this workspace's settings turns the read question off, which you turned on, so it is ignored: a workspace can only tighten the tools' settings."]);
   });
 
   it('tools are on only when no level turns them off: a workspace can turn them off, not on', () => {
@@ -63,7 +61,7 @@ describe('tools settings across levels (readToolsSettings)', () => {
     assert.equal(tools({ folder: { 'tools.enabled': false } }).enabled, false);
     const t = tools({ user: { 'tools.enabled': false }, workspace: { 'tools.enabled': true } });
     assert.equal(t.enabled, false);
-    assert.match(t.adjusted.join('\n'), /tools\.enabled is on in this workspace's settings, but you turned tools off/);
+    assert.match(t.adjusted.join('\n'), /^parley\.tools\.enabled in this workspace's settings turns tools on, which you turned off, so it is ignored/);
   });
 
   it('the three limits: a workspace can lower them, not raise them above the user value or the default', () => {
@@ -72,7 +70,7 @@ describe('tools settings across levels (readToolsSettings)', () => {
     assert.deepEqual(low.adjusted, []);
     const high = tools({ workspace: { 'tools.maxRounds': 100, 'tools.maxResultChars': 1_000_000, 'tools.maxTurnTokens': 100_000_000 } });
     assert.deepEqual([high.maxRounds, high.maxResultChars, high.maxTurnTokens], [10, 20_000, 200_000]);
-    assert.match(high.adjusted.join('\n'), /parley\.tools\.maxRounds 100 in this workspace's settings is above your own limit \(10\): a workspace can lower it, not raise it\./);
+    assert.ok(high.adjusted.includes("parley.tools.maxRounds in this workspace's settings (100) is above yours (10), so it is ignored: a workspace can only tighten the tools' settings."), high.adjusted.join('\n'));
     assert.equal(high.adjusted.length, 3);
     const mistyped = tools({ user: { 'tools.maxRounds': 'many' }, workspace: { 'tools.maxRounds': 0 } });
     assert.equal(mistyped.maxRounds, 1, 'the workspace value clamped to the minimum, which is lower');
