@@ -9,8 +9,9 @@ import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
-import { promptDigest, promptForQuestion } from '../core/promptConsent';
+import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
+import type * as PromptQuestion from './promptQuestion';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
 import type { UsageTracker } from './statusBar';
@@ -66,21 +67,8 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === without ? false : undefined;
   },
-  async allowWorkspaceSystemPrompt(prompt) {
-    const allow = "Use the Workspace's Prompt";
-    const mine = 'Use Mine';
-    const answer = await vscode.window.showWarningMessage(
-      "This workspace's settings replace your system prompt (parley.systemPrompt) with their own. Use it?",
-      {
-        modal: true,
-        detail: `The system prompt goes first in every conversation and steers the model: it can tell it to read files and send them. The workspace's prompt:\n\n${promptForQuestion(prompt)}\n\n`
-          + 'Parley remembers your answer for this exact text and asks again when it changes; "Parley: Forget Workspace Endpoint Answers" asks again.',
-      },
-      allow,
-      mine,
-    );
-    return answer === allow ? true : answer === mine ? false : undefined;
-  },
+  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt is first asked about.
+  allowWorkspaceSystemPrompt: (prompt) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceSystemPrompt(prompt),
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
