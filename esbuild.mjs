@@ -45,7 +45,37 @@ const LAZY = {
   historyImages: 'src/vscode/historyImages.ts',
   /** Set Header Secret with its origin picker: loaded by the command. */
   headerSecretCommand: 'src/vscode/headerSecretCommand.ts',
+  /** The question before a workspace's system prompt is used: loaded when first asked. */
+  promptQuestion: 'src/vscode/promptQuestion.ts',
 };
+
+/**
+ * Resolves `parley:search-worker` to the source of search_text's worker thread (src/vscode/tools/searchWorker.ts,
+ * bundled on its own for Node), as a string: searchEngine.ts starts it with `new Worker(source, { eval: true })`, so
+ * the worker travels inside the bundle that uses it (dist/builtinTools.js, or a test bundle) with no file to find.
+ */
+function searchWorkerPlugin() {
+  return {
+    name: 'parley-search-worker',
+    setup(build) {
+      build.onResolve({ filter: /^parley:search-worker$/ }, () => ({ path: 'search-worker', namespace: 'parley-search-worker' }));
+      build.onLoad({ filter: /.*/, namespace: 'parley-search-worker' }, async () => {
+        const result = await esbuild.build({
+          ...common,
+          // Inlined as a string: a source map file would not be found from an eval'd worker.
+          sourcemap: false,
+          entryPoints: ['src/vscode/tools/searchWorker.ts'],
+          platform: 'node',
+          format: 'cjs',
+          target: 'node20',
+          write: false,
+          metafile: true,
+        });
+        return { contents: result.outputFiles[0].text, loader: 'text', watchFiles: Object.keys(result.metafile.inputs).map((f) => resolve(f)) };
+      });
+    },
+  };
+}
 
 function lazyModules(inline) {
   return {
@@ -69,7 +99,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [lazyModules(false)],
+    plugins: [lazyModules(false), searchWorkerPlugin()],
   },
   ...Object.entries(LAZY).map(([name, source]) => ({
     ...common,
@@ -79,7 +109,7 @@ const builds = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [lazyModules(false)],
+    plugins: [lazyModules(false), searchWorkerPlugin()],
   })),
   webviewBuildOptions({ outfile: 'dist/webview.js', production }),
   highlightWorkerBuildOptions({ outfile: 'dist/highlightWorker.js', production }),
@@ -101,7 +131,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode', 'mocha', 'playwright-core'],
-    plugins: [lazyModules(true)],
+    plugins: [lazyModules(true), searchWorkerPlugin()],
   });
   // The integration suite runs inside the extension host: one bundle with a run() entry, mocha included, and every
   // test/integration/**/*.test.ts behind the virtual module `parley:integration-tests` (loaded lazily by run()).
@@ -115,7 +145,7 @@ if (tests) {
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
-    plugins: [integrationTestsPlugin('test/integration'), lazyModules(true)],
+    plugins: [integrationTestsPlugin('test/integration'), lazyModules(true), searchWorkerPlugin()],
     // Mocha's parallel mode resolves worker files at run time; the suite runs serially, so that code is never used.
     logOverride: { 'require-resolve-not-external': 'silent' },
   });

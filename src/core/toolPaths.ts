@@ -9,8 +9,46 @@ export class ToolError extends Error {
   override readonly name = 'ToolError';
 }
 
-/** The default of `parley.tools.exclude`: secrets and dependencies are never read. */
-export const DEFAULT_TOOL_EXCLUDE: readonly string[] = ['**/.env*', '**/*.pem', '**/*.key', '**/id_rsa*', '**/.git/**', '**/node_modules/**'];
+/**
+ * The default of `parley.tools.exclude` (package.json has the same list): secrets and dependencies are never read.
+ * Secrets: environment files, private keys and key stores, the credential folders and files of SSH, GnuPG, cloud and
+ * container tools, package registries, Git and databases, and Terraform state (it holds resources' secrets in clear).
+ */
+export const DEFAULT_TOOL_EXCLUDE: readonly string[] = [
+  '**/.env*',
+  '**/*.pem',
+  '**/*.key',
+  '**/*.p12',
+  '**/*.pfx',
+  '**/*.jks',
+  '**/*.keystore',
+  '**/id_rsa*',
+  '**/id_dsa*',
+  '**/id_ecdsa*',
+  '**/id_ed25519*',
+  '**/.ssh/**',
+  '**/.gnupg/**',
+  '**/.aws/**',
+  '**/.azure/**',
+  '**/.config/gcloud/**',
+  '**/.kube/**',
+  '**/.docker/config.json',
+  '**/.config/gh/hosts.yml',
+  '**/.npmrc',
+  '**/.pypirc',
+  '**/.cargo/credentials*',
+  '**/.gem/credentials',
+  '**/.netrc',
+  '**/_netrc',
+  '**/.git-credentials',
+  '**/.pgpass',
+  '**/.vault-token',
+  '**/.htpasswd',
+  '**/credentials.json',
+  '**/*.tfstate*',
+  '**/.git/**',
+  '**/node_modules/**',
+];
 
 /** A workspace folder as the tools see it: its name and its URI path (absolute, `/`-separated, e.g. `/c:/src/app`). */
 export interface ToolFolder {

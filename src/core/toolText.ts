@@ -1,4 +1,5 @@
 // The workspace tools' pure parts: argument checks, binary detection, budgets and the text the model receives.
+import { splitLines } from './lineMatch';
 import { escapeRegExp } from './redact';
 import { ToolError } from './toolPaths';
 
@@ -50,14 +51,6 @@ export function looksBinary(bytes: Uint8Array): boolean {
 /** Bytes as text: UTF-8 (a BOM dropped), invalid sequences replaced. */
 export function decodeText(bytes: Uint8Array): string {
   return new TextDecoder('utf-8', { fatal: false, ignoreBOM: false }).decode(bytes);
-}
-
-/** Splits text into lines (\n or \r\n); a final newline does not make an extra empty line. */
-function splitLines(text: string): string[] {
-  if (text === '') return [];
-  const lines = text.split(/\r?\n/);
-  if (lines[lines.length - 1] === '') lines.pop();
-  return lines;
 }
 
 /**
@@ -114,26 +107,4 @@ export function compileQuery(query: string, isRegex: boolean, caseSensitive: boo
     const why = e instanceof Error ? e.message : String(e);
     throw new ToolError(`search_text: the query is not a valid regular expression (${why}). Fix it, or set isRegex to false to search for the text literally.`);
   }
-}
-
-/** Lines longer than this are shown around the match only. */
-const SNIPPET = 200;
-
-/** The lines of `text` that match `re`, as `line: text` pairs (1-based), at most `max`. */
-export function matchingLines(text: string, re: RegExp, max: number): { line: number; text: string }[] {
-  const out: { line: number; text: string }[] = [];
-  const lines = splitLines(text);
-  for (let i = 0; i < lines.length && out.length < max; i++) {
-    const m = re.exec(lines[i]);
-    if (!m) continue;
-    out.push({ line: i + 1, text: snippet(lines[i], m.index) });
-  }
-  return out;
-}
-
-function snippet(line: string, at: number): string {
-  const trimmed = line.trim();
-  if (trimmed.length <= SNIPPET) return trimmed;
-  const from = Math.max(0, at - SNIPPET / 4);
-  return `${from > 0 ? '…' : ''}${line.slice(from, from + SNIPPET).trim()}…`;
 }

@@ -1,7 +1,7 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
 import { readProfiles, type Profile } from '../core/profiles';
-import { DEFAULT_TOOL_EXCLUDE } from '../core/toolPaths';
+import { clampNumber, readToolsSettings, type ToolsSettings } from '../core/scopedSettings';
 import { Disposable } from './disposable';
 
 /** Where the effective value of a setting came from. */
@@ -12,17 +12,7 @@ export interface Price {
   output: number;
 }
 
-/** The `parley.tools.*` settings. */
-export interface ToolsSettings {
-  enabled: boolean;
-  /** Globs (relative to each workspace folder) the built-in tools never read. */
-  exclude: string[];
-  maxResultChars: number;
-  maxRounds: number;
-  maxTurnTokens: number;
-  /** Ask before the built-in read tools run too (other tools always ask). */
-  askBeforeReading: boolean;
-}
+export type { ToolsSettings } from '../core/scopedSettings';
 
 /** The `parley.compaction.*` settings. */
 export interface CompactionSettings {
@@ -50,7 +40,11 @@ export interface Settings {
   /** The base URL from user settings or the default: the user's own endpoint. */
   userBaseUrl: unknown;
   model: string;
+  /** The system prompt in effect: a workspace's is used only once the user allowed it (the requester asks). */
   systemPrompt: string;
+  systemPromptSource: SettingSource;
+  /** The system prompt from user settings or the default: the user's own. */
+  userSystemPrompt: string;
   temperature?: number;
   topP?: number;
   maxTokens?: number;
@@ -105,6 +99,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     ],
   );
   const userBase = read<unknown>(c, 'baseUrl', false);
+  const prompt = read<unknown>(c, 'systemPrompt', trusted);
   const stop = get<unknown>('stop');
   const logLevel = get<string>('logLevel');
   const pricing = get<unknown>('pricing');
@@ -123,7 +118,9 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     baseUrlSource: base.source,
     userBaseUrl: userBase.value,
     model,
-    systemPrompt: String(get<unknown>('systemPrompt') ?? ''),
+    systemPrompt: String(prompt.value ?? ''),
+    systemPromptSource: prompt.source,
+    userSystemPrompt: String(read<unknown>(c, 'systemPrompt', false).value ?? ''),
     temperature: optionalNumber(get('temperature')),
     topP: optionalNumber(get('topP')),
     maxTokens: optionalNumber(get('maxTokens')),
@@ -138,14 +135,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
-    tools: {
-      enabled: get<unknown>('tools.enabled') !== false,
-      exclude: stringList(get<unknown>('tools.exclude'), DEFAULT_TOOL_EXCLUDE),
-      maxResultChars: Math.round(clamp('tools.maxResultChars', 1000, 1_000_000, 20_000)),
-      maxRounds: Math.round(clamp('tools.maxRounds', 1, 100, 10)),
-      maxTurnTokens: Math.round(clamp('tools.maxTurnTokens', 1000, 100_000_000, 200_000)),
-      askBeforeReading: get<unknown>('tools.askBeforeReading') === true,
-    },
+    tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),
     adjusted,
   };
 }
@@ -172,23 +162,6 @@ function unappliedValues(c: vscode.WorkspaceConfiguration, trusted: boolean): st
     }
   }
   return out;
-}
-
-/** A list of strings from a setting; the default when it is not an array (non-strings dropped). */
-function stringList(v: unknown, fallback: readonly string[]): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [...fallback];
-}
-
-/** Settings that only tune time and retries are clamped rather than refused: a bad value must not block chat. */
-function clampNumber(key: string, v: unknown, min: number, max: number, fallback: number, adjusted: string[]): number {
-  if (v === undefined || v === null) return fallback;
-  if (typeof v !== 'number' || !Number.isFinite(v)) {
-    adjusted.push(`${SECTION}.${key} is not a number (${JSON.stringify(v)}); using ${fallback}.`);
-    return fallback;
-  }
-  const used = Math.min(max, Math.max(min, v));
-  if (used !== v) adjusted.push(`${SECTION}.${key} ${v} is out of range (${min} to ${max}); using ${used}.`);
-  return used;
 }
 
 /** Opens the Settings editor on Parley's settings. */

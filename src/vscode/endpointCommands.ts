@@ -72,9 +72,9 @@ export async function resetAdaptations(s: Services): Promise<void> {
 /** Parley: Forget Workspace Endpoint Answers. */
 export async function resetWorkspaceOrigins(s: Services): Promise<void> {
   const n = await s.requester.resetWorkspaceOrigins();
-  s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints.`);
+  s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints, headers and system prompts.`);
   void vscode.window.showInformationMessage(n
-    ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints; Parley asks again before using one.`
-    : 'Parley: there were no answers about workspace endpoints to forget.');
+    ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints, headers and system prompts; Parley asks again before using one.`
+    : 'Parley: there were no answers about workspace endpoints, headers or system prompts to forget.');
   await s.chat.endpointChanged();
 }

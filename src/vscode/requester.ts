@@ -9,7 +9,9 @@ import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
+import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
+import type * as PromptQuestion from './promptQuestion';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
 import type { UsageTracker } from './statusBar';
@@ -26,6 +28,8 @@ export interface Prompts {
    * asks again). `secrets` names the user's header secrets the values would carry. Undefined: dismissed.
    */
   allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[]): Promise<boolean | undefined>;
+  /** Asked once per exact text when a workspace's settings replace the user's system prompt. Undefined: dismissed. */
+  allowWorkspaceSystemPrompt?(prompt: string): Promise<boolean | undefined>;
 }
 
 export const vscodePrompts: Prompts = {
@@ -63,6 +67,8 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === without ? false : undefined;
   },
+  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt is first asked about.
+  allowWorkspaceSystemPrompt: (prompt) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceSystemPrompt(prompt),
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
@@ -70,6 +76,8 @@ const APPROVALS_STATE = 'parley.workspaceOrigins';
 const HEADER_ANSWERS_STATE = 'parley.workspaceHeaderAnswers';
 /** The answers before they covered values (by origin and names only): never read, cleared with the others. */
 const OLD_HEADER_ANSWERS_STATE = 'parley.workspaceHeaders';
+/** Answers about workspace system prompts, by the SHA-256 of the prompt's text. */
+const PROMPT_APPROVALS_STATE = 'parley.workspaceSystemPrompts';
 
 /** Which profile and model a request is for: a conversation's own, else the active profile and its model. */
 export interface Selection {
@@ -191,7 +199,7 @@ export class Requester {
    * the user's own is used only after the user allows it; otherwise the user's endpoint is used.
    */
   async target(base0: Settings = this.settings.current, interactive = false, selection: Selection = {}): Promise<Target> {
-    const settings = this.selected(selection, base0);
+    const settings = await this.withAllowedPrompt(this.selected(selection, base0), interactive);
     const profile = settings.profile;
     let base = settings.baseUrl;
     let declined = false;
@@ -276,6 +284,25 @@ export class Requester {
   }
 
   /**
+   * The settings with the system prompt the user allowed: a workspace's (or folder's) prompt that differs from the
+   * user's is used only once the user allowed that exact text (asked only for a request the user started, as for a
+   * workspace origin); until then, and when declined, the user's own prompt is sent.
+   */
+  private async withAllowedPrompt<S extends Settings>(s: S, interactive: boolean): Promise<S> {
+    if ((s.systemPromptSource !== 'workspace' && s.systemPromptSource !== 'folder') || s.systemPrompt === s.userSystemPrompt) return s;
+    const id = await promptDigest(s.systemPrompt);
+    const answers = this.state.get<Record<string, boolean>>(PROMPT_APPROVALS_STATE, {});
+    let allowed = Object.prototype.hasOwnProperty.call(answers, id) ? answers[id] : undefined;
+    if (allowed === undefined && interactive && this.prompts.allowWorkspaceSystemPrompt) {
+      allowed = await this.prompts.allowWorkspaceSystemPrompt(s.systemPrompt);
+      if (allowed !== undefined) await this.state.update(PROMPT_APPROVALS_STATE, { ...this.state.get<Record<string, boolean>>(PROMPT_APPROVALS_STATE, {}), [id]: allowed });
+    }
+    if (allowed === true) return s;
+    if (interactive) this.log.warn(`Not using the workspace's system prompt: ${allowed === false ? 'you declined it' : 'not allowed'}. Using yours.`);
+    return { ...s, systemPrompt: s.userSystemPrompt };
+  }
+
+  /**
    * The settings a selection makes (its profile and model applied): what a request would use, without resolving the
    * endpoint or reading the key. For names and limits; requests go through target().
    */
@@ -297,13 +324,11 @@ export class Requester {
     return allowed;
   }
 
-  /** Forgets every answer about workspace-set origins; each is asked again before its next request. */
+  /** Forgets every answer about workspace-set origins, headers and system prompts; each is asked again before its next request. */
   async resetWorkspaceOrigins(): Promise<number> {
-    const n = Object.keys(this.state.get<Record<string, boolean>>(APPROVALS_STATE, {})).length
-      + Object.keys(this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {})).length;
-    await this.state.update(APPROVALS_STATE, undefined);
-    await this.state.update(HEADER_ANSWERS_STATE, undefined);
-    await this.state.update(OLD_HEADER_ANSWERS_STATE, undefined);
+    const counted = [APPROVALS_STATE, HEADER_ANSWERS_STATE, PROMPT_APPROVALS_STATE];
+    const n = counted.reduce((sum, key) => sum + Object.keys(this.state.get<Record<string, boolean>>(key, {})).length, 0);
+    for (const key of [...counted, OLD_HEADER_ANSWERS_STATE]) await this.state.update(key, undefined);
     return n;
   }
 

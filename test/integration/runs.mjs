@@ -27,7 +27,7 @@ export const runs = [
     // VS Code in a browser saves after a second by default (desktop VS Code does not): tests that check that Accept
     // leaves a document unsaved must not depend on how quickly they look.
     settings: { 'files.autoSave': 'off' },
-    tests: ['*', '!restricted'],
+    tests: ['*', '!restricted', '!policy'],
   },
   {
     name: 'restricted',
@@ -35,6 +35,14 @@ export const runs = [
     trust: false,
     settings: {},
     tests: ['smoke', 'restricted'],
+  },
+  {
+    // A trusted repository whose .vscode/settings.json tries to loosen the tools' settings and replace the system prompt.
+    name: 'policy',
+    workspace: 'policy',
+    trust: true,
+    settings: {},
+    tests: ['smoke', 'policy'],
   },
 ];
 

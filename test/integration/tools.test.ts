@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
 import { ToolError, builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
+import { toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
 import { waitFor } from './helpers';
 
 const FAKE_KEY = 'sk-fake-fixture-7c1e0d9b2a';
@@ -127,6 +128,119 @@ suite('Tools: built-in read-only workspace tools', function () {
     assert.ok(!found.includes('secret.txt'), found);
   }
 
+  test('read_file and search_text read what they checked: a path swapped for a link to outside after the check gives nothing from outside', async function () {
+    const secret = path.join(outside, 'secret.txt');
+    const flip = path.join(root, 'tools', 'flip.txt');
+    const flipDir = path.join(root, 'tools', 'flipdir');
+    const answer = async (name: string, args: Record<string, unknown>) => call(name, args).catch((e: unknown) => {
+      if (e instanceof ToolError) return `refused: ${e.message}`;
+      throw e;
+    });
+    try {
+      // The file is checked as an ordinary file inside; at the seam, between the check and the read, it becomes a link
+      // to a file outside (the race the review won 9 times in 400, made certain).
+      await fs.writeFile(flip, 'inside-flip-text\n');
+      await fs.symlink(secret, `${flip}.probe`).catch((e: NodeJS.ErrnoException) => {
+        // As above: only where the OS refuses to make symbolic links (EPERM) is there no link to swap in.
+        if (e.code === 'EPERM') this.skip();
+        throw e;
+      });
+      await fs.rm(`${flip}.probe`);
+      let swaps = 0;
+      const results: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        await fs.rm(flip, { force: true });
+        await fs.writeFile(flip, 'inside-flip-text\n');
+        toolReadSeam.afterCheck = async (p) => {
+          if (p !== flip) return;
+          await fs.rm(flip);
+          await fs.symlink(secret, flip);
+          swaps++;
+        };
+        results.push(await answer('read_file', { path: 'tools/flip.txt' }));
+        toolReadSeam.afterCheck = undefined;
+      }
+      assert.equal(swaps, 20, 'the path was swapped after every check');
+      for (const r of results) assert.ok(!r.includes('outside-secret-text'), r);
+      assert.match(results[0], /^refused: "tools\/flip\.txt" changed while it was being read/);
+
+      // A folder on the way swapped for a link to a folder outside that holds a file of the same name.
+      await fs.mkdir(flipDir, { recursive: true });
+      await fs.writeFile(path.join(flipDir, 'secret.txt'), 'inside-dir-text\n');
+      toolReadSeam.afterCheck = async (p) => {
+        if (!p.startsWith(flipDir)) return;
+        await fs.rm(flipDir, { recursive: true });
+        await fs.symlink(outside, flipDir, 'dir');
+      };
+      const viaDir = await answer('read_file', { path: 'tools/flipdir/secret.txt' });
+      toolReadSeam.afterCheck = undefined;
+      assert.ok(!viaDir.includes('outside-secret-text'), viaDir);
+      assert.match(viaDir, /^refused: "tools\/flipdir\/secret\.txt" changed while it was being read/);
+      await fs.rm(flipDir, { force: true });
+
+      // search_text reads each file the same way.
+      await fs.rm(flip, { force: true });
+      await fs.writeFile(flip, 'inside-flip-text\n');
+      toolReadSeam.afterCheck = async (p) => {
+        if (p !== flip) return;
+        await fs.rm(flip);
+        await fs.symlink(secret, flip);
+      };
+      const search = await answer('search_text', { query: 'outside-secret-text', glob: 'tools/flip.txt' });
+      toolReadSeam.afterCheck = undefined;
+      assert.match(search, /^No matches/, search);
+    } finally {
+      toolReadSeam.afterCheck = undefined;
+      await fs.rm(flip, { force: true });
+      await fs.rm(flipDir, { recursive: true, force: true });
+    }
+  });
+
+  test('read_file never returns the outside file while a path flips between a file inside and a link to outside', async function () {
+    const secret = path.join(outside, 'secret.txt');
+    const race = path.join(root, 'tools', 'race.txt');
+    await fs.writeFile(race, 'inside-race-text\n');
+    try {
+      await fs.symlink(secret, `${race}.link`);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') this.skip();
+      throw e;
+    }
+    let flipping = true;
+    let flips = 0;
+    // Each flip is one rename over the path, so that the path always exists: a file inside, then a link to outside.
+    const flipper = (async () => {
+      while (flipping) {
+        await fs.symlink(secret, `${race}.link`).catch(() => {});
+        await fs.rename(`${race}.link`, race);
+        await fs.writeFile(`${race}.file`, 'inside-race-text\n');
+        await fs.rename(`${race}.file`, race);
+        flips++;
+      }
+    })();
+    const seen = new Map<string, number>();
+    try {
+      for (let i = 0; i < 200; i++) {
+        const r = await call('read_file', { path: 'tools/race.txt' }).catch((e: unknown) => {
+          if (e instanceof ToolError) return 'refused';
+          throw e;
+        });
+        const kind = r.includes('outside-secret-text') ? 'OUTSIDE' : r.includes('inside-race-text') ? 'inside' : 'refused';
+        seen.set(kind, (seen.get(kind) ?? 0) + 1);
+      }
+      flipping = false;
+      await flipper;
+      // The flipper's last step leaves a file inside: read as usual once nothing swaps it.
+      assert.match(await call('read_file', { path: 'tools/race.txt' }), /inside-race-text/);
+    } finally {
+      flipping = false;
+      await flipper;
+      for (const f of [race, `${race}.link`, `${race}.file`]) await fs.rm(f, { force: true });
+    }
+    assert.ok(flips > 0, 'the path flipped while it was read');
+    assert.equal(seen.get('OUTSIDE'), undefined, `read 200 times: ${JSON.stringify(Object.fromEntries(seen))}`);
+  });
+
   test('list_directory lists folders first with a trailing /, hiding excluded entries and saying so', async () => {
     const r = await call('list_directory', { path: 'tools' });
     const lines = r.split('\n');
@@ -166,6 +280,25 @@ suite('Tools: built-in read-only workspace tools', function () {
     assert.match(capped, /\[Stopped at maxResults \(7\) after 3 files: there may be more matches\./);
     const bad = await refusal('search_text', { query: 'needle(', isRegex: true });
     assert.match(bad, /^search_text: the query is not a valid regular expression \(.*\)\. Fix it, or set isRegex to false/);
+  });
+
+  test('search_text stops a catastrophic regex as too slow, and the extension host keeps running meanwhile', async function () {
+    this.timeout(60_000);
+    // (.*.*)*X backtracks for about 40 s on each of these lines when run on the extension host's thread (issue 32).
+    await write('tools/slow/lines.txt', ['fine', 'a'.repeat(16), 'a'.repeat(16), 'also fine', ''].join('\n'));
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 10);
+    let r: string;
+    try {
+      r = await refusal('search_text', { query: '(.*.*)*X', isRegex: true, glob: 'tools/slow/**' });
+    } finally {
+      clearInterval(timer);
+    }
+    assert.match(r, /^search_text stopped: matching the regex "\(\.\*\.\*\)\*X" in tools\/slow\/\*\* took more than 5 s \(at tools\/slow\/lines\.txt, after 0 files\), so the pattern is too slow\./);
+    assert.match(r, /use a simpler pattern/);
+    assert.ok(ticks > 0, 'a timer of the extension host ticked while the search ran');
+    // The next search runs as usual.
+    assert.match(await call('search_text', { query: 'also fine', glob: 'tools/slow/**' }), /^1 match for text "also fine" in tools\/slow\/\*\* in 1 file:\ntools\/slow\/lines\.txt:4: also fine$/);
   });
 
   test('search_text stops when its signal aborts', async () => {

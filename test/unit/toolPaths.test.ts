@@ -1,7 +1,10 @@
 // The tools' path rules (src/core/toolPaths.ts) and text helpers (src/core/toolText.ts), in plain Node.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { DEFAULT_TOOL_EXCLUDE, ToolError, displayToolPath, excludeMatcher, isInside, resolveToolPath, type ToolFolder } from '../../src/core/toolPaths';
-import { cappedList, compileQuery, fileExcerpt, looksBinary, matchingLines, optionalInt, requiredString } from '../../src/core/toolText';
+import { matchingLines } from '../../src/core/lineMatch';
+import { cappedList, compileQuery, fileExcerpt, looksBinary, optionalInt, requiredString } from '../../src/core/toolText';
 
 const ONE: ToolFolder[] = [{ name: 'app', path: '/home/u/app' }];
 const TWO: ToolFolder[] = [
@@ -102,6 +105,38 @@ describe('tool paths (excludeMatcher)', () => {
     for (const [p, glob] of cases) assert.equal(m.match(p), glob, p);
   });
 
+  it('the default keeps out the common credential files, with the home folder as the workspace', () => {
+    const secrets = [
+      '.ssh/id_ed25519', '.ssh/id_ecdsa', '.ssh/id_rsa', '.ssh/id_dsa', '.ssh/config', '.ssh/known_hosts', '.ssh/my-server-key',
+      'work/id_ed25519', 'deploy/id_ecdsa.pub',
+      'certs/client.p12', 'certs/server.pfx', 'android/release.jks', 'android/app/debug.keystore',
+      '.aws/credentials', '.aws/config', '.aws/sso/cache/token.json', '.azure/msal_token_cache.json',
+      '.config/gcloud/application_default_credentials.json', '.kube/config', '.docker/config.json', '.config/gh/hosts.yml',
+      '.npmrc', 'project/.npmrc', '.pypirc', '.cargo/credentials.toml', '.cargo/credentials', '.gem/credentials',
+      '.netrc', '_netrc', '.git-credentials', '.pgpass', '.vault-token', 'site/.htpasswd', '.gnupg/private-keys-v1.d/A1.key',
+      'credentials.json', 'api/credentials.json',
+      'infra/terraform.tfstate', 'infra/terraform.tfstate.backup', '.env.local', '.git/config',
+    ];
+    for (const p of secrets) assert.ok(m.match(p), `${p} is excluded by default`);
+  });
+
+  it('the default lets ordinary files in a home folder or project through', () => {
+    const ordinary = [
+      '.bashrc', '.profile', '.gitconfig', '.gitignore', '.github/workflows/ci.yml', '.config/gh/config.yml', '.docker/daemon.json',
+      'src/ssh.ts', 'src/id_utils.ts', 'src/identity.ts', 'keystore.ts', 'docs/credentials.md', 'credentials.ts', 'main.tf', 'vars.tfvars',
+      'package.json', 'src/npmrc.ts', 'notes/netrc.md', 'README.md',
+    ];
+    for (const p of ordinary) assert.equal(m.match(p), undefined, p);
+  });
+
+  it("package.json's default for parley.tools.exclude is the code's fallback list", () => {
+    // The bundle runs from out/test/unit: package.json is in the nearest folder above that holds one.
+    let dir = __dirname;
+    while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, { default?: unknown }> } } };
+    assert.deepEqual(pkg.contributes.configuration.properties['parley.tools.exclude'].default, [...DEFAULT_TOOL_EXCLUDE]);
+  });
+
   it('matches case-insensitively and with Windows separators', () => {
     assert.equal(m.match('Config\\.ENV'), '**/.env*');
     assert.equal(m.match('NODE_MODULES\\x.js'), '**/node_modules/**');
@@ -174,8 +209,8 @@ describe('tool text (toolText)', () => {
   it('detects binary by NUL bytes; compiles literal and regex queries; reports a bad regex', () => {
     assert.equal(looksBinary(new Uint8Array([0x50, 0x4b, 0x03, 0x04, 0x00, 0x01])), true);
     assert.equal(looksBinary(new TextEncoder().encode('héllo')), false);
-    assert.deepEqual(matchingLines('a.b\naxb\nA.B', compileQuery('a.b', false, false), 10).map((m) => m.line), [1, 3]);
-    assert.deepEqual(matchingLines('a.b\naxb', compileQuery('a.b', true, true), 10).map((m) => m.line), [1, 2]);
+    assert.deepEqual(matchingLines('a.b\naxb\nA.B', compileQuery('a.b', false, false), 10).matches.map((m) => m.line), [1, 3]);
+    assert.deepEqual(matchingLines('a.b\naxb', compileQuery('a.b', true, true), 10).matches.map((m) => m.line), [1, 2]);
     assert.match(refusal(() => compileQuery('foo(', true, false)), /not a valid regular expression.*set isRegex to false/);
   });
 

@@ -52,21 +52,11 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
   };
 }
 
-/** A file's text: the editor's when it has unsaved changes (what the user sees), else the disk's. */
+/** A file's text: the editor's when it has unsaved changes (what the user sees), else the disk's (read as checked). */
 async function readText(ws: ToolWorkspace, t: ToolTarget): Promise<{ text: string; label: string }> {
-  const stat = await ws.stat(t);
-  if (stat.type & vscode.FileType.Directory) throw new ToolError(`"${t.shown}" is a folder: use list_directory to see what it holds.`);
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return { text: open.getText(), label: `${t.shown} (with unsaved changes)` };
-  if (stat.size > MAX_READ_BYTES) {
-    throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to read (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = await vscode.workspace.fs.readFile(t.uri);
-  } catch (e) {
-    throw notFound(t, e);
-  }
+  const bytes = await ws.readBytes(t, MAX_READ_BYTES);
   if (looksBinary(bytes)) throw new ToolError(`"${t.shown}" is a binary file (${bytes.length} bytes); read_file reads text files only.`);
   return { text: decodeText(bytes), label: t.shown };
 }

@@ -1,10 +1,13 @@
 // The find_files and search_text tools: files by glob through VS Code's search (files.exclude and search.exclude
 // apply), and text or regex search over them.
 //
-// search_text reads the files itself: vscode.workspace.findTextInFiles is a proposed API, not available to Parley.
+// search_text reads the files itself (vscode.workspace.findTextInFiles is a proposed API, not available to Parley) and
+// matches them in a worker thread (searchEngine.ts): the model's regex never runs on the extension host's thread.
 import * as vscode from 'vscode';
+import { MAX_LINE_CHARS } from '../../core/lineMatch';
 import { ToolError } from '../../core/toolPaths';
-import { cappedList, compileQuery, decodeText, looksBinary, matchingLines, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
+import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
+import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError } from './searchEngine';
 import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
 /** Most files search_text looks at, and files larger than it skips. */
@@ -125,7 +128,7 @@ export function searchTextTool(settings: BuiltinToolSettings): WorkspaceTool {
       type: 'function',
       function: {
         name: 'search_text',
-        description: 'Searches the text of workspace files for a literal string or a regular expression (JavaScript syntax, one line at a time). Returns matching lines as "path:line: text". Binary files, files over 1 MB and excluded files are skipped.',
+        description: `Searches the text of workspace files for a literal string or a regular expression (JavaScript syntax, one line at a time; a line is searched in its first ${MAX_LINE_CHARS} characters). Returns matching lines as "path:line: text". Binary files, files over 1 MB and excluded files are skipped. A search that takes more than ${SEARCH_TIME_LIMIT_MS / 1000} s of matching is stopped.`,
         parameters: {
           type: 'object',
           properties: {
@@ -156,39 +159,62 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
   const files = new Set<string>();
   let skipped = 0;
   let searched = 0;
-  for (const t of targets) {
-    signal.throwIfAborted();
-    const text = await searchableText(t);
-    signal.throwIfAborted();
-    if (text === undefined) {
-      skipped++;
-      continue;
+  let longLines = 0;
+  let slowAt: string | undefined;
+  const search = new LineSearch(re, signal);
+  try {
+    for (const t of targets) {
+      signal.throwIfAborted();
+      const text = await searchableText(ws, t);
+      signal.throwIfAborted();
+      if (text === undefined) {
+        skipped++;
+        continue;
+      }
+      let found;
+      try {
+        found = await search.match(text, a.max - hits.length);
+      } catch (e) {
+        if (e instanceof SearchTooSlowError) {
+          slowAt = t.shown;
+          break;
+        }
+        if (e instanceof SearchFailedError) throw new ToolError(`search_text: ${e.message} Try a simpler pattern or a narrower glob.`);
+        throw e;
+      }
+      searched++;
+      longLines += found.longLines;
+      for (const m of found.matches) {
+        hits.push(`${t.shown}:${m.line}: ${m.text}`);
+        files.add(t.shown);
+      }
+      if (hits.length >= a.max) break;
     }
-    searched++;
-    for (const m of matchingLines(text, re, a.max - hits.length)) {
-      hits.push(`${t.shown}:${m.line}: ${m.text}`);
-      files.add(t.shown);
-    }
-    if (hits.length >= a.max) break;
+  } finally {
+    search.dispose();
   }
   const what = `${a.isRegex ? 'regex' : 'text'} "${a.query}"${a.glob === '**/*' ? '' : ` in ${a.glob}`}`;
   const notes: string[] = [];
-  if (hits.length >= a.max) notes.push(`[Stopped at maxResults (${a.max}) after ${searched} files: there may be more matches. Narrow the query or the glob, or raise maxResults.]`);
+  if (slowAt !== undefined) {
+    const why = `search_text stopped: matching the ${what} took more than ${SEARCH_TIME_LIMIT_MS / 1000} s (at ${slowAt}, after ${searched} ${searched === 1 ? 'file' : 'files'}), so the pattern is too slow. `
+      + 'A pattern with nested or repeated quantifiers, such as (.*.*)* or (a+)+, can take exponentially long on some lines: use a simpler pattern without them, a narrower glob, or isRegex false to find literal text.';
+    if (hits.length === 0) throw new ToolError(why);
+    notes.push(`[${why} The matches above are from the files searched before.]`);
+  } else if (hits.length >= a.max) notes.push(`[Stopped at maxResults (${a.max}) after ${searched} files: there may be more matches. Narrow the query or the glob, or raise maxResults.]`);
   else if (full) notes.push(`[Only the first ${MAX_SEARCH_FILES} files were searched: narrow the glob.]`);
   if (skipped > 0) notes.push(`[${skipped} binary, unreadable or larger than 1 MB ${skipped === 1 ? 'file was' : 'files were'} skipped.]`);
+  if (longLines > 0) notes.push(`[${longLines} ${longLines === 1 ? 'line longer than' : 'lines longer than'} ${MAX_LINE_CHARS} characters ${longLines === 1 ? 'was' : 'were'} searched in ${longLines === 1 ? 'its' : 'their'} first ${MAX_LINE_CHARS} characters only.]`);
   if (hits.length === 0) return [`No matches for ${what} in ${searched} ${searched === 1 ? 'file' : 'files'}.`, ...notes].join('\n');
   const header = `${hits.length} ${hits.length === 1 ? 'match' : 'matches'} for ${what} in ${files.size} ${files.size === 1 ? 'file' : 'files'}:`;
   return [header, cappedList(hits, ws.settings.maxResultChars - 300, 'Narrow the query or the glob.'), ...notes].join('\n');
 }
 
-/** A file's text for searching, or undefined when it is binary, too large or unreadable. */
-async function searchableText(t: ToolTarget): Promise<string | undefined> {
+/** A file's text for searching (read as checked), or undefined when it is binary, too large or unreadable. */
+async function searchableText(ws: ToolWorkspace, t: ToolTarget): Promise<string | undefined> {
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return open.getText();
   try {
-    const stat = await vscode.workspace.fs.stat(t.uri);
-    if (stat.size > MAX_SEARCH_BYTES || !(stat.type & vscode.FileType.File)) return undefined;
-    const bytes = await vscode.workspace.fs.readFile(t.uri);
+    const bytes = await ws.readBytes(t, MAX_SEARCH_BYTES);
     return looksBinary(bytes) ? undefined : decodeText(bytes);
   } catch {
     return undefined;

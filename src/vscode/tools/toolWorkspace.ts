@@ -1,5 +1,6 @@
-// What the built-in tools share: the tool shape, and access to workspace files that refuses excluded paths and symlink escapes.
-import { promises as fs } from 'node:fs';
+// What the built-in tools share: the tool shape, and access to workspace files that refuses excluded paths and symlink
+// escapes, and reads a local file from the handle it proved to be the file it checked.
+import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ToolDefinition } from '../../core/types';
@@ -15,6 +16,7 @@ import {
   type ToolFolder,
 } from '../../core/toolPaths';
 import type { ToolArgs } from '../../core/toolText';
+import { isOpenedPath, readUpTo } from './localRead';
 
 /** A built-in tool: its definition for the request, the card's one-line summary, and the call itself. */
 export interface WorkspaceTool {
@@ -46,6 +48,12 @@ export interface ToolTarget {
   /** As shown to the model (resolveToolPath reads it back). */
   shown: string;
 }
+
+/**
+ * Test seam: when set, awaited after a file's path was checked and before the file is read, with its local path, so
+ * that a test can swap the path for a symbolic link at exactly that moment. Never set outside tests.
+ */
+export const toolReadSeam: { afterCheck?: (fsPath: string) => Promise<void> } = {};
 
 /** Files larger than this are not read whole (read_file) or searched (search_text). */
 export const MAX_READ_BYTES = 10 * 1024 * 1024;
@@ -98,7 +106,10 @@ export class ToolWorkspace {
    * resolved and the same checks apply to where the file would land; a dangling symbolic link on the way is refused.
    */
   async checkLinks(t: ToolTarget): Promise<void> {
-    if (t.uri.scheme === 'file') return this.checkRealPath(t);
+    if (t.uri.scheme === 'file') {
+      await this.checkRealPath(t);
+      return;
+    }
     let dir = t.folder.uri;
     for (const segment of t.relative.split('/').filter(Boolean)) {
       dir = vscode.Uri.joinPath(dir, segment);
@@ -110,7 +121,8 @@ export class ToolWorkspace {
     }
   }
 
-  private async checkRealPath(t: ToolTarget): Promise<void> {
+  /** The real path of a local target, checked: inside its folder's real path and not excluded. */
+  private async checkRealPath(t: ToolTarget): Promise<string> {
     const rootKey = t.folder.uri.fsPath;
     if (!this.realRoots.has(rootKey)) this.realRoots.set(rootKey, fs.realpath(rootKey).catch(() => rootKey));
     const root = await (this.realRoots.get(rootKey) as Promise<string>);
@@ -119,6 +131,53 @@ export class ToolWorkspace {
     const realRelative = relativeToFolders(real, [{ name: '', path: root }])?.relative ?? '';
     const glob = this.exclude.match(realRelative);
     if (glob) throw new ToolError(`"${t.shown}" leads through a symbolic link to "${realRelative}", which is excluded by parley.tools.exclude (${glob}): secrets and dependencies are not read.`);
+    return real;
+  }
+
+  /**
+   * A file's bytes, read from what was checked. On a local folder (file:) the file is opened once, and the open file
+   * is proven to be the checked one before anything is read from it: its real path is resolved and checked (inside
+   * the folder, not excluded), that path is opened without following a link at its end, and what was opened must be
+   * that path (Linux: the kernel's path of the open file; elsewhere: the same device and inode as the path, whose real
+   * path is unchanged). A path swapped for a link after the check is refused, never read. Other schemes cannot resolve
+   * links: a link anywhere on the way is refused (checkLinks) and the file is read through VS Code.
+   * Throws ToolError for a folder, a missing file, a file over `maxBytes` and a file that changed under the check.
+   */
+  async readBytes(t: ToolTarget, maxBytes: number): Promise<Uint8Array> {
+    if (t.uri.scheme !== 'file') {
+      await this.checkLinks(t);
+      const stat = await this.stat(t);
+      if (stat.type & vscode.FileType.Directory) throw isFolder(t);
+      if (stat.size > maxBytes) throw tooLarge(t, stat.size, maxBytes);
+      try {
+        return await vscode.workspace.fs.readFile(t.uri);
+      } catch (e) {
+        throw notFound(t, e);
+      }
+    }
+    const real = await this.checkRealPath(t);
+    await toolReadSeam.afterCheck?.(t.uri.fsPath);
+    let file: fs.FileHandle;
+    try {
+      // O_NONBLOCK: opening a FIFO does not wait for a writer (it is then refused as not a regular file).
+      file = await fs.open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+    } catch (e) {
+      throw openFailed(t, e);
+    }
+    try {
+      const stat = await file.stat();
+      if (!(await isOpenedPath(file, stat, real))) throw changedUnderCheck(t);
+      if (stat.isDirectory()) throw isFolder(t);
+      if (!stat.isFile()) throw new ToolError(`"${t.shown}" is not a regular file (a device, socket or pipe); it is not read.`);
+      if (stat.size > maxBytes) throw tooLarge(t, stat.size, maxBytes);
+      const bytes = await readUpTo(file, stat.size, maxBytes + 1);
+      if (bytes.length > maxBytes) throw tooLarge(t, bytes.length, maxBytes);
+      return bytes;
+    } catch (e) {
+      throw notFound(t, e);
+    } finally {
+      await file.close();
+    }
   }
 
   /** Stats a target; a missing one is a ToolError that says so. */
@@ -129,6 +188,29 @@ export class ToolWorkspace {
       throw notFound(t, e);
     }
   }
+}
+
+function isFolder(t: ToolTarget): ToolError {
+  return new ToolError(`"${t.shown}" is a folder: use list_directory to see what it holds.`);
+}
+
+function tooLarge(t: ToolTarget, size: number, maxBytes: number): ToolError {
+  const mb = (n: number) => `${Number((n / 1024 / 1024).toFixed(1))} MB`;
+  return new ToolError(`"${t.shown}" is ${(size / 1024 / 1024).toFixed(1)} MB, too large to read (the limit is ${mb(maxBytes)}).`);
+}
+
+function changedUnderCheck(t: ToolTarget): ToolError {
+  return new ToolError(`"${t.shown}" changed while it was being read (a symbolic link on the way was swapped); it is not read.`);
+}
+
+/** Why opening a checked local file failed, in words for the model. */
+function openFailed(t: ToolTarget, e: unknown): ToolError {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`"${t.shown}" does not exist.`);
+  // O_NOFOLLOW met a link where the check found none (ELOOP; EMLINK on FreeBSD, EFTYPE on some BSDs).
+  if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') return changedUnderCheck(t);
+  if (code === 'EISDIR') return isFolder(t);
+  return new ToolError(`"${t.shown}" could not be read: ${e instanceof Error ? e.message : String(e)}`);
 }
 
 /**
