@@ -10,6 +10,7 @@ import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
 import { HistoryStore } from './vscode/history';
 import { Log } from './vscode/log';
+import { recordShownTexts } from './vscode/notices';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
@@ -40,6 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
+  if (recorded) recordShownTexts(recorded.shown);
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.prefetch());
   await chat.restore();
   // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once

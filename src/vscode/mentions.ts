@@ -11,6 +11,7 @@ import { LIMITS, type MentionKind } from '../shared/protocol';
 import { revealChatView } from './chatView';
 import type { Settings } from './config';
 import { contextFromEditor } from './editors';
+import { showInfo, showWarning } from './notices';
 import type { Services } from './services';
 import { diagnosticsText } from './tools/editorTools';
 import { MAX_READ_BYTES, ToolWorkspace, notFound, type ToolTarget } from './tools/toolWorkspace';
@@ -148,7 +149,7 @@ async function attachImage(s: Services, t: ToolTarget, stat: vscode.FileStat): P
 export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown): Promise<void> {
   const given = (Array.isArray(uris) && uris.length ? uris : [uri ?? s.editors.current?.document.uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
   if (given.length === 0) {
-    void vscode.window.showInformationMessage('Parley: pick a file in the Explorer, or open one, to add it to the chat.');
+    void showInfo('Parley: pick a file in the Explorer, or open one, to add it to the chat.');
     return;
   }
   await revealChatView();
@@ -159,7 +160,7 @@ export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown)
     const why = await addMention(s, 'file', u.path);
     if (why) refused.push(why);
   }
-  if (refused.length) void vscode.window.showWarningMessage(`Parley: ${refused.join(' ')}`);
+  if (refused.length) void showWarning(`Parley: ${refused.join(' ')}`);
 }
 
 /** The text of a workspace file as it is now: the editor's, with unsaved changes, else the disk's. */

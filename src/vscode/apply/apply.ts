@@ -6,6 +6,7 @@ import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
 import { insertCode } from '../editors';
+import { pickOne, showError, showWarning } from '../notices';
 import type { Services } from '../services';
 import { PATH_HELP } from '../tools/fileTools';
 import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget } from '../tools/toolWorkspace';
@@ -110,7 +111,7 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
   const ws = new ToolWorkspace(settings);
   const files = await vscode.workspace.findFiles('**/*', undefined, 5000);
   const items = files.map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
-  return vscode.window.showQuickPick(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
+  return pickOne(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
 }
 
 /**
@@ -125,7 +126,7 @@ async function findByName(name: string, settings: BuiltinToolSettings): Promise<
   const found = (await vscode.workspace.findFiles(`**/${name}`, exclude, 200)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
   if (found.length <= 1) return found[0];
   const top = `New file: ${name}`;
-  const pick = await vscode.window.showQuickPick([...found, top], { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
+  const pick = await pickOne([...found, top], { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
   return pick === top ? undefined : (pick ?? null);
 }
 
@@ -142,7 +143,7 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
     const text = 'Parley cannot tell where this code goes: the block names no file, is not a diff or search/replace block, and the conversation has no selection it could replace.';
     s.log.info(`Apply: ${text}`);
     // Not awaited: the message stays until dismissed, and nothing else waits for it.
-    void vscode.window.showWarningMessage(text, insert).then((pick) => (pick === insert ? insertCode(s.editors, block.code) : undefined));
+    void showWarning(text, insert).then((pick) => (pick === insert ? insertCode(s.editors, block.code) : undefined));
     return;
   }
   const settings = s.settings.current.tools;
@@ -195,7 +196,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
   const insert = 'Insert at Cursor';
   const text = `This block looks like part of ${file.target.shown}, not all of it, and the conversation has no selection in that file for it to replace, so Parley cannot tell where it goes. Ask for a search/replace block or a diff, or choose:`;
   s.log.info(`Apply: ${text}`);
-  void vscode.window.showWarningMessage(text, whole, insert).then(async (pick) => {
+  void showWarning(text, whole, insert).then(async (pick) => {
     if (pick === insert) return insertCode(s.editors, code);
     if (pick === whole) await reviewOrSay(s, file, code, { kind: 'whole' }, settings);
   });
@@ -204,7 +205,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
 /** Says why Apply opened no review, in a notification and in the log. */
 function refuse(s: Services, text: string): void {
   s.log.info(`Apply: ${text}`);
-  void vscode.window.showErrorMessage(text);
+  void showError(text);
 }
 
 /** The most hunks one propose_edit call may carry. */
