@@ -2,6 +2,7 @@
 // without the user's Accept. Loaded on first use as dist/apply.js (LAZY in esbuild.mjs), with jsdiff.
 import * as vscode from 'vscode';
 import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
+import { runsCodeReason, unsafePathReason } from '../../core/applyTargets';
 import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
@@ -41,15 +42,24 @@ export function disposeReviews(): void {
 /** A file to apply to: checked against the workspace rules, with its current text (an open editor's, saved or not). */
 interface Current {
   target: ToolTarget;
+  /** The path, relative to the folder, that the target really is (another one when a symbolic link is on the way). */
+  real: string;
   text: string | undefined;
   version?: number;
 }
 
-/** Resolves and checks a path (inside the folders, not excluded, no symlink escape) and reads what it holds now. */
+/**
+ * Resolves and checks a path (no control or bidi characters, inside the folders, not excluded, no symlink escape)
+ * and reads what it holds now.
+ */
 async function current(path: string, settings: BuiltinToolSettings): Promise<Current> {
   const ws = new ToolWorkspace(settings);
+  const unsafe = unsafePathReason(path);
+  if (unsafe) throw new ToolError(unsafe);
   const target = ws.target(path);
-  await ws.checkLinks(target);
+  const real = await ws.checkLinks(target);
+  const unsafeReal = unsafePathReason(target.shown) ?? unsafePathReason(real);
+  if (unsafeReal) throw new ToolError(unsafeReal);
   let stat: vscode.FileStat | undefined;
   try {
     stat = await vscode.workspace.fs.stat(target.uri);
@@ -57,10 +67,19 @@ async function current(path: string, settings: BuiltinToolSettings): Promise<Cur
     stat = undefined;
   }
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri.toString());
-  if (!stat && !open) return { target, text: undefined };
+  if (!stat && !open) return { target, real, text: undefined };
   if (stat && stat.type & vscode.FileType.Directory) throw new ToolError(`"${target.shown}" is a folder, not a file.`);
   const doc = open ?? (await vscode.workspace.openTextDocument(target.uri));
-  return { target, text: doc.getText(), version: doc.version };
+  return { target, real, text: doc.getText(), version: doc.version };
+}
+
+/** The review's warning when the file runs code (core/applyTargets.ts has the list), else undefined. */
+function runsCodeWarning(file: Current): string | undefined {
+  const linked = file.real !== file.target.relative;
+  const why = runsCodeReason(file.target.relative) ?? (linked ? runsCodeReason(file.real) : undefined);
+  if (!why) return undefined;
+  const name = linked ? `${file.target.shown} (a symbolic link to ${file.real})` : file.target.shown;
+  return `${name} can run code: ${why}. Nothing runs before the file is saved; read every line of the change before you Accept and save it.`;
 }
 
 /** Computes the proposal and opens its review; resolves to the review's decision, or the reason there is none. */
@@ -71,6 +90,7 @@ async function review(file: Current, code: string, placement: Placement, setting
   return theReviews().show({
     target: file.target.uri,
     shown: file.target.shown,
+    warning: runsCodeWarning(file),
     base: file.text,
     version: file.version,
     proposed: proposal.text,

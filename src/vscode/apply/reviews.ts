@@ -18,6 +18,8 @@ export interface ReviewRequest {
   target: vscode.Uri;
   /** How the file is named to the user (workspace-relative). */
   shown: string;
+  /** Set for a file that can run code (a task, a hook, a CI workflow…): what the review warns, in its title and a notice. */
+  warning?: string;
   /** The text the proposal was computed from; undefined for a file that does not exist yet. */
   base: string | undefined;
   /** The document's version when `base` was read. */
@@ -86,14 +88,18 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     this.open.set(id, { ...r, id, uri, settle });
     await this.updateContext();
     const left = r.base === undefined ? uri.with({ query: `id=${id}&side=empty` }) : r.target;
-    // The whole workspace-relative path: the file name alone could hide where the change goes.
-    const title = r.base === undefined ? `${r.shown} (new file) ↔ Parley's proposal` : `${r.shown} ↔ Parley's proposal`;
+    // The whole workspace-relative path: the file name alone could hide where the change goes. A file that can run
+    // code says so first, where a narrow tab still shows it; notifications can be silenced, a title cannot.
+    const name = `${r.warning ? '⚠ Runs code: ' : ''}${r.shown}`;
+    const title = r.base === undefined ? `${name} (new file) ↔ Parley's proposal` : `${name} ↔ Parley's proposal`;
     try {
       await vscode.commands.executeCommand('vscode.diff', left, uri, title, { preview: false });
     } catch (e) {
       settle('closed');
       void showError(`Parley: the review of ${r.shown} could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+      return { uri, decision };
     }
+    if (r.warning) void showWarning(`Parley: review this change with care. ${r.warning}`);
     return { uri, decision };
   }
 
