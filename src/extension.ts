@@ -35,7 +35,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const editors = new EditorTracker();
   // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.
   const expandContext = async (items: readonly ContextItem[]) =>
-    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : [...items];
+    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
