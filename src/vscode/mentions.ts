@@ -2,13 +2,13 @@
 // chip, Add File to Chat, and each mention read when its question is sent. The tools' path rules apply throughout.
 import * as vscode from 'vscode';
 import type { ContextItem } from '../core/conversation';
-import type { ExpandedContext } from './chatController';
 import { sniffImage } from '../core/images';
 import { isImagePath, mentionLabel, rankMentions } from '../core/mentions';
 import { overrideFor } from '../core/profiles';
 import { ToolError } from '../core/toolPaths';
 import { decodeText, looksBinary } from '../core/toolText';
 import { LIMITS, type MentionKind } from '../shared/protocol';
+import type { ExpandedContext } from './chatController';
 import { revealChatView } from './chatView';
 import type { Settings } from './config';
 import { contextFromEditor } from './editors';
@@ -189,7 +189,7 @@ async function currentText(ws: ToolWorkspace, path: string): Promise<{ t: ToolTa
 
 /**
  * Reads every mention among `items` as it is now: files, the editor's selection, the current file's problems, the open
- * editors (one item per file; an open file the path rules refuse is left out, and a note says so). Other items stay
+ * editors (one item per file; an open file that may not be sent is left out, and a note says so). Other items stay
  * as they are. Returns why, when one cannot be read: nothing is sent then.
  */
 export async function expandMentions(items: readonly ContextItem[], settings: Settings, editor: vscode.TextEditor | undefined): Promise<ExpandedContext | string> {
@@ -253,8 +253,8 @@ async function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode
 }
 
 /**
- * One item per open workspace file. A file the path rules refuse (a symbolic link out of the folder or to an excluded
- * file) is left out, with a note naming it; the others are still sent.
+ * One item per open workspace file. A file that may not be sent (a symbolic link out of the folder or to an excluded
+ * file; a binary or too large one) is left out, with a note naming it and why; the others are still sent.
  */
 async function openItems(ws: ToolWorkspace, item: ContextItem, notes: string[]): Promise<ContextItem[]> {
   const targets = openTargets(ws);

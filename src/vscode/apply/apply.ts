@@ -79,7 +79,7 @@ function runsCodeWarning(file: Current): string | undefined {
   const why = runsCodeReason(file.target.relative) ?? (linked ? runsCodeReason(file.real) : undefined);
   if (!why) return undefined;
   const name = linked ? `${file.target.shown} (a symbolic link to ${file.real})` : file.target.shown;
-  return `${name} can run code: ${why}. Nothing runs before the file is saved; read every line of the change before you Accept and save it.`;
+  return `${name} can run code: ${why}. Read every line of the change before you Accept: once the file is saved (auto save may do that at once), what it says can run on this machine.`;
 }
 
 /** Computes the proposal and opens its review; resolves to the review's decision, or the reason there is none. */
