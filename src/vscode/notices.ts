@@ -1,14 +1,5 @@
 // The one place Parley calls VS Code's notifications, dialogs, quick picks, input boxes, progress and status bar
-// (eslint.config.mjs forbids those calls anywhere else): each string is made inert here for the way VS Code draws it,
-// so model, server and workspace words never become a live link or an icon.
-//
-// What VS Code draws (checked in its source, src/vs/…): a notification's message and a progress notification's title
-// and message go through parseLinkedText, so `[label](command:…)` is a live link (noticeText); a quick input's prompt
-// and validation message are drawn by renderQuickInputDescription, links and `$(icon)`s both (promptText); quick
-// pick items' labels, descriptions and details, and status bar text, draw `$(icon)`s and nothing else
-// (iconFreeText); a quick input's title is set as textContent, its placeholder as the input's attribute, a modal
-// dialog's message and detail as innerText (plain text: passed as they are, but modal text is given noticeText too,
-// since a notification and a modal take the same call).
+// (eslint.config.mjs refuses those calls elsewhere): each string is made inert here for the way VS Code draws it.
 import * as vscode from 'vscode';
 import { iconFreeText, noticeText, promptText } from '../core/markdownText';
 
@@ -35,6 +26,11 @@ function shown(surface: ShownText['surface'], text: string): string {
   return text;
 }
 
+// How VS Code draws each (read in its source, src/vs/…): a notification's message, a modal's message and detail and
+// a progress notification's title and message find `[label](command:…)` links (parseLinkedText; a modal draws plain
+// text, but takes the same call); a quick input's prompt and validation message draw links and `$(icon)`s
+// (renderQuickInputDescription); quick pick items and status bar text draw `$(icon)`s only (renderLabelWithIcons); a
+// quick input's title (textContent), its placeholder (an attribute) and a file dialog's labels are plain text.
 const notice = (s: string) => shown('notice', noticeText(s));
 const prompt = (s: string) => shown('prompt', promptText(s));
 const label = (s: string) => shown('label', iconFreeText(s));
