@@ -55,6 +55,18 @@ export default tseslint.config(
       'no-unsafe-optional-chaining': 'error',
       'use-isnan': 'error',
       'valid-typeof': 'error',
+      // Notifications, dialogs, quick picks, input boxes, progress and the status bar draw links and icons from the
+      // text they are given: only src/vscode/notices.ts calls them, and it makes model, server and workspace words
+      // inert first. Any `x.showErrorMessage` (also `const { showErrorMessage } = vscode.window`) is refused here.
+      'no-restricted-properties': ['error', ...[
+        'showErrorMessage', 'showWarningMessage', 'showInformationMessage', 'showQuickPick', 'createQuickPick',
+        'showInputBox', 'createInputBox', 'showOpenDialog', 'showSaveDialog', 'showWorkspaceFolderPick',
+        'createStatusBarItem', 'setStatusBarMessage', 'withProgress',
+      ].map((property) => ({ property, message: 'Use src/vscode/notices.ts, which makes the text inert for the way VS Code draws it.' }))],
     },
+  },
+  {
+    files: ['src/vscode/notices.ts'],
+    rules: { 'no-restricted-properties': 'off' },
   },
 );

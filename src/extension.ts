@@ -10,6 +10,7 @@ import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
 import { HistoryStore } from './vscode/history';
 import { Log } from './vscode/log';
+import { recordShownTexts } from './vscode/notices';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
@@ -34,12 +35,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const editors = new EditorTracker();
   // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.
   const expandContext = async (items: readonly ContextItem[]) =>
-    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : [...items];
+    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
+  if (recorded) recordShownTexts(recorded.shown);
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.prefetch());
   await chat.restore();
   // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once

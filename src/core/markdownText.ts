@@ -67,10 +67,37 @@ function oneLine(s: string): string {
 }
 
 /**
- * Text for a VS Code notification (showInformationMessage and the like), which turns `[label](https:…)`,
- * `[label](command:…)` and `[label](file:…)` into live links. Server words in it (a model id, an error message)
- * must not become one: a space between `]` and `(` leaves the text readable and no longer a link.
+ * Text for a VS Code notification or modal dialog (showInformationMessage and the like, a progress notification's
+ * title and message). VS Code draws `[label](https:…)`, `[label](command:…)` and `[label](file:…)` in a notification
+ * as a live link (its parseLinkedText); a `command:` link runs the command when clicked. Server, model and workspace
+ * words in it must not become one: a space between `]` and `(` leaves the text readable and no longer a link. The
+ * other Markdown link forms (an autolink `<command:…>`, a reference definition `[1]: command:…`, its label on one line
+ * or several), which VS Code does not draw there, get a space too, so the text stays inert under a Markdown reading.
+ * Line breaks stay (a notification shows them as spaces; a modal keeps them). Icons (`$(name)`) are not drawn in a
+ * notification: they are left as they are.
  */
 export function noticeText(s: string): string {
-  return s.replace(/\]\(/g, '] (');
+  return s
+    .replace(/\]\(/g, '] (')
+    // A definition's label, on its line (`[1]: …`) or ending one that began on an earlier line (`…1]: …`).
+    .replace(/^( {0,3}\[(?:\\.|[^\]\\\r\n\u2028\u2029])*\]):/gm, '$1 :')
+    .replace(/^([^[\r\n\u2028\u2029]*\]):/gm, '$1 :')
+    .replace(/<(?=[a-z][a-z0-9+.-]{1,31}:)/gi, '< ');
+}
+
+/**
+ * Text for a place VS Code draws `$(name)` as an icon (its renderLabelWithIcons): a quick pick item's label,
+ * description and detail, status bar text. Each `$(name)` is escaped as `\$(name)`, which VS Code shows as written;
+ * a backslash already before one stays visible too. Nothing else is drawn there: no links, no Markdown.
+ */
+export function iconFreeText(s: string): string {
+  return s.replace(/\$\((?=[A-Za-z0-9-]+(?:~[A-Za-z]+)?\))/g, '\\$(');
+}
+
+/**
+ * Text for a quick input's prompt or validation message, where VS Code draws both links (as in a notification) and
+ * icons (renderQuickInputDescription): both made inert.
+ */
+export function promptText(s: string): string {
+  return iconFreeText(noticeText(s));
 }

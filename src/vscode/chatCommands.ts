@@ -4,6 +4,7 @@ import { sniffImage } from '../core/images';
 import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
 import { revealChatView } from './chatView';
 import { openUntitled } from './editors';
+import { pickFiles, pickOne, showInfo } from './notices';
 import type { Services } from './services';
 
 /** Parley: New Chat. */
@@ -20,7 +21,7 @@ export function stop(s: Services): Promise<void> {
 /** Parley: Export Chat as Markdown, without any stored key. */
 export async function exportChat(s: Services): Promise<void> {
   if (s.chat.current.turns.length === 0) {
-    void vscode.window.showInformationMessage('Parley: the chat is empty; nothing to export.');
+    void showInfo('Parley: the chat is empty; nothing to export.');
     return;
   }
   await openUntitled(s.chat.markdown(await s.keys.storedKeys()), 'markdown');
@@ -30,12 +31,12 @@ export async function exportChat(s: Services): Promise<void> {
 export async function showHistory(s: Services): Promise<void> {
   const items = await s.history.list();
   if (items.length === 0) {
-    void vscode.window.showInformationMessage('Parley: no saved conversations yet.');
+    void showInfo('Parley: no saved conversations yet.');
     return;
   }
-  const pick = await vscode.window.showQuickPick(
+  const pick = await pickOne(
     items.map((i) => i.damaged
-      ? { label: `$(warning) Damaged: ${i.id}.corrupt.json`, description: new Date(i.updatedAt).toLocaleString(), detail: 'Opens it as text', id: i.id, damaged: true }
+      ? { label: `Damaged: ${i.id}.corrupt.json`, iconPath: new vscode.ThemeIcon('warning'), description: new Date(i.updatedAt).toLocaleString(), detail: 'Opens it as text', id: i.id, damaged: true }
       : { label: i.title, description: new Date(i.updatedAt).toLocaleString(), detail: `${i.turnCount} messages`, id: i.id, damaged: false }),
     { title: 'Parley: Chat History', matchOnDescription: true },
   );
@@ -47,7 +48,7 @@ export async function showHistory(s: Services): Promise<void> {
 
 /** The composer's image button: files are checked by size first, then by their bytes. */
 export async function pickImage(s: Services): Promise<void> {
-  const uris = await vscode.window.showOpenDialog({
+  const uris = await pickFiles({
     canSelectMany: true,
     openLabel: 'Attach',
     filters: { Images: ['png', 'jpg', 'jpeg', 'gif', 'webp'] },

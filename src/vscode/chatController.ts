@@ -77,11 +77,17 @@ function checkImages(images: ImageView[]): ImageView[] | string {
   return checked;
 }
 
+/** The context a question sends, and notes for its turn (an open file left out of `@open`, and why). */
+export interface ExpandedContext {
+  items: ContextItem[];
+  notes: string[];
+}
+
 /**
  * Reads the `@` mentions among the chips as they are when the question is sent (mentions.ts); the others pass as they
  * are. Returns why one cannot be read: nothing is sent then.
  */
-export type ContextExpander = (items: readonly ContextItem[]) => Promise<ContextItem[] | string>;
+export type ContextExpander = (items: readonly ContextItem[]) => Promise<ExpandedContext | string>;
 
 /**
  * The chat in the view. Its parts each have one job: the running turn and its pacing (`runner`), the header, setup
@@ -117,7 +123,7 @@ export class ChatController implements vscode.Disposable {
     readonly channel = new ViewChannel(),
     /** The tools a turn may offer now ([] in Restricted Mode or when they are off), and their settings. */
     private readonly toolbox: Toolbox = () => ({ tools: [], settings: { enabled: false, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000 } }),
-    private readonly expandContext: ContextExpander = async (items) => [...items],
+    private readonly expandContext: ContextExpander = async (items) => ({ items: [...items], notes: [] }),
   ) {
     this.conversation = newConversation(newId(), Date.now());
     this.runner = new TurnRunner(requester, channel, log, () => void this.persist(this.conversation));
@@ -369,10 +375,11 @@ export class ChatController implements vscode.Disposable {
     }
     // One budget for all the attached context; the turn says what was cut.
     const max = this.settings.current.maxContextChars;
-    const { items, cut } = applyContextBudget(expanded, max);
+    const { items, cut } = applyContextBudget(expanded.items, max);
+    const notes = [...expanded.notes, ...(cut.length ? [budgetNote(cut, max)] : [])];
     await this.ask({
       id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined,
-      ...(cut.length ? { note: budgetNote(cut, max) } : {}), status: 'done',
+      ...(notes.length ? { note: notes.join(' ') } : {}), status: 'done',
     });
   }
 

@@ -11,6 +11,7 @@ import { recoverInterrupted } from '../core/recovery';
 import type { UsageRecord } from '../core/usageLedger';
 import { readTextIfExists } from './files';
 import type { Log } from './log';
+import { showError } from './notices';
 
 /** A conversation checked again after a damaged read: good after all (saved meanwhile), moved aside under an id, or gone. */
 export type MoveAside = { conversation: Conversation } | { damagedId: string } | undefined;
@@ -91,7 +92,7 @@ export function unsavedText(why: string, id?: string, e?: unknown, log?: Log): s
   const text = `Parley can't save this conversation: ${why}. It stays open in this window until you close it; copy or export it (Parley: Export Chat as Markdown) to keep it. Parley tries again with each change.`;
   if (log && id) {
     log.error(`Saving conversation ${id} failed: ${why} (${(e as NodeJS.ErrnoException | undefined)?.code ?? 'no code'}). It stays in memory; each change tries again.`);
-    void vscode.window.showErrorMessage(text, 'Export Chat').then((a) => {
+    void showError(text, 'Export Chat').then((a) => {
       if (a) void vscode.commands.executeCommand('parley.exportChat');
     });
   }

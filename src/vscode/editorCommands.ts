@@ -3,12 +3,12 @@ import * as vscode from 'vscode';
 import { generateMessages, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
 import { parseGenerated } from '../core/generatedCode';
-import { noticeText } from '../core/markdownText';
 import { newId } from './chatController';
 import { revealChatView } from './chatView';
 import { openSettings } from './config';
 import { contextFromEditor, openUntitled } from './editors';
 import { setApiKey } from './keyCommands';
+import { askText, showError, showInfo, showProgress } from './notices';
 import type { ReadyTarget, TargetProblem } from './requester';
 import type { Services } from './services';
 
@@ -24,13 +24,13 @@ function cutWords(ctx: CodeContext, max: number): string {
 export async function explainSelection(s: Services): Promise<void> {
   const editor = s.editors.current;
   if (!editor) {
-    void vscode.window.showInformationMessage('Parley: open a file and select the code to explain.');
+    void showInfo('Parley: open a file and select the code to explain.');
     return;
   }
   const max = s.settings.current.maxContextChars;
   const found = contextFromEditor(editor, max, true);
   if (!found) {
-    void vscode.window.showInformationMessage('Parley: nothing to explain on an empty line. Select some code, or put the cursor in it.');
+    void showInfo('Parley: nothing to explain on an empty line. Select some code, or put the cursor in it.');
     return;
   }
   const { ctx, used } = found;
@@ -52,7 +52,7 @@ export async function explainSelection(s: Services): Promise<void> {
 export async function addSelectionToChat(s: Services): Promise<void> {
   const editor = s.editors.current;
   if (!editor || editor.selection.isEmpty) {
-    void vscode.window.showInformationMessage('Parley: select some code first.');
+    void showInfo('Parley: select some code first.');
     return;
   }
   const max = s.settings.current.maxContextChars;
@@ -60,7 +60,7 @@ export async function addSelectionToChat(s: Services): Promise<void> {
   if (!found) return;
   s.chat.context.add({ id: newId(), ...found.ctx });
   await revealChatView();
-  if (found.ctx.truncated) void vscode.window.showInformationMessage(`Parley: the selection was cut to ${max.toLocaleString('en-US')} characters.`);
+  if (found.ctx.truncated) void showInfo(`Parley: the selection was cut to ${max.toLocaleString('en-US')} characters.`);
 }
 
 function problemMessage(p: TargetProblem): string {
@@ -72,7 +72,7 @@ export async function generateCode(s: Services, given?: unknown): Promise<void> 
   const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind !== 'ready') {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
-    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${problemMessage(t)}`), action);
+    const a = await showError(`Parley: ${problemMessage(t)}`, action);
     if (a === 'Set API Key') await setApiKey(s);
     else if (a) await openSettings();
     return;
@@ -80,7 +80,7 @@ export async function generateCode(s: Services, given?: unknown): Promise<void> 
   const editor = vscode.window.activeTextEditor;
   const max = t.settings.maxContextChars;
   const ctx = editor ? contextFromEditor(editor, max, false)?.ctx : undefined;
-  const description = typeof given === 'string' ? given : await vscode.window.showInputBox({
+  const description = typeof given === 'string' ? given : await askText({
     title: 'Parley: Generate Code',
     prompt: ctx ? `Describe the code to generate. The selection (${ctx.path}, ${lineWords(ctx)}) goes along as context.` : 'Describe the code to generate.',
     placeHolder: 'A TypeScript function that parses ISO dates…',
@@ -92,7 +92,7 @@ export async function generateCode(s: Services, given?: unknown): Promise<void> 
 
 /** Sends the Generate Code request (one AbortController, aborted by the notification's Cancel) and opens the result. */
 async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx: CodeContext | undefined): Promise<void> {
-  const outcome = await vscode.window.withProgress(
+  const outcome = await showProgress(
     { location: vscode.ProgressLocation.Notification, title: `Parley: generating code with ${t.settings.model}…`, cancellable: true },
     async (_progress, token) => {
       const abort = new AbortController();
@@ -112,7 +112,7 @@ async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx
   );
   const r = outcome.result;
   if (r.ended === 'cancelled') {
-    void vscode.window.showInformationMessage('Parley: code generation cancelled.');
+    void showInfo('Parley: code generation cancelled.');
     return;
   }
   if (r.ended === 'error' && r.error) {
@@ -120,7 +120,7 @@ async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx
     const words = s.log.clean([view.title, view.detail, view.hint].filter(Boolean).join(' '));
     if (r.text) await openUntitled(r.text, 'plaintext');
     const action = view.actions.includes('setApiKey') ? 'Set API Key' : view.actions.includes('openSettings') ? 'Open Settings' : undefined;
-    const a = await vscode.window.showErrorMessage(noticeText(`Parley: ${words}`), ...(action ? [action] : []));
+    const a = await showError(`Parley: ${words}`, ...(action ? [action] : []));
     if (a === 'Set API Key') await setApiKey(s);
     else if (a === 'Open Settings') await openSettings();
     return;
@@ -128,7 +128,7 @@ async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx
   const parsed = parseGenerated(r.text);
   if (!parsed.ok) {
     await openUntitled(r.text, 'plaintext');
-    void vscode.window.showErrorMessage(`Parley: ${parsed.reason} The raw reply is open in a new editor.`);
+    void showError(`Parley: ${parsed.reason} The raw reply is open in a new editor.`);
     return;
   }
   await openUntitled(parsed.value.code, parsed.value.language, parsed.value.filename || undefined);

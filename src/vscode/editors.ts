@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { cutToLimit, enclosingBlock, type CodeContext } from '../core/editorPrompts';
 import { Disposable } from './disposable';
+import { showInfo } from './notices';
 
 /** Follows the last text editor the user was in: the webview takes focus, so activeTextEditor is often undefined. */
 export class EditorTracker extends Disposable {
@@ -78,7 +79,7 @@ export async function openUntitled(content: string, language: string, filename?:
 export async function insertCode(editors: EditorTracker, code: string): Promise<void> {
   const editor = editors.forInsert();
   if (!editor) {
-    void vscode.window.showInformationMessage('Parley: open an editor to insert the code into.');
+    void showInfo('Parley: open an editor to insert the code into.');
     return;
   }
   await editor.edit((e) => {

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
 import { addProfile } from './config';
 import { setApiKey } from './keyCommands';
+import { askText, pickOne, showError, showInfo } from './notices';
 import type { Services } from './services';
 
 /** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
@@ -12,13 +13,13 @@ export async function selectModel(s: Services, title = 'Parley: Select Model', a
   let model: string | undefined;
   if (models.length > 0) {
     const other = 'Type a model name…';
-    const pick = await vscode.window.showQuickPick([...models.map((m) => ({ label: m, description: m === current ? 'current' : undefined })), { label: other }], {
+    const pick = await pickOne([...models.map((m) => ({ label: m, description: m === current ? 'current' : undefined })), { label: other }], {
       title,
     });
     if (!pick) return;
     model = pick.label === other ? undefined : pick.label;
   }
-  model ??= await vscode.window.showInputBox({ title: 'Parley: Model', value: current, prompt: 'The model name sent as "model".' });
+  model ??= await askText({ title: 'Parley: Model', value: current, prompt: 'The model name sent as "model".' });
   if (model === undefined) return;
   await setModel(s, model);
 }
@@ -27,7 +28,7 @@ export async function selectModel(s: Services, title = 'Parley: Select Model', a
 export async function setModel(s: Services, model: string): Promise<void> {
   const m = model.trim();
   if (!m || /[\s]/.test(m)) {
-    void vscode.window.showErrorMessage('Parley: a model name cannot be empty or contain spaces or line breaks.');
+    void showError('Parley: a model name cannot be empty or contain spaces or line breaks.');
     return;
   }
   await s.chat.setModel(m);
@@ -37,7 +38,7 @@ export async function setModel(s: Services, model: string): Promise<void> {
 export async function switchEndpoint(s: Services): Promise<void> {
   const settings = s.settings.current;
   const current = s.requester.selected(s.chat.selection()).profile?.name;
-  const pick = await vscode.window.showQuickPick(settings.profiles.map((p) => ({
+  const pick = await pickOne(settings.profiles.map((p) => ({
     label: p.name,
     description: `${String(p.baseUrl)}${p.model ? ` · ${p.model}` : ''}`,
     detail: p.name === current ? 'current' : undefined,
@@ -66,14 +67,14 @@ export async function applyPreset(s: Services, id: string): Promise<void> {
 export async function resetAdaptations(s: Services): Promise<void> {
   await s.requester.resetAdaptations();
   s.log.info('Endpoint adaptations forgotten.');
-  void vscode.window.showInformationMessage('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
+  void showInfo('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
 }
 
 /** Parley: Forget Workspace Endpoint Answers. */
 export async function resetWorkspaceOrigins(s: Services): Promise<void> {
   const n = await s.requester.resetWorkspaceOrigins();
   s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints, headers and system prompts.`);
-  void vscode.window.showInformationMessage(n
+  void showInfo(n
     ? `Parley: forgot ${n} answer${n === 1 ? '' : 's'} about workspace endpoints, headers and system prompts; Parley asks again before using one.`
     : 'Parley: there were no answers about workspace endpoints, headers or system prompts to forget.');
   await s.chat.endpointChanged();

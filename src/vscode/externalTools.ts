@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { argumentSummary } from '../core/toolArguments';
 import type { ToolDefinition } from '../core/types';
+import { pickMany, showInfo } from './notices';
 import type { TurnTool } from './toolTurn';
 
 const ENABLED_STATE = 'parley.tools.external';
@@ -76,11 +77,10 @@ export class ExternalTools {
     const on = new Set(this.enabled());
     const items = vscode.lm.tools.map((t) => ({ label: t.name, description: t.tags.join(', '), detail: t.description.slice(0, 200), picked: on.has(t.name) }));
     if (items.length === 0) {
-      void vscode.window.showInformationMessage('Parley: no other extension or MCP server offers tools right now. An MCP server lists its tools once it has started.');
+      void showInfo('Parley: no other extension or MCP server offers tools right now. An MCP server lists its tools once it has started.');
       return;
     }
-    const picked = await vscode.window.showQuickPick(items, {
-      canPickMany: true,
+    const picked = await pickMany(items, {
       title: 'Tools Parley may offer the model (each call still asks in the panel)',
       placeHolder: 'Tick the tools to turn on',
     });

@@ -1,10 +1,9 @@
 // Parley: Set Header Secret, loaded on first use (dist/headerSecretCommand.js, see LAZY in esbuild.mjs): a secret for
 // `${secret:name}` in custom headers, and the origins it may be sent to. The secrets themselves are in secrets.ts.
-import * as vscode from 'vscode';
 import { resolveEndpoint } from '../core/endpoint';
 import { originChoices, type OriginChoice } from '../core/headerSecrets';
-import { noticeText } from '../core/markdownText';
 import { secretNames, SECRET_NAME } from '../core/profiles';
+import { askText, pickMany, pickOne, showError, showInfo } from './notices';
 import type { Services } from './services';
 
 /** What a header secret's name may hold. */
@@ -23,19 +22,19 @@ export async function setHeaderSecret(s: Services, givenName?: unknown, givenVal
     const other = 'Another name…';
     const set = s.keys.headerSecretNames();
     const pick = used.length
-      ? await vscode.window.showQuickPick([...used.map((n) => ({ label: n, description: set.includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
+      ? await pickOne([...used.map((n) => ({ label: n, description: set.includes(n) ? 'set' : 'not set' })), { label: other }], { title: 'Parley: Set Header Secret' })
       : { label: other };
     if (!pick) return;
     name = pick.label === other
-      ? await vscode.window.showInputBox({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : NAME_RULE) })
+      ? await askText({ title: 'Parley: header secret name', prompt: 'Used in a header value as ${secret:name}.', validateInput: (v) => (SECRET_NAME.test(v) ? undefined : NAME_RULE) })
       : pick.label;
     if (!name) return;
   }
   if (!SECRET_NAME.test(name)) {
-    void vscode.window.showErrorMessage(`Parley: a header secret name takes ${NAME_RULE.toLowerCase()}`);
+    void showError(`Parley: a header secret name takes ${NAME_RULE.toLowerCase()}`);
     return;
   }
-  const value = typeof givenValue === 'string' ? givenValue : await vscode.window.showInputBox({
+  const value = typeof givenValue === 'string' ? givenValue : await askText({
     title: `Parley: value of \${secret:${name}}`,
     prompt: 'Kept in VS Code\'s secret storage and sent only to the origins you choose next. Empty removes it.',
     password: true,
@@ -57,17 +56,17 @@ export async function setHeaderSecret(s: Services, givenName?: unknown, givenVal
     const given = Array.isArray(givenOrigins) ? givenOrigins.map(originOf) : [undefined];
     origins = given.filter((o): o is string => o !== undefined);
     if (origins.length !== given.length) {
-      void vscode.window.showErrorMessage('Parley: the origins of a header secret must be a list of http(s) URLs; nothing was stored.');
+      void showError('Parley: the origins of a header secret must be a list of http(s) URLs; nothing was stored.');
       return;
     }
   }
   if (origins.length === 0) {
-    void vscode.window.showErrorMessage(`Parley: \${secret:${name}} needs at least one origin to be sent to; nothing was stored.`);
+    void showError(`Parley: \${secret:${name}} needs at least one origin to be sent to; nothing was stored.`);
     return;
   }
   await s.keys.setHeaderSecret(name, value.trim(), origins);
   s.log.info(`Header secret ${name} stored, to be sent only to ${origins.join(', ')}.`);
-  void vscode.window.showInformationMessage(`Parley: \${secret:${name}} stored; it is sent only to ${origins.join(', ')}.`);
+  void showInfo(`Parley: \${secret:${name}} stored; it is sent only to ${origins.join(', ')}.`);
 }
 
 /** The origin of a base URL or origin the user typed or passed; undefined when it is not an http(s) URL. */
@@ -88,16 +87,16 @@ async function pickOrigins(name: string, choices: OriginChoice[]): Promise<strin
   let picked: string[] = [];
   let typeOne = choices.length === 0;
   if (!typeOne) {
-    const items = await vscode.window.showQuickPick(
-      [...choices.map((c) => ({ label: c.origin, description: noticeText(c.why), picked: c.picked })), { label: another, description: 'type a base URL' }],
-      { title: `Parley: where may \${secret:${name}} be sent?`, placeHolder: 'Parley sends this secret only to the origins picked here.', canPickMany: true, ignoreFocusOut: true },
+    const items = await pickMany(
+      [...choices.map((c) => ({ label: c.origin, description: c.why, picked: c.picked })), { label: another, description: 'type a base URL' }],
+      { title: `Parley: where may \${secret:${name}} be sent?`, placeHolder: 'Parley sends this secret only to the origins picked here.', ignoreFocusOut: true },
     );
     if (!items) return undefined;
     picked = items.filter((i) => i.label !== another).map((i) => i.label);
     typeOne = items.some((i) => i.label === another);
   }
   if (typeOne) {
-    const typed = await vscode.window.showInputBox({
+    const typed = await askText({
       title: `Parley: where may \${secret:${name}} be sent?`,
       prompt: 'The base URL (or origin) of the endpoint that needs it. Parley sends this secret there only.',
       placeHolder: 'https://gateway.example.com/v1',

@@ -1,8 +1,7 @@
 // The key commands: Set API Key, Clear API Key, and "This endpoint needs no key". The keys themselves are in secrets.ts;
 // Set Header Secret is in headerSecretCommand.ts.
-import * as vscode from 'vscode';
-import { noticeText } from '../core/markdownText';
 import { openSettings } from './config';
+import { askText, pickOne, showError, showInfo, showWarning } from './notices';
 import type { Services } from './services';
 
 /** Where the current settings send requests, for messages: the origin, or why there is none. */
@@ -10,7 +9,7 @@ async function originForKey(s: Services): Promise<string | undefined> {
   const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind === 'ready') return t.endpoint.origin;
   if (t.kind === 'no-key') return t.origin;
-  void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => a && openSettings());
+  void showError(`Parley: ${t.error.message}`, 'Open Settings').then((a) => a && openSettings());
   return undefined;
 }
 
@@ -18,7 +17,7 @@ async function originForKey(s: Services): Promise<string | undefined> {
 export async function setApiKey(s: Services): Promise<void> {
   const origin = await originForKey(s);
   if (!origin) return;
-  const key = await vscode.window.showInputBox({
+  const key = await askText({
     title: `Parley: API key for ${origin}`,
     prompt: `The key is stored in VS Code's secret storage and sent only to ${origin}.`,
     password: true,
@@ -29,27 +28,27 @@ export async function setApiKey(s: Services): Promise<void> {
   if (key === undefined) return;
   const trimmed = key.trim();
   if (!trimmed) {
-    void vscode.window.showWarningMessage('Parley: no key entered; nothing was stored.');
+    void showWarning('Parley: no key entered; nothing was stored.');
     return;
   }
   await s.keys.set(origin, trimmed);
   s.log.info(`API key stored for ${origin}.`);
-  void vscode.window.showInformationMessage(`Parley: API key stored for ${origin}.`);
+  void showInfo(`Parley: API key stored for ${origin}.`);
 }
 
 /** Parley: Clear API Key: one origin's key, or all of them. */
 export async function clearApiKey(s: Services): Promise<void> {
   const origins = s.keys.origins();
   if (origins.length === 0) {
-    void vscode.window.showInformationMessage('Parley: no API keys are stored.');
+    void showInfo('Parley: no API keys are stored.');
     return;
   }
   const all = 'All stored keys';
-  const pick = await vscode.window.showQuickPick([...origins, all], { title: 'Parley: Clear API Key', placeHolder: 'Which endpoint’s key?' });
+  const pick = await pickOne([...origins, all], { title: 'Parley: Clear API Key', placeHolder: 'Which endpoint’s key?' });
   if (!pick) return;
   for (const o of pick === all ? origins : [pick]) await s.keys.delete(o);
   s.log.info(`API key removed for ${pick === all ? 'all origins' : pick}.`);
-  void vscode.window.showInformationMessage(`Parley: removed ${pick === all ? 'all stored keys' : `the key for ${pick}`}.`);
+  void showInfo(`Parley: removed ${pick === all ? 'all stored keys' : `the key for ${pick}`}.`);
 }
 
 /** The setup card's "This endpoint needs no key". */

@@ -8,9 +8,11 @@ import { overrideFor } from '../core/profiles';
 import { ToolError } from '../core/toolPaths';
 import { decodeText, looksBinary } from '../core/toolText';
 import { LIMITS, type MentionKind } from '../shared/protocol';
+import type { ExpandedContext } from './chatController';
 import { revealChatView } from './chatView';
 import type { Settings } from './config';
 import { contextFromEditor } from './editors';
+import { showInfo, showWarning } from './notices';
 import type { Services } from './services';
 import { diagnosticsText } from './tools/editorTools';
 import { MAX_READ_BYTES, ToolWorkspace, notFound, type ToolTarget } from './tools/toolWorkspace';
@@ -148,7 +150,7 @@ async function attachImage(s: Services, t: ToolTarget, stat: vscode.FileStat): P
 export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown): Promise<void> {
   const given = (Array.isArray(uris) && uris.length ? uris : [uri ?? s.editors.current?.document.uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
   if (given.length === 0) {
-    void vscode.window.showInformationMessage('Parley: pick a file in the Explorer, or open one, to add it to the chat.');
+    void showInfo('Parley: pick a file in the Explorer, or open one, to add it to the chat.');
     return;
   }
   await revealChatView();
@@ -159,7 +161,7 @@ export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown)
     const why = await addMention(s, 'file', u.path);
     if (why) refused.push(why);
   }
-  if (refused.length) void vscode.window.showWarningMessage(`Parley: ${refused.join(' ')}`);
+  if (refused.length) void showWarning(`Parley: ${refused.join(' ')}`);
 }
 
 /** The text of a workspace file as it is now: the editor's, with unsaved changes, else the disk's. */
@@ -187,24 +189,26 @@ async function currentText(ws: ToolWorkspace, path: string): Promise<{ t: ToolTa
 
 /**
  * Reads every mention among `items` as it is now: files, the editor's selection, the current file's problems, the open
- * editors (one item per file). Other items stay as they are. Returns why, when one cannot be read: nothing is sent then.
+ * editors (one item per file; an open file that may not be sent is left out, and a note says so). Other items stay
+ * as they are. Returns why, when one cannot be read: nothing is sent then.
  */
-export async function expandMentions(items: readonly ContextItem[], settings: Settings, editor: vscode.TextEditor | undefined): Promise<ContextItem[] | string> {
+export async function expandMentions(items: readonly ContextItem[], settings: Settings, editor: vscode.TextEditor | undefined): Promise<ExpandedContext | string> {
   const ws = workspaceFor(settings);
   const out: ContextItem[] = [];
+  const notes: string[] = [];
   for (const item of items) {
     try {
       // A file is read again each time; a selection or problems already read (put back by Edit) stay as they were.
       if (item.mention === 'file') out.push(await fileItem(ws, item, item.path));
       else if (!item.mention || item.startLine > 0) out.push(item);
-      else if (item.mention === 'selection') out.push(selectionItem(ws, item, editor, settings.maxContextChars));
-      else if (item.mention === 'problems') out.push(problemsItem(ws, item, editor, settings.maxContextChars));
-      else out.push(...(await openItems(ws, item)));
+      else if (item.mention === 'selection') out.push(await selectionItem(ws, item, editor, settings.maxContextChars));
+      else if (item.mention === 'problems') out.push(await problemsItem(ws, item, editor, settings.maxContextChars));
+      else out.push(...(await openItems(ws, item, notes)));
     } catch (e) {
       return `${mentionLabel(item.mention ?? 'file', item.path)}: ${reason(e)} Remove its chip, or fix it, and send again.`;
     }
   }
-  return out;
+  return { items: out, notes };
 }
 
 async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Promise<ContextItem> {
@@ -215,8 +219,11 @@ async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Pro
   return { ...item, id: item.mention === 'open' ? newChipId() : item.id, mention: 'file', path: f.t.shown, startLine: 1, endLine: lines, language: f.language, code };
 }
 
-/** The editor's document, when the tools' rules let it be sent: an untitled one, or a workspace file not excluded. */
-function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undefined, what: string): { doc: vscode.TextDocument; shown: string } {
+/**
+ * The editor's document, when the tools' rules let it be sent: an untitled one, or a workspace file not excluded and
+ * not a symbolic link that leads out of its folder or to an excluded file.
+ */
+async function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undefined, what: string): Promise<{ doc: vscode.TextDocument; shown: string }> {
   if (!editor) throw new ToolError(`no editor is open for ${what}.`);
   const doc = editor.document;
   if (doc.isUntitled) return { doc, shown: doc.fileName };
@@ -227,25 +234,37 @@ function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undefined, 
       ? `"${vscode.workspace.asRelativePath(doc.uri, false)}" is excluded by parley.tools.exclude: secrets and dependencies are not sent.`
       : `"${doc.fileName}" is outside the workspace; mentions send only workspace files.`);
   }
+  await ws.checkLinks(t);
   return { doc, shown: t.shown };
 }
 
-function selectionItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): ContextItem {
-  editorTarget(ws, editor, 'the selection');
+async function selectionItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
+  await editorTarget(ws, editor, 'the selection');
   const found = editor && !editor.selection.isEmpty ? contextFromEditor(editor, max, false) : undefined;
   if (!found) throw new ToolError('nothing is selected in the editor. Select some code first.');
   return { ...item, ...found.ctx, mention: 'selection' };
 }
 
-function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): ContextItem {
-  const { doc, shown } = editorTarget(ws, editor, 'its problems');
+async function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
+  const { doc, shown } = await editorTarget(ws, editor, 'its problems');
   const target = { uri: doc.uri, shown } as ToolTarget;
   const code = diagnosticsText([[target, vscode.languages.getDiagnostics(doc.uri)]], shown, max);
   return { ...item, path: shown, startLine: 1, endLine: doc.lineCount, language: 'text', code, mention: 'problems' };
 }
 
-async function openItems(ws: ToolWorkspace, item: ContextItem): Promise<ContextItem[]> {
+/**
+ * One item per open workspace file. A file that may not be sent (a symbolic link out of the folder or to an excluded
+ * file; a binary or too large one) is left out, with a note naming it and why; the others are still sent.
+ */
+async function openItems(ws: ToolWorkspace, item: ContextItem, notes: string[]): Promise<ContextItem[]> {
   const targets = openTargets(ws);
   if (targets.length === 0) throw new ToolError('no workspace file is open in an editor (excluded files are left out).');
-  return Promise.all(targets.map((t) => fileItem(ws, item, t.shown)));
+  const read = await Promise.all(targets.map((t) => fileItem(ws, item, t.shown).catch((e: unknown) => {
+    if (!(e instanceof ToolError)) throw e;
+    return `Left out of @open: ${e.message}`;
+  })));
+  notes.push(...read.filter((r): r is string => typeof r === 'string'));
+  const items = read.filter((r): r is ContextItem => typeof r !== 'string');
+  if (items.length === 0) throw new ToolError(`no open workspace file may be sent. ${notes.join(' ')}`);
+  return items;
 }

@@ -1,13 +1,13 @@
 // The question before a workspace's system prompt is used, loaded when first asked (dist/promptQuestion.js, see LAZY in
 // esbuild.mjs): most windows never ask it.
-import * as vscode from 'vscode';
 import { promptForQuestion } from '../core/promptConsent';
+import { showWarning } from './notices';
 
 /** Asks whether a workspace's system prompt may replace the user's, showing its text. Undefined: dismissed. */
 export async function askWorkspaceSystemPrompt(prompt: string): Promise<boolean | undefined> {
   const allow = "Use the Workspace's Prompt";
   const mine = 'Use Mine';
-  const answer = await vscode.window.showWarningMessage(
+  const answer = await showWarning(
     "This workspace's settings replace your system prompt (parley.systemPrompt) with their own. Use it?",
     {
       modal: true,

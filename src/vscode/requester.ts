@@ -11,6 +11,7 @@ import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret } from
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
+import { showWarning } from './notices';
 import type * as PromptQuestion from './promptQuestion';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
@@ -36,7 +37,7 @@ export const vscodePrompts: Prompts = {
   async allowWorkspaceOrigin(origin, userOrigin) {
     const allow = 'Allow';
     const mine = 'Use My Endpoint';
-    const answer = await vscode.window.showWarningMessage(
+    const answer = await showWarning(
       `This workspace's settings point Parley at ${origin} instead of your own endpoint (${userOrigin}). Send chat requests there?`,
       {
         modal: true,
@@ -52,7 +53,7 @@ export const vscodePrompts: Prompts = {
     const allow = 'Send Them';
     const without = 'Send Without';
     const refs = secrets.map((n) => `\${secret:${n}}`).join(', ');
-    const answer = await vscode.window.showWarningMessage(
+    const answer = await showWarning(
       secrets.length
         ? `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}, and they carry your header secret${secrets.length === 1 ? '' : 's'} ${refs}. Send them?`
         : `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}. Send them?`,

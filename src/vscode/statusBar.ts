@@ -13,11 +13,12 @@ import {
 } from '../core/usageLog';
 import { Disposable } from './disposable';
 import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { showWarning, StatusEntry } from './notices';
 import type { ReportDocuments } from './reports';
 
-/** Status bar text for the last request, e.g. `$(pulse) 1,234` or `$(pulse) ≈1,234`. */
+/** Status bar words for the last request, after its icon: e.g. `1,234` or `≈1,234`. */
 export function statusText(r: UsageRecord): string {
-  return `$(pulse) ${r.estimated ? '≈' : ''}${formatTokens(r.total)}`;
+  return `${r.estimated ? '≈' : ''}${formatTokens(r.total)}`;
 }
 
 /** Screen-reader label for the status bar item. */
@@ -48,7 +49,7 @@ interface LogRead {
  */
 export class UsageTracker extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
-  readonly item = this._register(vscode.window.createStatusBarItem('parley.usage', vscode.StatusBarAlignment.Right, 100));
+  readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
   /** This window's log; a new id per extension host, so no other window ever writes to it. */
   readonly windowId = randomUUID();
   private readonly dir: string;
@@ -74,8 +75,6 @@ export class UsageTracker extends Disposable {
   constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
     super();
     this.dir = join(storage.fsPath, 'usage');
-    this.item.name = 'Parley Usage';
-    this.item.command = 'parley.showUsage';
     // Hidden until the first request of the window.
     this._register(vscode.window.onDidChangeWindowState((s) => {
       if (s.focused && this.last) void this.refreshAndRender();
@@ -217,13 +216,7 @@ export class UsageTracker extends Disposable {
       this.item.hide();
       return;
     }
-    this.item.text = statusText(r);
-    this.item.accessibilityInformation = { label: statusLabel(r), role: 'button' };
-    const md = new vscode.MarkdownString(tooltipMarkdown(r, this.windowTotals, this.merged));
-    md.isTrusted = false;
-    md.supportHtml = false;
-    this.item.tooltip = md;
-    this.item.show();
+    this.item.show('pulse', statusText(r), tooltipMarkdown(r, this.windowTotals, this.merged), statusLabel(r));
   }
 
   /** Opens the usage report as a Markdown preview of a read-only document (nothing to save afterwards). */
@@ -264,6 +257,6 @@ export class UsageTracker extends Disposable {
 export function resetUsage(usage: UsageTracker): Promise<boolean> {
   return usage.reset(async () => {
     const yes = 'Reset';
-    return (await vscode.window.showWarningMessage('Reset all Parley usage totals?', { modal: true }, yes)) === yes;
+    return (await showWarning('Reset all Parley usage totals?', { modal: true }, yes)) === yes;
   });
 }

@@ -2,7 +2,8 @@
 // the first time the command runs, with the checks (src/core/diagnose.ts): dist/testConnection.js, see LAZY in esbuild.mjs.
 import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
-import { codeCell, codeSpan, markdownProse, noticeText } from '../core/markdownText';
+import { codeCell, codeSpan, markdownProse } from '../core/markdownText';
+import { showError, showInfo, showProgress } from './notices';
 import { profileName, readyTarget, type ReadyTarget, type Target } from './requester';
 import type { Services } from './services';
 
@@ -15,7 +16,7 @@ export async function testConnection(s: Services): Promise<void> {
   if (!found) return;
   const { target } = found;
   const abort = new AbortController();
-  const report = await vscode.window.withProgress(
+  const report = await showProgress(
     { location: vscode.ProgressLocation.Notification, title: `Parley: testing ${target.host}…`, cancellable: true },
     (_progress, token) => {
       const sub = token.onCancellationRequested(() => abort.abort());
@@ -27,7 +28,7 @@ export async function testConnection(s: Services): Promise<void> {
     return;
   }
   if (!report) {
-    void vscode.window.showErrorMessage('Parley: Test Connection could not run. See the log ("Parley: Show Log").');
+    void showError('Parley: Test Connection could not run. See the log ("Parley: Show Log").');
     return;
   }
   await showReport(s, target, report);
@@ -64,7 +65,7 @@ async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissin
 export async function testAllEndpoints(s: Services): Promise<void> {
   const profiles = s.settings.current.profiles;
   const abort = new AbortController();
-  const parts = await vscode.window.withProgress(
+  const parts = await showProgress(
     { location: vscode.ProgressLocation.Notification, title: 'Parley: testing every profile', cancellable: true },
     async (progress, token) => {
       const sub = token.onCancellationRequested(() => abort.abort());
@@ -111,7 +112,7 @@ function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarge
   if (t.kind === 'no-key') return { target: { ...readyTarget(t.settings, t.endpoint), headers: t.headers }, keyMissing: true };
   s.log.warn(`Test Connection: ${t.error.message}`);
   if (quiet) return undefined;
-  void vscode.window.showErrorMessage(noticeText(`Parley: ${t.error.message}`), 'Open Settings').then((a) => {
+  void showError(`Parley: ${t.error.message}`, 'Open Settings').then((a) => {
     if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'parley.baseUrl');
   });
   return undefined;
@@ -133,11 +134,11 @@ async function showReport(s: Services, target: ReadyTarget, report: DiagnosisRep
     ? `Parley: the connection to ${target.host} works.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
     : `Parley: the connection to ${target.host} fails.${report.causes[0] ? ` ${report.causes[0].fix}` : ''}`;
   // Not awaited: the command finishes when the report is open, not when the notification closes.
-  void vscode.window.showInformationMessage(noticeText(log.clean(headline)), ...buttons).then(async (choice) => {
+  void showInfo(log.clean(headline), ...buttons).then(async (choice) => {
     if (choice === all) return testAllEndpoints(s);
     if (choice === copy) {
       await vscode.env.clipboard.writeText(markdown);
-      void vscode.window.showInformationMessage('Parley: report copied to the clipboard.');
+      void showInfo('Parley: report copied to the clipboard.');
     }
   });
 }

@@ -1,13 +1,17 @@
-// The test-only seams: what the chat view posted and how it set up its webview, kept only when VS Code runs tests; and
-// faults a test sets in a HistoryStore of its own (a save stopped half-way, as by a crash).
+// The test-only seams: what the chat view posted and how it set up its webview, and the text notifications, quick
+// picks and the status bar were given, kept only when VS Code runs tests; and faults a test sets in a HistoryStore of
+// its own (a save stopped half-way, as by a crash).
 import { basename } from 'node:path';
 import type * as vscode from 'vscode';
 import type { HostMessage } from '../shared/protocol';
+import type { ShownText } from './notices';
 
 /** Records the chat view's webview set-up and its latest 200 posted messages; extension.ts makes one only in tests. */
 export class ViewRecorder {
   /** The latest messages posted to the webview (tests scan them, and may empty the array). */
   readonly posted: HostMessage[] = [];
+  /** The latest 200 strings handed to VS Code by notices.ts, as handed (tests may empty the array). */
+  readonly shown: ShownText[] = [];
   html?: string;
   options?: vscode.WebviewOptions;
   cspSource?: string;

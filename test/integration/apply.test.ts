@@ -323,6 +323,59 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     }
   });
 
+  /** The label of the open review's tab. */
+  const reviewLabel = () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'parley-proposed')?.label;
+
+  test('a file that runs code (a folder-open task, a link to the workspace settings) says so in the review title and a warning', async function () {
+    api.recorded.shown.length = 0;
+    await fs.rm(path.join(dir(), '.vscode'), { recursive: true, force: true });
+    const task = '{ "version": "2.0.0", "tasks": [{ "label": "x", "type": "shell", "command": "echo pwned", "runOptions": { "runOn": "folderOpen" } }] }\n';
+    await apply(task, 'json path=apply-area/.vscode/tasks.json');
+    await review();
+    assert.match(String(reviewLabel()), /^⚠ Runs code: apply-area\/\.vscode\/tasks\.json \(new file\) ↔ Parley's proposal$/);
+    const warning = await waitFor('the warning', () => api.recorded.shown.find((t) => t.text.startsWith('Parley: review this change with care.')));
+    assert.match(warning.text, /apply-area\/\.vscode\/tasks\.json can run code: VS Code reads it: tasks \(some run as soon as the folder opens\)/);
+    await vscode.commands.executeCommand('parley.rejectProposal');
+
+    await fs.mkdir(path.join(dir(), '.vscode'), { recursive: true });
+    await fs.writeFile(path.join(dir(), '.vscode', 'settings.json'), '{}\n');
+    await symlink(this, path.join(dir(), '.vscode', 'settings.json'), path.join(dir(), 'notes.json'), 'file');
+    api.recorded.shown.length = 0;
+    await apply('{ "terminal.integrated.shellIntegration.enabled": false }\n', 'json path=apply-area/notes.json');
+    await review();
+    assert.match(String(reviewLabel()), /^⚠ Runs code: apply-area\/notes\.json ↔/);
+    const linked = await waitFor('the warning for the link', () => api.recorded.shown.find((t) => t.text.startsWith('Parley: review this change with care.')));
+    assert.ok(linked.text.includes('apply-area/notes.json (a symbolic link to apply-area/.vscode/settings.json) can run code'), linked.text);
+    await vscode.commands.executeCommand('parley.rejectProposal');
+
+    // An ordinary file: no warning.
+    api.recorded.shown.length = 0;
+    await write('plain.txt', 'a\n');
+    await apply('b\n', 'text path=apply-area/plain.txt');
+    await review();
+    assert.match(String(reviewLabel()), /^apply-area\/plain\.txt ↔ Parley's proposal$/);
+    assert.equal(api.recorded.shown.some((t) => t.text.includes('can run code')), false);
+    await vscode.commands.executeCommand('parley.rejectProposal');
+    await fs.rm(path.join(dir(), 'notes.json'), { force: true });
+  });
+
+  test('a path with a bidi or control character is refused, for Apply and propose_edit, and no review opens', async () => {
+    api.recorded.shown.length = 0;
+    // A block's own path names only plain characters (core/apply.ts): such a name comes from the workspace, here the
+    // active editor's file.
+    await vscode.window.showTextDocument(await write('invoice\u202Etxt.exe', 'hello\n'));
+    await apply(SR('hello', 'bye'), 'text');
+    const refusal = await waitFor('the refusal', () => api.recorded.shown.find((t) => t.text.startsWith('Parley will not apply this block')));
+    assert.match(refusal.text, /apply-area\/invoice<U\+202E>txt\.exe" holds a bidirectional text control/);
+    assert.equal(reviewTabs().length, 0);
+    replies = [callReply(['b1', 'propose_edit', { path: 'apply-area/a\u0007b.txt', edits: [{ search: '', replace: 'x\n' }] }]), textReply('OK.')];
+    await api.chat.send('Make a file', []);
+    const result = (chats(server)[1].json as { messages: ChatMessage[] }).messages.find((m) => m.role === 'tool');
+    assert.match(String(result?.content), /"apply-area\/a<U\+0007>b\.txt" holds a control character/);
+    assert.equal(reviewTabs().length, 0, 'no review opened');
+    await assert.rejects(fs.stat(path.join(dir(), 'a\u0007b.txt')));
+  });
+
   test('Accept twice at once (a double click) applies the change once', async () => {
     const uri = await write('twice.ts', 'a();\nc();\n');
     await apply(SR('a();', 'a();\nb();'), 'ts path=apply-area/twice.ts');

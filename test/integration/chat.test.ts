@@ -51,9 +51,9 @@ suite('Chat, editor commands and usage', function () {
       { model: 'gpt-x', host: 'api.example.com', durationMs: 2000, source: 'chat', at },
     );
     const estimate = recordFrom({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, estimated: true }, { model: 'llama', host: '127.0.0.1:11434', durationMs: 500, source: 'explain', at });
-    assert.equal(statusText(server), '$(pulse) 1,234');
+    assert.equal(statusText(server), '1,234');
     assert.equal(statusLabel(server), 'Parley usage: last request 1,234 tokens');
-    assert.equal(statusText(estimate), '$(pulse) ≈15');
+    assert.equal(statusText(estimate), '≈15');
     assert.match(statusLabel(estimate), /^Parley usage: last request ≈15 tokens/);
   });
 

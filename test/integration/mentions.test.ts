@@ -1,6 +1,7 @@
 // `@` mentions inside a real VS Code: picks routed as the webview sends them, read when the question is sent, checked
 // by the tools' path rules, cut to one budget; Add File to Chat; images. The request bodies are the real server's.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
 import { chats, chunk, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
@@ -62,6 +63,7 @@ suite('Mentions (@) and Add File to Chat', function () {
     diagnostics.dispose();
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     for (const u of written) await vscode.workspace.fs.delete(vscode.Uri.parse(u)).then(undefined, () => undefined);
+    await fs.rm(vscode.Uri.joinPath(folder, 'env-link').fsPath, { force: true });
     await server?.close();
   });
 
@@ -154,6 +156,58 @@ suite('Mentions (@) and Add File to Chat', function () {
     assert.match(String(lastOf('composerError')?.text), /^@selection: nothing is selected in the editor\. .*Nothing was sent\.$/);
     assert.deepEqual(api.chat.context.chips().map((c) => c.path), ['@selection'], 'the chip is still there');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  /** A symbolic link at the workspace's top to tools/.env (excluded); skips where the OS refuses links. Each test removes it, and the suite's end too. */
+  async function envLink(ctx: Mocha.Context): Promise<vscode.Uri> {
+    const link = vscode.Uri.joinPath(folder, 'env-link');
+    await fs.rm(link.fsPath, { force: true });
+    try {
+      await fs.symlink(vscode.Uri.joinPath(folder, 'tools', '.env').fsPath, link.fsPath, 'file');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') ctx.skip();
+      throw e;
+    }
+    return link;
+  }
+
+  const SECRET = 'sk-fake-fixture-7c1e0d9b2a';
+
+  test('@selection and @problems refuse an editor opened on a symbolic link to an excluded file; nothing is sent', async function () {
+    const link = await envLink(this);
+    const editor = await vscode.window.showTextDocument(link);
+    assert.equal(editor.document.uri.fsPath, link.fsPath, 'the editor shows the link (else this test proves nothing)');
+    assert.ok(editor.document.getText().includes(SECRET));
+    editor.selection = new vscode.Selection(0, 0, editor.document.lineCount, 0);
+    for (const kind of ['selection', 'problems']) {
+      posted().length = 0;
+      await route({ type: 'addMention', kind });
+      await api.chat.send('What is in it?', []);
+      assert.equal(chats(server).length, 0, `nothing was sent for @${kind}`);
+      assert.match(String(lastOf('composerError')?.text), new RegExp(`^@${kind}: "env-link" leads through a symbolic link to "tools/\\.env", which is excluded by parley\\.tools\\.exclude.*Nothing was sent\\.$`));
+      for (const c of api.chat.context.chips()) api.chat.context.remove(c.id);
+    }
+    assert.ok(!server.requests.some((r) => r.body.includes(SECRET)), 'the key went nowhere');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await fs.rm(link.fsPath, { force: true });
+  });
+
+  test('@open leaves out a file opened through a link to an excluded file, names it on the turn, and sends the others', async function () {
+    const link = await envLink(this);
+    const other = await write('open-ok.ts', 'const ok = 1;\n');
+    await vscode.window.showTextDocument(link, { preview: false });
+    await vscode.window.showTextDocument(other, { preview: false });
+    await route({ type: 'addMention', kind: 'open' });
+    await api.chat.send('Look', []);
+    assert.equal(chats(server).length, 1, 'the question was sent');
+    const text = sentText();
+    assert.match(text, /^`open-ok\.ts`, line 1:\n```typescript\nconst ok = 1;\n```\n\nLook$/);
+    assert.ok(!server.requests.some((r) => r.body.includes(SECRET)), 'the key went nowhere');
+    const user = api.chat.current.turns.at(-2);
+    assert.match(String(user?.note), /^Left out of @open: "env-link" leads through a symbolic link to "tools\/\.env", which is excluded/);
+    assert.deepEqual(user?.contextItems?.map((c) => c.path), ['open-ok.ts']);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await fs.rm(link.fsPath, { force: true });
   });
 
   test('all attached context shares parley.maxContextChars: what crosses it is cut, and the turn says so', async () => {

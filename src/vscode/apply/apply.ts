@@ -2,10 +2,12 @@
 // without the user's Accept. Loaded on first use as dist/apply.js (LAZY in esbuild.mjs), with jsdiff.
 import * as vscode from 'vscode';
 import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
+import { runsCodeReason, unsafePathReason } from '../../core/applyTargets';
 import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
 import { insertCode } from '../editors';
+import { pickOne, showError, showWarning } from '../notices';
 import type { Services } from '../services';
 import { PATH_HELP } from '../tools/fileTools';
 import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget } from '../tools/toolWorkspace';
@@ -40,15 +42,24 @@ export function disposeReviews(): void {
 /** A file to apply to: checked against the workspace rules, with its current text (an open editor's, saved or not). */
 interface Current {
   target: ToolTarget;
+  /** The path, relative to the folder, that the target really is (another one when a symbolic link is on the way). */
+  real: string;
   text: string | undefined;
   version?: number;
 }
 
-/** Resolves and checks a path (inside the folders, not excluded, no symlink escape) and reads what it holds now. */
+/**
+ * Resolves and checks a path (no control or bidi characters, inside the folders, not excluded, no symlink escape)
+ * and reads what it holds now.
+ */
 async function current(path: string, settings: BuiltinToolSettings): Promise<Current> {
   const ws = new ToolWorkspace(settings);
+  const unsafe = unsafePathReason(path);
+  if (unsafe) throw new ToolError(unsafe);
   const target = ws.target(path);
-  await ws.checkLinks(target);
+  const real = await ws.checkLinks(target);
+  const unsafeReal = unsafePathReason(target.shown) ?? unsafePathReason(real);
+  if (unsafeReal) throw new ToolError(unsafeReal);
   let stat: vscode.FileStat | undefined;
   try {
     stat = await vscode.workspace.fs.stat(target.uri);
@@ -56,10 +67,19 @@ async function current(path: string, settings: BuiltinToolSettings): Promise<Cur
     stat = undefined;
   }
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === target.uri.toString());
-  if (!stat && !open) return { target, text: undefined };
+  if (!stat && !open) return { target, real, text: undefined };
   if (stat && stat.type & vscode.FileType.Directory) throw new ToolError(`"${target.shown}" is a folder, not a file.`);
   const doc = open ?? (await vscode.workspace.openTextDocument(target.uri));
-  return { target, text: doc.getText(), version: doc.version };
+  return { target, real, text: doc.getText(), version: doc.version };
+}
+
+/** The review's warning when the file runs code (core/applyTargets.ts has the list), else undefined. */
+function runsCodeWarning(file: Current): string | undefined {
+  const linked = file.real !== file.target.relative;
+  const why = runsCodeReason(file.target.relative) ?? (linked ? runsCodeReason(file.real) : undefined);
+  if (!why) return undefined;
+  const name = linked ? `${file.target.shown} (a symbolic link to ${file.real})` : file.target.shown;
+  return `${name} can run code: ${why}. Read every line of the change before you Accept: once the file is saved (auto save may do that at once), what it says can run on this machine.`;
 }
 
 /** Computes the proposal and opens its review; resolves to the review's decision, or the reason there is none. */
@@ -70,6 +90,7 @@ async function review(file: Current, code: string, placement: Placement, setting
   return theReviews().show({
     target: file.target.uri,
     shown: file.target.shown,
+    warning: runsCodeWarning(file),
     base: file.text,
     version: file.version,
     proposed: proposal.text,
@@ -110,7 +131,7 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
   const ws = new ToolWorkspace(settings);
   const files = await vscode.workspace.findFiles('**/*', undefined, 5000);
   const items = files.map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
-  return vscode.window.showQuickPick(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
+  return pickOne(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
 }
 
 /**
@@ -125,7 +146,7 @@ async function findByName(name: string, settings: BuiltinToolSettings): Promise<
   const found = (await vscode.workspace.findFiles(`**/${name}`, exclude, 200)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
   if (found.length <= 1) return found[0];
   const top = `New file: ${name}`;
-  const pick = await vscode.window.showQuickPick([...found, top], { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
+  const pick = await pickOne([...found, top], { title: 'Parley: Apply', placeHolder: `The block names ${name}: which one?` });
   return pick === top ? undefined : (pick ?? null);
 }
 
@@ -142,7 +163,7 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
     const text = 'Parley cannot tell where this code goes: the block names no file, is not a diff or search/replace block, and the conversation has no selection it could replace.';
     s.log.info(`Apply: ${text}`);
     // Not awaited: the message stays until dismissed, and nothing else waits for it.
-    void vscode.window.showWarningMessage(text, insert).then((pick) => (pick === insert ? insertCode(s.editors, block.code) : undefined));
+    void showWarning(text, insert).then((pick) => (pick === insert ? insertCode(s.editors, block.code) : undefined));
     return;
   }
   const settings = s.settings.current.tools;
@@ -195,7 +216,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
   const insert = 'Insert at Cursor';
   const text = `This block looks like part of ${file.target.shown}, not all of it, and the conversation has no selection in that file for it to replace, so Parley cannot tell where it goes. Ask for a search/replace block or a diff, or choose:`;
   s.log.info(`Apply: ${text}`);
-  void vscode.window.showWarningMessage(text, whole, insert).then(async (pick) => {
+  void showWarning(text, whole, insert).then(async (pick) => {
     if (pick === insert) return insertCode(s.editors, code);
     if (pick === whole) await reviewOrSay(s, file, code, { kind: 'whole' }, settings);
   });
@@ -204,7 +225,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
 /** Says why Apply opened no review, in a notification and in the log. */
 function refuse(s: Services, text: string): void {
   s.log.info(`Apply: ${text}`);
-  void vscode.window.showErrorMessage(text);
+  void showError(text);
 }
 
 /** The most hunks one propose_edit call may carry. */

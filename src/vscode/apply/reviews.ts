@@ -2,6 +2,7 @@
 // with Accept and Reject. Nothing is written before Accept, and Accept only edits the document: undoable, unsaved.
 import * as vscode from 'vscode';
 import { changedSpan, type Proposal } from '../../core/apply';
+import { showError, showInfo, showWarning } from '../notices';
 import { PROPOSAL_SCHEME } from './scheme';
 
 export { PROPOSAL_SCHEME };
@@ -17,6 +18,8 @@ export interface ReviewRequest {
   target: vscode.Uri;
   /** How the file is named to the user (workspace-relative). */
   shown: string;
+  /** Set for a file that can run code (a task, a hook, a CI workflow…): what the review warns, in its title and a notice. */
+  warning?: string;
   /** The text the proposal was computed from; undefined for a file that does not exist yet. */
   base: string | undefined;
   /** The document's version when `base` was read. */
@@ -85,14 +88,18 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     this.open.set(id, { ...r, id, uri, settle });
     await this.updateContext();
     const left = r.base === undefined ? uri.with({ query: `id=${id}&side=empty` }) : r.target;
-    // The whole workspace-relative path: the file name alone could hide where the change goes.
-    const title = r.base === undefined ? `${r.shown} (new file) ↔ Parley's proposal` : `${r.shown} ↔ Parley's proposal`;
+    // The whole workspace-relative path: the file name alone could hide where the change goes. A file that can run
+    // code says so first, where a narrow tab still shows it; notifications can be silenced, a title cannot.
+    const name = `${r.warning ? '⚠ Runs code: ' : ''}${r.shown}`;
+    const title = r.base === undefined ? `${name} (new file) ↔ Parley's proposal` : `${name} ↔ Parley's proposal`;
     try {
       await vscode.commands.executeCommand('vscode.diff', left, uri, title, { preview: false });
     } catch (e) {
       settle('closed');
-      void vscode.window.showErrorMessage(`Parley: the review of ${r.shown} could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+      void showError(`Parley: the review of ${r.shown} could not be opened: ${e instanceof Error ? e.message : String(e)}`);
+      return { uri, decision };
     }
+    if (r.warning) void showWarning(`Parley: review this change with care. ${r.warning}`);
     return { uri, decision };
   }
 
@@ -109,7 +116,7 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
       await review.recheck();
     } catch (e) {
       review.accepting = false;
-      void vscode.window.showErrorMessage(`Parley: the change to ${review.shown} was not applied: ${e instanceof Error ? e.message : String(e)} Reject it.`);
+      void showError(`Parley: the change to ${review.shown} was not applied: ${e instanceof Error ? e.message : String(e)} Reject it.`);
       return;
     }
     try {
@@ -125,28 +132,28 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
       await vscode.workspace.fs.stat(review.target);
       doc = await vscode.workspace.openTextDocument(review.target);
     } catch {
-      void vscode.window.showErrorMessage(`Parley: ${review.shown} is gone (deleted or moved after the review opened), so the change was not applied. Reject it.`);
+      void showError(`Parley: ${review.shown} is gone (deleted or moved after the review opened), so the change was not applied. Reject it.`);
       return;
     }
     const current = doc.getText();
     if (doc.version !== review.version && current !== review.base) {
       const again = review.recompute(current);
       if (!again.ok) {
-        void vscode.window.showErrorMessage(`Parley: ${review.shown} changed after the review opened, and the proposal no longer applies. ${again.error.replace(/\n/g, ' ')} Reject it and apply the block again.`);
+        void showError(`Parley: ${review.shown} changed after the review opened, and the proposal no longer applies. ${again.error.replace(/\n/g, ' ')} Reject it and apply the block again.`);
         return;
       }
       review.base = current;
       review.version = doc.version;
       review.proposed = again.text;
       this.changed.fire(review.uri);
-      void vscode.window.showWarningMessage(`Parley: ${review.shown} changed after the review opened. The proposal now applies to its current text: look at it again, then Accept.`);
+      void showWarning(`Parley: ${review.shown} changed after the review opened. The proposal now applies to its current text: look at it again, then Accept.`);
       return;
     }
     const span = changedSpan(current, review.proposed);
     const edit = new vscode.WorkspaceEdit();
     edit.replace(review.target, new vscode.Range(doc.positionAt(span.start), doc.positionAt(span.end)), span.text);
     if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showErrorMessage(`Parley: VS Code did not apply the change to ${review.shown} (is the file read-only?). The review stays open.`);
+      void showError(`Parley: VS Code did not apply the change to ${review.shown} (is the file read-only?). The review stays open.`);
       return;
     }
     await this.finish(review, 'accepted', doc);
@@ -155,7 +162,7 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
   private async acceptNew(review: Review): Promise<void> {
     try {
       await vscode.workspace.fs.stat(review.target);
-      void vscode.window.showErrorMessage(`Parley: ${review.shown} was created after the review opened, so the new file was not written over. Reject it and apply the block again.`);
+      void showError(`Parley: ${review.shown} was created after the review opened, so the new file was not written over. Reject it and apply the block again.`);
       return;
     } catch {
       // Still missing: create it.
@@ -164,7 +171,7 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     edit.createFile(review.target, { ignoreIfExists: false });
     edit.insert(review.target, new vscode.Position(0, 0), review.proposed);
     if (!(await vscode.workspace.applyEdit(edit))) {
-      void vscode.window.showErrorMessage(`Parley: VS Code did not create ${review.shown}. The review stays open.`);
+      void showError(`Parley: VS Code did not create ${review.shown}. The review stays open.`);
       return;
     }
     await this.finish(review, 'accepted', await vscode.workspace.openTextDocument(review.target));
@@ -196,7 +203,7 @@ export class Reviews implements vscode.TextDocumentContentProvider, vscode.Dispo
     const only = this.open.size === 1 ? [...this.open.values()][0] : undefined;
     const review = fromArg ?? active ?? only;
     if (!review) {
-      void vscode.window.showInformationMessage(this.open.size ? 'Parley: open the review you mean, then Accept or Reject it.' : 'Parley: there is no proposed change to review.');
+      void showInfo(this.open.size ? 'Parley: open the review you mean, then Accept or Reject it.' : 'Parley: there is no proposed change to review.');
     }
     return review;
   }

@@ -104,12 +104,10 @@ export class ToolWorkspace {
    * (the real path must stay in the folder and not be excluded); other schemes cannot be resolved, so any link on the
    * way is refused. For a file that does not exist yet (one Apply would create), the deepest folder that exists is
    * resolved and the same checks apply to where the file would land; a dangling symbolic link on the way is refused.
+   * Resolves to the path, relative to the folder, that the target really is (its own, when no link is on the way).
    */
-  async checkLinks(t: ToolTarget): Promise<void> {
-    if (t.uri.scheme === 'file') {
-      await this.checkRealPath(t);
-      return;
-    }
+  async checkLinks(t: ToolTarget): Promise<string> {
+    if (t.uri.scheme === 'file') return (await this.checkRealPath(t)).relative;
     let dir = t.folder.uri;
     for (const segment of t.relative.split('/').filter(Boolean)) {
       dir = vscode.Uri.joinPath(dir, segment);
@@ -119,10 +117,11 @@ export class ToolWorkspace {
         throw new ToolError(`"${t.shown}" goes through a symbolic link, which cannot be checked on a ${t.uri.scheme} workspace; it is not read.`);
       }
     }
+    return t.relative;
   }
 
-  /** The real path of a local target, checked: inside its folder's real path and not excluded. */
-  private async checkRealPath(t: ToolTarget): Promise<string> {
+  /** The real path of a local target, checked: inside its folder's real path and not excluded; and relative to it. */
+  private async checkRealPath(t: ToolTarget): Promise<{ real: string; relative: string }> {
     const rootKey = t.folder.uri.fsPath;
     if (!this.realRoots.has(rootKey)) this.realRoots.set(rootKey, fs.realpath(rootKey).catch(() => rootKey));
     const root = await (this.realRoots.get(rootKey) as Promise<string>);
@@ -131,7 +130,7 @@ export class ToolWorkspace {
     const realRelative = relativeToFolders(real, [{ name: '', path: root }])?.relative ?? '';
     const glob = this.exclude.match(realRelative);
     if (glob) throw new ToolError(`"${t.shown}" leads through a symbolic link to "${realRelative}", which is excluded by parley.tools.exclude (${glob}): secrets and dependencies are not read.`);
-    return real;
+    return { real, relative: realRelative };
   }
 
   /**
@@ -155,7 +154,7 @@ export class ToolWorkspace {
         throw notFound(t, e);
       }
     }
-    const real = await this.checkRealPath(t);
+    const { real } = await this.checkRealPath(t);
     await toolReadSeam.afterCheck?.(t.uri.fsPath);
     let file: fs.FileHandle;
     try {
