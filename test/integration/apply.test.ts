@@ -10,7 +10,7 @@ import type { TestApi } from '../../src/extension';
 import type { ChatMessage } from '../../src/core/types';
 import { closeStaleReviews } from '../../src/vscode/commands';
 import { startTestServer, type TestServer } from '../support/server';
-import { callReply, chats, parley, textReply, type Reply, userSettings, waitFor, windowLogs, writeJson } from './helpers';
+import { callReply, chats, parley, revertAndCloseEditors, textReply, type Reply, userSettings, waitFor, windowLogs, writeJson } from './helpers';
 
 const SR = (search: string, replace: string) => `<<<<<<< SEARCH\n${search}\n=======\n${replace}\n>>>>>>> REPLACE\n`;
 
@@ -70,16 +70,7 @@ suite('Apply: review, Accept, Reject, propose_edit', function () {
     server.requests.length = 0;
   });
 
-  teardown(async () => {
-    // Edits a test accepted are reverted, never saved.
-    for (const doc of vscode.workspace.textDocuments) {
-      if (doc.isDirty && doc.uri.scheme === 'file') {
-        await vscode.window.showTextDocument(doc);
-        await vscode.commands.executeCommand('workbench.action.files.revert');
-      }
-    }
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-  });
+  teardown(revertAndCloseEditors);
 
   test('Apply opens a diff of the file and the proposal; Accept edits the document, unsaved, and one undo reverts it', async () => {
     const original = 'export function greet() {\n  return "hi";\n}\n';

@@ -11,6 +11,17 @@ import type { RecordedRequest, TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
 
+/** Reverts every unsaved file editor (edits a test accepted are never saved), then closes all editors. */
+export async function revertAndCloseEditors(): Promise<void> {
+  for (const doc of vscode.workspace.textDocuments) {
+    if (doc.isDirty && doc.uri.scheme === 'file') {
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.action.files.revert');
+    }
+  }
+  await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+}
+
 /** Activates Parley and returns its test API (only given in ExtensionMode.Test). */
 export async function parley(): Promise<TestApi> {
   const ext = vscode.extensions.getExtension(EXTENSION_ID);

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ShownText } from '../../src/vscode/notices';
 import { startTestServer, type TestServer } from '../support/server';
-import { parley, userSettings, waitFor, writeJson } from './helpers';
+import { parley, revertAndCloseEditors, userSettings, waitFor, writeJson } from './helpers';
 
 /** Issue 32's payload: one click on it types `echo pwned` into the terminal. */
 const PAYLOAD = '[Open the workspace settings](command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22echo%20pwned%5Cn%22%7D)';
@@ -73,15 +73,7 @@ suite('Notices: block, server and workspace text shows as text', function () {
     api.recorded.shown.length = 0;
   });
 
-  teardown(async () => {
-    for (const doc of vscode.workspace.textDocuments) {
-      if (doc.isDirty && doc.uri.scheme === 'file') {
-        await vscode.window.showTextDocument(doc);
-        await vscode.commands.executeCommand('workbench.action.files.revert');
-      }
-    }
-    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-  });
+  teardown(revertAndCloseEditors);
 
   test('Apply: a diff line jsdiff quotes, and a search text Parley quotes, are text in the refusal', async () => {
     await fs.writeFile(path.join(area(), 'a.md'), 'one\ntwo\nthree\n');

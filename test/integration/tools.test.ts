@@ -148,7 +148,8 @@ suite('Tools: built-in read-only workspace tools', function () {
       await fs.rm(`${flip}.probe`);
       let swaps = 0;
       const results: string[] = [];
-      for (let i = 0; i < 20; i++) {
+      // An ordinary file inside at the check, a link to the secret outside at the read.
+      const swapAtSeam = async () => {
         await fs.rm(flip, { force: true });
         await fs.writeFile(flip, 'inside-flip-text\n');
         toolReadSeam.afterCheck = async (p) => {
@@ -157,6 +158,9 @@ suite('Tools: built-in read-only workspace tools', function () {
           await fs.symlink(secret, flip);
           swaps++;
         };
+      };
+      for (let i = 0; i < 20; i++) {
+        await swapAtSeam();
         results.push(await answer('read_file', { path: 'tools/flip.txt' }));
         toolReadSeam.afterCheck = undefined;
       }
@@ -179,13 +183,7 @@ suite('Tools: built-in read-only workspace tools', function () {
       await fs.rm(flipDir, { force: true });
 
       // search_text reads each file the same way.
-      await fs.rm(flip, { force: true });
-      await fs.writeFile(flip, 'inside-flip-text\n');
-      toolReadSeam.afterCheck = async (p) => {
-        if (p !== flip) return;
-        await fs.rm(flip);
-        await fs.symlink(secret, flip);
-      };
+      await swapAtSeam();
       const search = await answer('search_text', { query: 'outside-secret-text', glob: 'tools/flip.txt' });
       toolReadSeam.afterCheck = undefined;
       assert.match(search, /^No matches/, search);
