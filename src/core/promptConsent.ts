@@ -1,5 +1,6 @@
 // The question before a workspace's system prompt is used: the text it shows, and the digest its answer is kept under.
 import { noticeText } from './markdownText';
+import { visibleText } from './toolArguments';
 
 /** Most characters of a workspace's system prompt the question shows. */
 export const PROMPT_SHOWN_CHARS = 2000;
@@ -10,15 +11,13 @@ export async function promptDigest(text: string): Promise<string> {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-// C0 and C1 controls but tab and line feed, and the characters that reorder text (bidi marks, embeddings, isolates).
-const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
 /**
- * A workspace's prompt as the question shows it: characters that hide or reorder text written as `<U+202E>`, no
+ * A workspace's prompt as the question shows it: characters that hide or reorder text (controls, bidi
+ * controls, zero-width, tag and variation characters) written as `⟦U+202E⟧` as the approval question writes them, no
  * `[label](target)` link left (the text is the workspace's), cut at PROMPT_SHOWN_CHARS with a note saying so.
  */
 export function promptForQuestion(text: string): string {
-  const visible = noticeText(text.replace(HIDDEN, (ch) => `<U+${ch.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`));
+  const visible = noticeText(visibleText(text));
   if (!visible.trim()) return '(an empty prompt)';
   if (visible.length <= PROMPT_SHOWN_CHARS) return visible;
   return `${visible.slice(0, PROMPT_SHOWN_CHARS)}…\n[${(visible.length - PROMPT_SHOWN_CHARS).toLocaleString('en-US')} more characters not shown: read the whole prompt in the workspace's .vscode/settings.json (parley.systemPrompt).]`;
