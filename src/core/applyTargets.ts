@@ -40,6 +40,10 @@ const RUNS_CODE: ReadonlyArray<readonly [RegExp, string]> = [
   [/(^|\/)\.(husky|githooks)\/|(^|\/)\.pre-commit-config\.ya?ml$|(^|\/)lefthook\.ya?ml$/, 'it holds or lists git hooks, which run on commit or push'],
   [/(^|\/)package\.json$/, 'its scripts run on npm install and from VS Code\'s NPM Scripts'],
   [/(^|\/)\.envrc$/, 'direnv runs it when a shell enters the folder'],
+  [/(^|\/)(\.yarnrc(\.ya?ml)?|\.pnpmfile\.c?js|\.npmrc)$/, 'the package manager reads it on every install: it can name a program or a hook to run'],
+  [/(^|\/)(eslint\.config\.[cm]?[jt]s|\.eslintrc\.c?js|prettier\.config\.[cm]?[jt]s|\.prettierrc\.c?js|stylelint\.config\.[cm]?js|\.stylelintrc\.c?js)$/, 'it is JavaScript that the linter or formatter extensions run when a file opens or is saved'],
+  [/(^|\/)(build\.rs|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|directory\.build\.(props|targets))$/, 'the language server builds with it when the folder opens, running what it says'],
+  [/(^|\/)(\.bashrc|\.bash_profile|\.bash_login|\.profile|\.zshrc|\.zshenv|\.zprofile|\.config\/fish\/config\.fish)$/, 'a shell runs it when it starts (a terminal in VS Code, with the home folder as the workspace)'],
 ];
 
 /**
@@ -47,6 +51,8 @@ const RUNS_CODE: ReadonlyArray<readonly [RegExp, string]> = [
  * the review's warning; undefined for an ordinary file. The one list of such files.
  */
 export function runsCodeReason(path: string): string | undefined {
-  const p = path.replace(/\\/g, '/').toLowerCase();
+  // Windows drops trailing dots and spaces from a name, and `name::$INDEX_ALLOCATION` (or `::$DATA`) is the name
+  // itself: `.vscode. /tasks.json` is `.vscode/tasks.json` there, so each part is read the way Windows reads it.
+  const p = path.replace(/\\/g, '/').toLowerCase().split('/').map((s) => s.replace(/:+\$[a-z_]*$/, '').replace(/[. ]+$/, (m) => (m === s ? m : ''))).join('/');
   return RUNS_CODE.find(([re]) => re.test(p))?.[1];
 }

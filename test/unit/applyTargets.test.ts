@@ -44,10 +44,16 @@ describe('runsCodeReason: the files whose content runs as code', () => {
     '.git/hooks/pre-commit', '.git/config', '.husky/pre-commit', '.githooks/pre-push', '.pre-commit-config.yaml', 'lefthook.yml',
     'package.json', 'packages/api/package.json', '.envrc',
     '.vscode\\tasks.json',
+    // Names Windows reads as .vscode: trailing dots and spaces dropped, ::$INDEX_ALLOCATION naming the folder itself.
+    '.vscode./tasks.json', '.vscode /tasks.json', '.vscode. . /tasks.json', '.vscode::$INDEX_ALLOCATION/tasks.json', 'package.json.', 'package.json::$DATA',
+    // Package managers, linters and formatters, build scripts a language server runs, shell start-up files.
+    '.yarnrc.yml', '.yarnrc', '.pnpmfile.cjs', '.npmrc', 'eslint.config.mjs', 'eslint.config.ts', '.eslintrc.js', 'prettier.config.js', '.prettierrc.cjs',
+    'build.rs', 'build.gradle', 'app/build.gradle.kts', 'settings.gradle', 'Directory.Build.props', '.bashrc', '.profile', '.zshrc', '.config/fish/config.fish',
   ];
   const ORDINARY = [
     'src/app.ts', 'README.md', 'docs/vscode/tasks.json', 'src/package.json.ts', 'package-lock.json', 'github/workflows/ci.yml',
     '.github/ISSUE_TEMPLATE/bug.md', '.github/CODEOWNERS', 'my.vscode/tasks.json', 'tests/devcontainer.json', 'scripts/build.sh', '.gitignore',
+    '.eslintrc.json', '.prettierrc', 'src/build.rs.md', 'docs/.bashrc.example', '..', 'a/./b.ts',
   ];
 
   for (const p of RUNS) {
