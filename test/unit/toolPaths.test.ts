@@ -116,6 +116,9 @@ describe('tool paths (excludeMatcher)', () => {
       '.netrc', '_netrc', '.git-credentials', '.pgpass', '.vault-token', 'site/.htpasswd', '.gnupg/private-keys-v1.d/A1.key',
       'credentials.json', 'api/credentials.json',
       'infra/terraform.tfstate', 'infra/terraform.tfstate.backup', '.env.local', '.git/config',
+      'deploy/prod.env', 'keys/server.ppk', 'Passwords.kdbx', '.terraform.d/credentials.tfrc.json', '.s3cfg', '.boto',
+      '.config/rclone/rclone.conf', '.m2/settings.xml', '.gradle/gradle.properties', '.composer/auth.json', '.config/composer/auth.json',
+      '.bash_history', '.zsh_history', '.psql_history', '.mysql_history', '.python_history', '.node_repl_history',
     ];
     for (const p of secrets) assert.ok(m.match(p), `${p} is excluded by default`);
   });
@@ -125,6 +128,7 @@ describe('tool paths (excludeMatcher)', () => {
       '.bashrc', '.profile', '.gitconfig', '.gitignore', '.github/workflows/ci.yml', '.config/gh/config.yml', '.docker/daemon.json',
       'src/ssh.ts', 'src/id_utils.ts', 'src/identity.ts', 'keystore.ts', 'docs/credentials.md', 'credentials.ts', 'main.tf', 'vars.tfvars',
       'package.json', 'src/npmrc.ts', 'notes/netrc.md', 'README.md',
+      'settings.xml', 'gradle.properties', 'src/environment.ts', 'docs/history.md', 'auth.json', 'src/history_test.py',
     ];
     for (const p of ordinary) assert.equal(m.match(p), undefined, p);
   });
