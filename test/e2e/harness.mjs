@@ -134,12 +134,19 @@ export class Workbench {
   async openParleyView() {
     const entry = this.parleyActivityBarEntry();
     const item = this.page.locator('.part.activitybar .action-item', { has: this.page.locator('a.action-label[aria-label^="Parley"]') });
-    const classes = await step('reading the state of the Parley activity-bar entry', () => item.first().getAttribute('class', { timeout: DEFAULT_TIMEOUT_MS }));
-    // A click on the icon of the open container closes the side bar: click only when it is not already checked.
-    if (!classes?.split(/\s+/).includes('checked')) {
-      await step('clicking the Parley entry in the activity bar', () => entry.first().click());
+    const container = this.page.locator('.part.sidebar [id="workbench.view.extension.parley"]');
+    // A click on the icon of the open container closes the side bar: click only when it is not already checked. Just
+    // after a reload the workbench may still be restoring the side bar it had, so a click read against the state
+    // before that can close it again: look again, as a person would, until the container shows.
+    for (let attempt = 1; ; attempt++) {
+      const classes = await step('reading the state of the Parley activity-bar entry', () => item.first().getAttribute('class', { timeout: DEFAULT_TIMEOUT_MS }));
+      if (!classes?.split(/\s+/).includes('checked')) {
+        await step('clicking the Parley entry in the activity bar', () => entry.first().click());
+      }
+      const shown = await container.first().waitFor({ state: 'visible', timeout: 5_000 }).then(() => true, () => false);
+      if (shown || attempt === 3) break;
     }
-    await visible(this.page.locator('.part.sidebar [id="workbench.view.extension.parley"]'), 'the Parley view container in the side bar');
+    await visible(container, 'the Parley view container in the side bar');
     await visible(this.webviewFrame(), "the Parley chat view's webview frame");
     return this.chatFrame();
   }
