@@ -7,7 +7,7 @@ import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, secretNames, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
-import { expandHeaders, headerConsentId, legacyOrigins, workspaceAdditionsQuestion, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
+import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
@@ -51,14 +51,8 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === mine ? false : undefined;
   },
-  async allowWorkspaceHeaders(origin, names, secrets, body = { fields: [], omitted: [] }) {
-    const allow = 'Allow';
-    const without = 'Send Without';
-    const q = workspaceAdditionsQuestion(origin, names, secrets, body);
-    const answer = await showWarning(q.message, { modal: true, detail: q.detail }, allow, without);
-    return answer === allow ? true : answer === without ? false : undefined;
-  },
-  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt is first asked about.
+  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt or profile is first asked about.
+  allowWorkspaceHeaders: (origin, names, secrets, body) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceAdditions(origin, names, secrets, body),
   allowWorkspaceSystemPrompt: (prompt) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceSystemPrompt(prompt),
 };
 
