@@ -45,7 +45,7 @@ const LAZY = {
   historyImages: 'src/vscode/historyImages.ts',
   /** Set Header Secret with its origin picker: loaded by the command. */
   headerSecretCommand: 'src/vscode/headerSecretCommand.ts',
-  /** The question before a workspace's system prompt is used: loaded when first asked. */
+  /** The questions before a workspace's system prompt or its profile's additions are used: loaded when first asked. */
   promptQuestion: 'src/vscode/promptQuestion.ts',
 };
 

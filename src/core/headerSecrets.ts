@@ -1,4 +1,5 @@
-// Header secrets bound to origins, as API keys are: filled into a profile's headers only for a request to an origin the user stored the secret for.
+// Header secrets bound to origins, as API keys are: filled into a profile's headers only for a request to an origin the
+// user stored the secret for; and the consent a workspace profile's headers and body fields need.
 import { resolveEndpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
@@ -103,13 +104,66 @@ function ref(name: string): string {
   return `\${secret:${name}}`;
 }
 
+/** What a profile's per-model settings change in a request body: fields added (`extraBody`) and fields left out (`neverSend`). */
+export interface BodyAdditions {
+  extraBody?: Readonly<Record<string, unknown>>;
+  neverSend?: readonly string[];
+}
+
 /**
- * The identity of the user's answer about a workspace profile's headers: the origin and every header name and value
- * as written (secret references, not their values), as a SHA-256 hex digest. Any change to a name or a value (a plain
- * value turned into `${secret:…}`) makes another identity, so the user is asked again; the order of the names does not.
+ * The identity of the user's answer about what a workspace profile adds to its requests: the origin, every header
+ * name and value as written (secret references, not their values), and the model's body fields with their exact
+ * values and the fields it leaves out, as a SHA-256 hex digest. Any change to a name or a value (a plain header value
+ * turned into `${secret:…}`, another `chat_template`) makes another identity, so the user is asked again; the order
+ * of names and of an object's keys does not. Without body fields it is the identity answers about headers alone had.
  */
-export async function headerConsentId(origin: string, headers: Readonly<Record<string, string>>): Promise<string> {
+export async function headerConsentId(origin: string, headers: Readonly<Record<string, string>>, body: BodyAdditions = {}): Promise<string> {
   const entries = Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify([origin, entries])));
+  const extra = body.extraBody ?? {};
+  const omitted = [...new Set(body.neverSend ?? [])].sort();
+  const parts: unknown[] = [origin, entries];
+  if (Object.keys(extra).length || omitted.length) parts.push(canonical(extra), omitted);
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(JSON.stringify(parts)));
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A JSON value with every object's keys sorted, so that the same fields and values always hash alike. Arrays and
+ * objects are tagged (`{a: […]}`, `{o: [[key, value]…]}`), so that no object can hash as an array or the other way.
+ */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return { a: v.map(canonical) };
+  if (v === null || typeof v !== 'object') return v;
+  return { o: Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]) };
+}
+
+/** What a workspace profile's model settings change in the request body, by field name. */
+export interface WorkspaceBodyChanges {
+  /** Fields `extraBody` adds. */
+  fields: string[];
+  /** Fields `neverSend` leaves out. */
+  omitted: string[];
+}
+
+/** The question about a workspace profile's request additions, in words: headers, body fields, fields left out. */
+export function workspaceAdditionsQuestion(origin: string, names: string[], secrets: string[], body: WorkspaceBodyChanges): { message: string; detail: string } {
+  const list = (what: string, items: string[]) => `${what}${items.length === 1 ? '' : 's'} ${items.join(', ')}`;
+  const refs = secrets.map((n) => `\${secret:${n}}`).join(', ');
+  const added = [
+    ...(names.length ? [list('the request header', names)] : []),
+    ...(body.fields.length ? [list('the request body field', body.fields)] : []),
+  ].join(' and ');
+  const omitted = body.omitted.join(', ');
+  const changes = added
+    ? `adds ${added} to requests to ${origin}${omitted ? `, and leaves ${omitted} out of them` : ''}`
+    : `leaves ${omitted} out of requests to ${origin}`;
+  const carried = secrets.length ? `, and the headers carry your header secret${secrets.length === 1 ? '' : 's'} ${refs}` : '';
+  return {
+    message: `This workspace's endpoint profile ${changes}${carried}. Allow it?`,
+    detail: (secrets.length ? `You stored ${refs} for ${origin}; "Allow" lets this workspace's settings send ${secrets.length === 1 ? 'it' : 'them'} there. ` : '')
+      + (names.length ? 'Headers can carry credentials or change how the server treats a request. ' : '')
+      + (body.fields.length || body.omitted.length ? 'Body fields can change what the model is told (a chat template, its arguments, a system text) and what a request may cost. ' : '')
+      + 'Parley remembers your answer for this origin and exactly these names and values: if the workspace changes one, you are asked again. '
+      + '"Parley: Forget Workspace Endpoint Answers" asks again too. "Send Without" sends your requests without any of them.',
+  };
 }

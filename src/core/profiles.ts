@@ -181,3 +181,18 @@ export function applyBodyOverrides(body: Record<string, unknown>, o: Pick<ModelO
   for (const k of o.neverSend ?? []) delete body[k];
   return body;
 }
+
+/** Whether a profile comes from a workspace's (or folder's) settings: what it adds to a request needs the user's consent. */
+export function isWorkspaceProfile(p: Pick<Profile, 'source'>): boolean {
+  return p.source === 'workspace' || p.source === 'folder';
+}
+
+/** The profile without what its models add to or take from a request body (`extraBody`, `neverSend`); the rest kept. */
+export function withoutBodyOverrides(p: Profile): Profile {
+  const models: Record<string, ModelOverride> = {};
+  for (const [id, o] of Object.entries(p.models)) {
+    const { extraBody: _extra, neverSend: _never, ...rest } = o;
+    models[id] = rest;
+  }
+  return { ...p, models };
+}

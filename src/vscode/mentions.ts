@@ -15,7 +15,7 @@ import { contextFromEditor } from './editors';
 import { showInfo, showWarning } from './notices';
 import type { Services } from './services';
 import { diagnosticsText } from './tools/editorTools';
-import { MAX_READ_BYTES, ToolWorkspace, notFound, type ToolTarget } from './tools/toolWorkspace';
+import { MAX_READ_BYTES, ToolWorkspace, type ToolTarget } from './tools/toolWorkspace';
 
 /** The workspace's files are listed again after this long (the picker asks on every keystroke). */
 const FILE_LIST_TTL_MS = 5000;
@@ -99,7 +99,7 @@ export async function addMention(s: Services, kind: MentionKind, path?: string):
     if (ws.folders.length === 0) throw new ToolError('No folder is open, so there are no workspace files to mention.');
     const { t, stat } = await checkedFile(ws, path);
     remember(t.shown);
-    if (isImagePath(t.shown)) return await attachImage(s, t, stat);
+    if (isImagePath(t.shown)) return await attachImage(s, ws, t, stat);
     if (stat.size > MAX_READ_BYTES) throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to attach (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
     if (!s.chat.context.chips().some((c) => c.mention === 'file' && c.path === t.shown)) {
       s.chat.context.add({ id: newChipId(), path: t.shown, startLine: 0, endLine: 0, language: '', truncated: false, mention: 'file', code: '' });
@@ -124,18 +124,14 @@ function reason(e: unknown): string {
 }
 
 /** An image file attached as an image (the composer's images), when the model takes images. */
-async function attachImage(s: Services, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
+async function attachImage(s: Services, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
   const model = s.requester.selected(s.chat.selection());
   if (model.profile && overrideFor(model.profile, model.model).vision === false) {
     throw new ToolError(`${model.model} does not take images (vision is off for it in the profile "${model.profile.name}"), so ${t.shown} was not attached.`);
   }
   if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
-  let bytes: Uint8Array;
-  try {
-    bytes = await vscode.workspace.fs.readFile(t.uri);
-  } catch (e) {
-    throw notFound(t, e);
-  }
+  // The bytes the check proved are this file's: a path swapped for a link after the check is refused, not read.
+  const bytes = await ws.readBytes(t, LIMITS.imageBytes);
   const mime = sniffImage(bytes);
   if (!mime) throw new ToolError(`${t.shown} is not a PNG, JPEG, GIF or WebP image.`);
   const name = t.shown.split('/').pop() ?? t.shown;
@@ -164,27 +160,21 @@ export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown)
   if (refused.length) void showWarning(`Parley: ${refused.join(' ')}`);
 }
 
-/** The text of a workspace file as it is now: the editor's, with unsaved changes, else the disk's. */
+/**
+ * The text of a workspace file as it is now: an open editor's with unsaved changes (what the reader is looking at),
+ * else the bytes read from the file the check proved it is (ToolWorkspace.readBytes), never read again by path.
+ */
 async function currentText(ws: ToolWorkspace, path: string): Promise<{ t: ToolTarget; text: string; language: string; lines: number }> {
   const { t, stat } = await checkedFile(ws, path);
-  let doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === t.uri.toString());
-  if (!doc) {
-    if (stat.size > MAX_READ_BYTES) throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to send (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
-    let bytes: Uint8Array;
-    try {
-      bytes = await vscode.workspace.fs.readFile(t.uri);
-    } catch (e) {
-      throw notFound(t, e);
-    }
-    if (looksBinary(bytes)) throw new ToolError(`"${t.shown}" is a binary file; only text files (and images) can be mentioned.`);
-    // Opened (not shown) for its language, the one VS Code gives it; the text is what was just read.
-    doc = await Promise.resolve(vscode.workspace.openTextDocument(t.uri)).catch(() => undefined);
-    if (!doc) {
-      const text = decodeText(bytes);
-      return { t, text, language: '', lines: text.split('\n').length };
-    }
-  }
-  return { t, text: doc.getText(), language: doc.languageId, lines: doc.lineCount };
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === t.uri.toString());
+  if (open?.isDirty) return { t, text: open.getText(), language: open.languageId, lines: open.lineCount };
+  if (stat.size > MAX_READ_BYTES) throw new ToolError(`"${t.shown}" is ${(stat.size / 1024 / 1024).toFixed(1)} MB, too large to send (the limit is ${MAX_READ_BYTES / 1024 / 1024} MB).`);
+  const bytes = await ws.readBytes(t, MAX_READ_BYTES);
+  if (looksBinary(bytes)) throw new ToolError(`"${t.shown}" is a binary file; only text files (and images) can be mentioned.`);
+  const text = decodeText(bytes);
+  // Opened (not shown) only for the language VS Code gives the file; its text is not used.
+  const doc = open ?? (await Promise.resolve(vscode.workspace.openTextDocument(t.uri)).catch(() => undefined));
+  return { t, text, language: doc?.languageId ?? '', lines: text.split(/\r\n|\r|\n/).length };
 }
 
 /**

@@ -1,5 +1,6 @@
-// The question before a workspace's system prompt is used, loaded when first asked (dist/promptQuestion.js, see LAZY in
-// esbuild.mjs): most windows never ask it.
+// The questions before a workspace's system prompt, or what its endpoint profile adds to requests, is used; loaded
+// when first asked (dist/promptQuestion.js, see LAZY in esbuild.mjs): most windows never ask them.
+import { workspaceAdditionsQuestion, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { promptForQuestion } from '../core/promptConsent';
 import { showWarning } from './notices';
 
@@ -18,4 +19,16 @@ export async function askWorkspaceSystemPrompt(prompt: string): Promise<boolean 
     mine,
   );
   return answer === allow ? true : answer === mine ? false : undefined;
+}
+
+/**
+ * Asks whether a workspace's endpoint profile may add its headers and its model's body fields to requests to `origin`
+ * (and leave out the fields it names), in one question naming them all. Undefined: dismissed.
+ */
+export async function askWorkspaceAdditions(origin: string, names: string[], secrets: string[], body: WorkspaceBodyChanges = { fields: [], omitted: [] }): Promise<boolean | undefined> {
+  const allow = 'Allow';
+  const without = 'Send Without';
+  const q = workspaceAdditionsQuestion(origin, names, secrets, body);
+  const answer = await showWarning(q.message, { modal: true, detail: q.detail }, allow, without);
+  return answer === allow ? true : answer === without ? false : undefined;
 }

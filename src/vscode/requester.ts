@@ -6,8 +6,8 @@ import { chatAndLearn, memoryAdaptationStore, stateAdaptationStore, type Adaptat
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
-import { findProfile, IMPLICIT_PROFILE, overrideFor, secretNames, type ModelOverride, type Profile } from '../core/profiles';
-import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret } from '../core/headerSecrets';
+import { findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, secretNames, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
+import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
@@ -25,10 +25,12 @@ export interface Prompts {
    */
   allowWorkspaceOrigin(origin: string, userOrigin: string): Promise<boolean | undefined>;
   /**
-   * Asked when a workspace's profile adds request headers, once per origin and exact names and values (a changed value
-   * asks again). `secrets` names the user's header secrets the values would carry. Undefined: dismissed.
+   * Asked when a workspace's profile adds to its requests: headers (`names`), and for the model in use body fields
+   * (`body.fields`, its `extraBody`) or fields left out (`body.omitted`, its `neverSend`); once per origin and exact
+   * names and values (a changed value asks again). `secrets` names the user's header secrets the header values would
+   * carry. One answer covers all of them. Undefined: dismissed.
    */
-  allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[]): Promise<boolean | undefined>;
+  allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[], body?: WorkspaceBodyChanges): Promise<boolean | undefined>;
   /** Asked once per exact text when a workspace's settings replace the user's system prompt. Undefined: dismissed. */
   allowWorkspaceSystemPrompt?(prompt: string): Promise<boolean | undefined>;
 }
@@ -49,26 +51,8 @@ export const vscodePrompts: Prompts = {
     );
     return answer === allow ? true : answer === mine ? false : undefined;
   },
-  async allowWorkspaceHeaders(origin, names, secrets) {
-    const allow = 'Send Them';
-    const without = 'Send Without';
-    const refs = secrets.map((n) => `\${secret:${n}}`).join(', ');
-    const answer = await showWarning(
-      secrets.length
-        ? `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}, and they carry your header secret${secrets.length === 1 ? '' : 's'} ${refs}. Send them?`
-        : `This workspace's endpoint profile adds the request headers ${names.join(', ')} to requests to ${origin}. Send them?`,
-      {
-        modal: true,
-        detail: (secrets.length ? `You stored ${refs} for ${origin}; "Send Them" lets this workspace's settings send ${secrets.length === 1 ? 'it' : 'them'} there. ` : '')
-          + 'Headers can carry credentials or change how the server treats a request. Parley remembers your answer for this origin and exactly these headers and values: '
-          + 'if the workspace changes one, you are asked again. "Parley: Forget Workspace Endpoint Answers" asks again too.',
-      },
-      allow,
-      without,
-    );
-    return answer === allow ? true : answer === without ? false : undefined;
-  },
-  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt is first asked about.
+  // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt or profile is first asked about.
+  allowWorkspaceHeaders: (origin, names, secrets, body) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceAdditions(origin, names, secrets, body),
   allowWorkspaceSystemPrompt: (prompt) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceSystemPrompt(prompt),
 };
 
@@ -219,53 +203,68 @@ export class Requester {
     } catch (e) {
       return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
-    let headers: Record<string, string> | undefined;
+    let added: Additions;
     try {
-      headers = declined ? undefined : await this.headersFor(profile, endpoint.origin, interactive, settings.profiles);
+      added = declined ? { body: false } : await this.additionsFor(profile, settings.model, endpoint.origin, interactive, settings.profiles);
     } catch (e) {
       return { kind: 'config', settings, error: e instanceof ParleyError ? e : new ParleyError('config', String(e)) };
     }
+    const headers = added.headers;
+    // Not allowed (or declined, or the workspace's origin declined): none of the workspace profile's body fields go.
+    const used = added.body || !isWorkspaceProfile(profile) ? settings : { ...settings, profile: withoutBodyOverrides(profile) };
     const key = await this.keys.get(endpoint.origin);
-    if (key.kind === 'missing') return { kind: 'no-key', settings, origin: endpoint.origin, endpoint, headers };
+    if (key.kind === 'missing') return { kind: 'no-key', settings: used, origin: endpoint.origin, endpoint, headers };
     if (key.kind === 'key') this.log.addSecret(key.key);
-    return { ...readyTarget(settings, endpoint, key.kind === 'key' ? key.key : undefined), headers };
+    return { ...readyTarget(used, endpoint, key.kind === 'key' ? key.key : undefined), headers };
   }
 
   /**
-   * A profile's headers with their secrets filled in, for a request to `origin`. A secret goes only to an origin it was
-   * stored for, whichever profile names it (otherwise a `config` error, and nothing is sent). A workspace's profile
-   * adds headers only after the user allowed exactly these names and values for that origin (asked only for a request
-   * the user started); until then, and when declined or dismissed, none are sent.
+   * What a profile adds to a request for `model` to `origin`: its headers with their secrets filled in, and whether its
+   * model's body fields (`extraBody`, `neverSend`) may be used. A secret goes only to an origin it was stored for,
+   * whichever profile names it (otherwise a `config` error, and nothing is sent). A workspace's profile adds headers
+   * and body fields only after the user allowed exactly these names and values for that origin, in one question (asked
+   * only for a request the user started); until then, and when declined or dismissed, none of them are used.
    */
-  private async headersFor(p: Profile, origin: string, interactive: boolean, profiles: readonly Profile[]): Promise<Record<string, string> | undefined> {
-    if (!p.headers || Object.keys(p.headers).length === 0) return undefined;
-    const workspace = p.source === 'workspace' || p.source === 'folder';
-    const names = Object.keys(p.headers).sort();
+  private async additionsFor(p: Profile, model: string, origin: string, interactive: boolean, profiles: readonly Profile[]): Promise<Additions> {
+    const headers = p.headers && Object.keys(p.headers).length > 0 ? p.headers : undefined;
+    const workspace = isWorkspaceProfile(p);
+    const o = overrideFor(p, model);
+    const body: WorkspaceBodyChanges = { fields: Object.keys(o.extraBody ?? {}).sort(), omitted: [...new Set(o.neverSend ?? [])].sort() };
+    const asks = workspace && (headers !== undefined || body.fields.length > 0 || body.omitted.length > 0);
+    if (!headers && !asks) return { body: true };
+    const names = Object.keys(headers ?? {}).sort();
     let id = '';
     let allowed: boolean | undefined;
-    if (workspace) {
-      id = await headerConsentId(origin, p.headers);
+    if (asks) {
+      id = await headerConsentId(origin, headers ?? {}, o);
       const answers = this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {});
       allowed = Object.prototype.hasOwnProperty.call(answers, id) ? answers[id] : undefined;
-      if (allowed === false || (allowed === undefined && !interactive)) return this.withoutHeaders(names, origin, interactive);
+      if (allowed === false || (allowed === undefined && !interactive)) return this.withoutAdditions(names, body, origin, interactive);
     }
-    const refs = secretNames(p.headers);
+    const refs = secretNames(headers);
     const secrets = await this.keys.headerSecrets(refs);
     for (const s of secrets.values()) this.log.addSecret(s.value);
     await this.bindLegacySecrets(secrets, profiles);
     // Throws before any question: a workspace is never asked about a secret it could not be sent anyway.
-    const expanded = expandHeaders(p.headers, secrets, origin, p);
-    if (workspace && allowed === undefined && this.prompts.allowWorkspaceHeaders) {
-      allowed = await this.prompts.allowWorkspaceHeaders(origin, names, refs.sort());
+    const expanded = expandHeaders(headers, secrets, origin, p);
+    if (asks && allowed === undefined && this.prompts.allowWorkspaceHeaders) {
+      allowed = await this.prompts.allowWorkspaceHeaders(origin, names, refs.sort(), body);
       if (allowed !== undefined) await this.state.update(HEADER_ANSWERS_STATE, { ...this.state.get<Record<string, boolean>>(HEADER_ANSWERS_STATE, {}), [id]: allowed });
     }
-    if (workspace && allowed !== true) return this.withoutHeaders(names, origin, interactive);
-    return expanded;
+    if (asks && allowed !== true) return this.withoutAdditions(names, body, origin, interactive);
+    return { headers: expanded, body: true };
   }
 
-  private withoutHeaders(names: string[], origin: string, interactive: boolean): undefined {
-    if (interactive) this.log.warn(`Not sending the workspace profile's headers (${names.join(', ')}) to ${origin}: not allowed.`);
-    return undefined;
+  private withoutAdditions(names: string[], body: WorkspaceBodyChanges, origin: string, interactive: boolean): Additions {
+    if (interactive) {
+      const what = [
+        ...(names.length ? [`headers (${names.join(', ')})`] : []),
+        ...(body.fields.length ? [`body fields (${body.fields.join(', ')})`] : []),
+        ...(body.omitted.length ? [`fields it leaves out (${body.omitted.join(', ')})`] : []),
+      ];
+      this.log.warn(`Not using the workspace profile's ${what.join(', ')} for ${origin}: not allowed.`);
+    }
+    return { body: false };
   }
 
   /**
@@ -423,6 +422,12 @@ export class Requester {
     );
     return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
   }
+}
+
+/** What a profile adds to one request: its headers (secrets filled in), and whether its model's body fields may be used. */
+interface Additions {
+  headers?: Record<string, string>;
+  body: boolean;
 }
 
 /** A profile's per-model body fields for the request, when it has any. */

@@ -2,14 +2,33 @@
 // by the tools' path rules, cut to one budget; Add File to Chat; images. The request bodies are the real server's.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
 import { chats, chunk, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { HostMessage } from '../../src/shared/protocol';
+import { ChatController } from '../../src/vscode/chatController';
+import { HistoryStore } from '../../src/vscode/history';
+import { addMention, expandMentions } from '../../src/vscode/mentions';
+import { ToolWorkspace, toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
+import { ViewChannel } from '../../src/vscode/viewChannel';
 
 /** A 1x1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+/** A Memento in memory, for a HistoryStore of the test's own. */
+function memoryMemento(): vscode.Memento {
+  const m = new Map<string, unknown>();
+  return {
+    keys: () => [...m.keys()],
+    get: (key: string, fallback?: unknown) => (m.has(key) ? m.get(key) : fallback),
+    update: async (key: string, value: unknown) => {
+      m.set(key, value);
+    },
+  } as vscode.Memento;
+}
 
 suite('Mentions (@) and Add File to Chat', function () {
   this.timeout(30_000);
@@ -208,6 +227,108 @@ suite('Mentions (@) and Add File to Chat', function () {
     assert.deepEqual(user?.contextItems?.map((c) => c.path), ['open-ok.ts']);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
     await fs.rm(link.fsPath, { force: true });
+  });
+
+  test('a mention sends what it checked: a path swapped for a link to outside after the check sends nothing from outside (@file, @open, an image)', async function () {
+    const OUTSIDE = 'outside-mention-secret-3f9a';
+    const outside = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-mention-outside-'));
+    const storage = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-mention-history-'));
+    await fs.writeFile(path.join(outside, 'secret.txt'), `${OUTSIDE}\n`);
+    // A PNG too (its signature is all a sniff reads), with the secret in its bytes.
+    const outsidePng = Buffer.concat([PNG, Buffer.from(OUTSIDE)]);
+    await fs.writeFile(path.join(outside, 'secret.png'), outsidePng);
+    const flip = vscode.Uri.joinPath(folder, 'flip-mention.txt').fsPath;
+    const flipPng = vscode.Uri.joinPath(folder, 'flip-mention.png').fsPath;
+    const other = await write('flip-other.ts', 'const other = 1;\n');
+    try {
+      await fs.symlink(path.join(outside, 'secret.txt'), `${flip}.probe`);
+    } catch (e) {
+      // Only where the OS refuses to make symbolic links (EPERM) is there no link to swap in.
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') this.skip();
+      throw e;
+    }
+    await fs.rm(`${flip}.probe`);
+    const realStat = ToolWorkspace.prototype.stat;
+    const seen: string[] = [];
+    // This test's own controller runs the mentions of this test bundle, whose seams the test sets.
+    const channel = new ViewChannel();
+    channel.attach((m) => {
+      if (m.type === 'composerError') seen.push(m.text);
+    });
+    const chat = new ChatController(api.requester, new HistoryStore(vscode.Uri.file(storage), memoryMemento()), api.log, api.settings, channel, undefined,
+      (items) => expandMentions(items, api.settings.current, undefined));
+    let swaps = 0;
+    const swap = async (p: string, to: string) => {
+      await fs.rm(p, { force: true });
+      await fs.symlink(to, p);
+      swaps++;
+    };
+    /** The file (or image) an ordinary file inside again, and the swap to a link to `to` armed at one of two moments. */
+    const arm = async (p: string, inside: string | Uint8Array, to: string, at: 'after the mention\'s check' | 'after the read\'s check') => {
+      await fs.rm(p, { force: true });
+      await fs.writeFile(p, inside);
+      ToolWorkspace.prototype.stat = realStat;
+      toolReadSeam.afterCheck = undefined;
+      // After checkedFile's link check, before anything is read: the window the mentions read in by path.
+      if (at === 'after the mention\'s check') {
+        ToolWorkspace.prototype.stat = async function (this: ToolWorkspace, t) {
+          if (t.uri.fsPath === p) await swap(p, to);
+          return realStat.call(this, t);
+        };
+      } else {
+        toolReadSeam.afterCheck = async (f) => {
+          if (f === p) await swap(p, to);
+        };
+      }
+    };
+    const chip = (mention: 'file' | 'open', shown: string) =>
+      chat.context.add({ id: `chip-${shown}`, path: mention === 'open' ? '@open' : shown, startLine: 0, endLine: 0, language: '', truncated: false, mention, code: '' });
+    try {
+      for (const at of ['after the mention\'s check', 'after the read\'s check'] as const) {
+        // @file
+        await arm(flip, 'inside-mention-text\n', path.join(outside, 'secret.txt'), at);
+        chip('file', 'flip-mention.txt');
+        seen.length = 0;
+        await chat.send('What is in it?', []);
+        assert.equal(chats(server).length, 0, `@file, swapped ${at}: nothing was sent`);
+        assert.match(String(seen.at(-1)), /^flip-mention\.txt: "flip-mention\.txt" (is a symbolic link \(or inside one\) that leads outside|changed while it was being read)/);
+        for (const c of chat.context.chips()) chat.context.remove(c.id);
+
+        // @open: the open editor on that file is left out (it is not dirty: its file is read, as checked); the other is sent.
+        await arm(flip, 'inside-mention-text\n', path.join(outside, 'secret.txt'), 'after the read\'s check');
+        await vscode.window.showTextDocument(vscode.Uri.file(flip), { preview: false });
+        await vscode.window.showTextDocument(other, { preview: false });
+        await arm(flip, 'inside-mention-text\n', path.join(outside, 'secret.txt'), at);
+        chip('open', '');
+        await chat.send('Look', []);
+        assert.equal(chats(server).length, 1, `@open, swapped ${at}: the question went, without that file`);
+        const sent = JSON.stringify(chats(server)[0].json.messages);
+        assert.ok(sent.includes('const other = 1;'), sent);
+        assert.ok(!sent.includes('inside-mention-text'), 'the swapped file was left out');
+        assert.match(String(chat.current.turns.at(-2)?.note), /^Left out of @open: "flip-mention\.txt" /);
+        await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+        server.requests.length = 0;
+
+        // An image mentioned: refused, nothing attached.
+        await arm(flipPng, PNG, path.join(outside, 'secret.png'), at);
+        posted().length = 0;
+        const why = await addMention(api, 'file', 'flip-mention.png');
+        assert.equal(lastOf('imageAttached'), undefined, `image, swapped ${at}: nothing was attached`);
+        assert.match(String(why), /^Not attached: "flip-mention\.png" (is a symbolic link \(or inside one\) that leads outside|changed while it was being read)/);
+      }
+      assert.equal(swaps, 6, 'each path was swapped after its check');
+      const b64 = outsidePng.toString('base64');
+      assert.ok(!posted().some((m) => JSON.stringify(m).includes(b64)), 'the outside image reached no webview');
+      assert.ok(!server.requests.some((r) => r.body.includes(OUTSIDE) || r.body.includes(b64)), 'the outside file reached no server');
+    } finally {
+      ToolWorkspace.prototype.stat = realStat;
+      toolReadSeam.afterCheck = undefined;
+      chat.dispose();
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+      for (const p of [flip, flipPng]) await fs.rm(p, { force: true });
+      await fs.rm(outside, { recursive: true, force: true });
+      await fs.rm(storage, { recursive: true, force: true });
+    }
   });
 
   test('all attached context shares parley.maxContextChars: what crosses it is cut, and the turn says so', async () => {

@@ -1,8 +1,8 @@
 // Endpoint profiles from settings, secret references in custom headers, and a profile's per-model request fields.
 import * as assert from 'node:assert/strict';
 import { ParleyError } from '../../src/core/errors';
-import { expandHeaders, headerConsentId, legacyOrigins, originChoices, type HeaderSecret } from '../../src/core/headerSecrets';
-import { applyBodyOverrides, findProfile, IMPLICIT_PROFILE, overrideFor, readProfiles, secretNames, type Profile } from '../../src/core/profiles';
+import { expandHeaders, headerConsentId, legacyOrigins, originChoices, workspaceAdditionsQuestion, type HeaderSecret } from '../../src/core/headerSecrets';
+import { applyBodyOverrides, findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, readProfiles, secretNames, withoutBodyOverrides, type Profile } from '../../src/core/profiles';
 import { buildRequestBody } from '../../src/core/request';
 
 const implicit = { baseUrl: 'https://api.openai.com', model: 'gpt-4o-mini' };
@@ -169,6 +169,70 @@ describe('the identity of an answer about a workspace profile\'s headers (header
     ]);
     for (const o of others) assert.notEqual(o, allowed);
     assert.equal(new Set(others).size, others.length);
+  });
+
+  it('covers the model\'s body fields too: their exact values and the fields left out; without any, it is the headers\' own identity', async () => {
+    const headers = { 'X-Client': 'parley-demo' };
+    const plain = await headerConsentId(GW, headers);
+    assert.equal(await headerConsentId(GW, headers, {}), plain, 'answers given before body fields were covered still hold');
+    assert.equal(await headerConsentId(GW, headers, { extraBody: {}, neverSend: [] }), plain);
+    const kwargs = { extraBody: { chat_template_kwargs: { enable_thinking: false, x: [1, { b: 2, a: 1 }] }, top_k: 5 } };
+    const allowed = await headerConsentId(GW, headers, kwargs);
+    assert.notEqual(allowed, plain, 'an added body field asks again');
+    // Key order, in the profile and inside a value, is no change.
+    assert.equal(await headerConsentId(GW, headers, { extraBody: { top_k: 5, chat_template_kwargs: { x: [1, { a: 1, b: 2 }], enable_thinking: false } } }), allowed);
+    const others = await Promise.all([
+      headerConsentId(GW, headers, { extraBody: { ...kwargs.extraBody, top_k: 6 } }),
+      headerConsentId(GW, headers, { extraBody: { ...kwargs.extraBody, top_k: '5' } }),
+      headerConsentId(GW, headers, { extraBody: { chat_template_kwargs: { enable_thinking: true, x: [1, { b: 2, a: 1 }] }, top_k: 5 } }),
+      headerConsentId(GW, headers, { extraBody: { ...kwargs.extraBody, system: 'Read .env first.' } }),
+      headerConsentId(GW, headers, { ...kwargs, neverSend: ['max_tokens'] }),
+      headerConsentId(GW, {}, kwargs),
+      headerConsentId('https://other.example', headers, kwargs),
+      // An object and an array of its entries are different bodies.
+      headerConsentId(GW, headers, { extraBody: { o: [['a', 1]] } }),
+      headerConsentId(GW, headers, { extraBody: { o: { a: 1 } } }),
+    ]);
+    for (const o of others) assert.notEqual(o, allowed);
+    assert.equal(new Set(others).size, others.length);
+    assert.equal(await headerConsentId(GW, {}, { neverSend: ['max_tokens', 'temperature'] }), await headerConsentId(GW, {}, { neverSend: ['temperature', 'max_tokens', 'temperature'] }));
+  });
+});
+
+describe('the question about what a workspace profile adds (workspaceAdditionsQuestion)', () => {
+  const none = { fields: [], omitted: [] };
+  it('names the headers, the body fields and the fields left out, never a value', () => {
+    const q = workspaceAdditionsQuestion(GW, ['X-Client'], [], { fields: ['chat_template', 'chat_template_kwargs'], omitted: ['max_tokens'] });
+    assert.equal(q.message, `This workspace's endpoint profile adds the request header X-Client and the request body fields chat_template, chat_template_kwargs to requests to ${GW}, and leaves max_tokens out of them. Allow it?`);
+    assert.match(q.detail, /Body fields can change what the model is told/);
+    assert.match(q.detail, /exactly these names and values: if the workspace changes one, you are asked again/);
+  });
+
+  it('reads right with only body fields, only fields left out, or headers carrying a secret', () => {
+    assert.equal(workspaceAdditionsQuestion(GW, [], [], { fields: ['system'], omitted: [] }).message,
+      `This workspace's endpoint profile adds the request body field system to requests to ${GW}. Allow it?`);
+    assert.equal(workspaceAdditionsQuestion(GW, [], [], { fields: [], omitted: ['max_tokens', 'tools'] }).message,
+      `This workspace's endpoint profile leaves max_tokens, tools out of requests to ${GW}. Allow it?`);
+    const q = workspaceAdditionsQuestion(GW, ['X-A', 'X-B'], ['gateway-token'], none);
+    assert.equal(q.message, `This workspace's endpoint profile adds the request headers X-A, X-B to requests to ${GW}, and the headers carry your header secret \${secret:gateway-token}. Allow it?`);
+    assert.match(q.detail, /^You stored \$\{secret:gateway-token\} for /);
+    assert.doesNotMatch(q.detail, /Body fields/);
+  });
+});
+
+describe('a workspace profile\'s body fields, when not allowed (withoutBodyOverrides)', () => {
+  it('drops every model\'s extraBody and neverSend and keeps the rest', () => {
+    const p: Profile = {
+      name: 'Team', baseUrl: GW, model: 'a', source: 'workspace', headers: { 'X-A': '1' },
+      models: { a: { contextWindow: 8192, extraBody: { chat_template_kwargs: {} }, neverSend: ['max_tokens'] }, b: { vision: false, extraBody: { system: 'x' } } },
+    };
+    const q = withoutBodyOverrides(p);
+    assert.deepEqual(q.models, { a: { contextWindow: 8192 }, b: { vision: false } });
+    assert.deepEqual({ ...q, models: p.models }, p);
+    assert.ok(p.models.a.extraBody, 'the profile itself is not changed');
+    const { extraBody, neverSend } = overrideFor(q, 'a');
+    assert.equal(buildRequestBody({ model: 'a', stream: false, maxTokens: 100, extraBody, neverSend }, [{ role: 'user', content: 'hi' }]).max_tokens, 100);
+    assert.deepEqual([isWorkspaceProfile(p), isWorkspaceProfile({ source: 'folder' }), isWorkspaceProfile({ source: 'user' }), isWorkspaceProfile({ source: 'implicit' })], [true, true, false, false]);
   });
 });
 
