@@ -1866,11 +1866,11 @@ describe('chat webview (Chromium)', function () {
       const state = () => page.evaluate(() => {
         const q = document.querySelector('.tool-question')!;
         const button = (d: string) => q.querySelector<HTMLButtonElement>(`button[data-decision="${d}"]`)!;
-        const reason = q.querySelector<HTMLElement>('.tool-question-reason')!;
+        const reason = q.querySelector<HTMLElement>('.tool-question-reason');
         return {
           once: !button('once').disabled, always: !button('always').disabled, deny: !button('deny').disabled,
-          reason: reason.hidden ? null : reason.textContent,
-          described: button('once').getAttribute('aria-describedby') === reason.id,
+          reason: !reason || reason.hidden ? null : reason.textContent,
+          described: !!reason && button('once').getAttribute('aria-describedby') === reason.id,
           more: Array.from(q.querySelectorAll<HTMLElement>('.tool-question-more')).map((m) => (m.hidden ? null : m.querySelector('.tool-question-more-text')!.textContent)),
         };
       });
@@ -1934,7 +1934,7 @@ describe('chat webview (Chromium)', function () {
       assert.deepEqual(await page.locator('.tool-question').evaluate((q) => ({
         disabled: Array.from(q.querySelectorAll('button')).filter((b) => b.disabled).length,
         more: Array.from(q.querySelectorAll<HTMLElement>('.tool-question-more')).filter((m) => !m.hidden).length,
-        reason: q.querySelector<HTMLElement>('.tool-question-reason')!.hidden,
+        reason: q.querySelector<HTMLElement>('.tool-question-reason')?.hidden,
         tabStops: q.querySelectorAll('pre[tabindex]').length,
       })), { disabled: 0, more: 0, reason: true, tabStops: 0 });
     });
