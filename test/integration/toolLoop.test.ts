@@ -265,8 +265,11 @@ suite('Tools: the loop in a chat turn', function () {
     const msg = api.recorded.posted.filter((m) => m.type === 'tools').at(-1);
     assert.deepEqual(msg, { type: 'tools', enabled: false, available: true });
   });
-  /** How often the test extension's tool has run in this window. */
-  const echoRuns = (): number => (vscode.extensions.getExtension('parley-test.parley-test-tools')!.exports as { invocations(): number }).invocations();
+  /** How often the test extension's tool has run in this window (none before the extension is activated: a test run alone). */
+  const echoRuns = (): number => {
+    const ext = vscode.extensions.getExtension('parley-test.parley-test-tools')!;
+    return ext.isActive ? (ext.exports as { invocations(): number }).invocations() : 0;
+  };
   /** Every call status the panel was shown for the last turn (each turnSteps it was posted). */
   const shownStatuses = () => api.recorded.posted.flatMap((m) => (m.type === 'turnSteps' ? m.steps.flatMap((st) => st.calls.map((c) => `${c.name}:${c.status}`)) : []));
 
