@@ -168,15 +168,16 @@ export const NOT_RUN_RESULT = 'Not run: the conversation was closed before this 
 export const LOST_RESULT = 'No result: the conversation was closed while this call ran; its result was lost.';
 
 /**
- * A conversation as read from storage: a call it left queued, waiting or running (its window went away in the middle
- * of the turn) will never run or finish now. Each such call ends as failed, with NOT_RUN_RESULT or LOST_RESULT, so that
- * its card draws no approval buttons and the model is told. The calls of `live` (the turn this window streams now, if
- * any) are left as they are. Returns whether anything changed.
+ * A conversation as read from storage, after its orphaned streaming turns were recovered: a call it left queued,
+ * waiting or running in a turn that no longer streams (its window went away in the middle of the turn) will never run
+ * or finish now. Each such call ends as failed, with NOT_RUN_RESULT or LOST_RESULT, so that its card draws no approval
+ * buttons and the model is told. A turn still streaming (in this window, or in another live window that may still be
+ * asking about its call) is left as it is: its calls are its window's to settle. Returns whether anything changed.
  */
-export function settleUnfinishedCalls(c: Conversation, live?: string): boolean {
+export function settleUnfinishedCalls(c: Conversation): boolean {
   let changed = false;
   for (const t of c.turns) {
-    if (t.id === live || !Array.isArray(t.steps)) continue;
+    if (t.status === 'streaming' || !Array.isArray(t.steps)) continue;
     for (const step of t.steps) {
       for (const call of Array.isArray(step?.calls) ? step.calls : []) {
         if (call?.status !== 'queued' && call?.status !== 'waiting' && call?.status !== 'running') continue;

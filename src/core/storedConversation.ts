@@ -83,7 +83,7 @@ const error = shape<ErrorView>({ kind: oneOf(ERROR_KIND), title: text, actions: 
 const chip = { id: text, path: text, startLine: num, endLine: num, language: text, truncated: flag };
 const contextChip = shape<ContextChip>(chip, { mention: oneOf(MENTION) });
 const contextItem = shape<ContextItem>({ ...chip, code: text }, { mention: oneOf(MENTION) });
-const argument = shape<ToolArgumentView>({ name: text, value: text }, { omitted: num, tail: text });
+const argument = shape<ToolArgumentView>({ name: text, value: text }, {});
 const call = shape<ToolCallView>(
   { id: text, name: text, summary: text, arguments: text, status: oneOf(CALL_STATUS) },
   { wireId: text, ms: num, result: text, question: list(argument) },

@@ -1,11 +1,13 @@
 // A tool call's arguments against its tool's schema: the names it does not declare (refused before anything asks), and
-// every argument as the approval question shows it, in the schema's order, as plain text that hides nothing.
+// every argument as the approval question shows it, in the schema's order, whole, as plain text that hides nothing.
 import type { ToolArgumentView } from '../shared/protocol';
 
-/** A value longer than this shows its first QUESTION_HEAD and last QUESTION_TAIL characters, and how many are between. */
-export const QUESTION_VALUE_CHARS = 2000;
-export const QUESTION_HEAD = 1500;
-export const QUESTION_TAIL = 500;
+/**
+ * The most text (argument names and values, as shown) a question may carry. Up to it, every value is shown whole and
+ * the panel lets the reader allow only once each value has been read to its end; beyond it, the call is not asked
+ * about at all (tooLongToReview): nobody reviews that much in a panel, and a cut would hide what runs.
+ */
+export const QUESTION_MAX_CHARS = 100_000;
 
 /** The argument names a tool's parameter schema declares (its top-level `properties`), in the schema's order. */
 export function declaredArguments(parameters: Record<string, unknown> | undefined): string[] {
@@ -69,24 +71,26 @@ function valueText(v: unknown): string {
 /**
  * Every argument of a call as the approval question shows it: in the order the tool's schema declares them (any
  * the schema does not declare after, in the model's order, though such a call is refused before it asks), each value
- * whole up to QUESTION_VALUE_CHARS, else its start and its end with how many characters are between.
+ * whole. Never cut: a cut is where a command would hide. (tooLongToReview bounds the whole.)
  */
 export function questionArguments(args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): ToolArgumentView[] {
   const declared = declaredArguments(parameters);
   const order = [...declared.filter((k) => Object.hasOwn(args, k)), ...Object.keys(args).filter((k) => !declared.includes(k))];
-  return order.map((name) => {
-    const text = valueText(args[name]);
-    const shown: ToolArgumentView = { name: visibleText(name), value: text };
-    if (text.length > QUESTION_VALUE_CHARS) {
-      shown.value = text.slice(0, QUESTION_HEAD);
-      shown.tail = text.slice(text.length - QUESTION_TAIL);
-      shown.omitted = text.length - QUESTION_HEAD - QUESTION_TAIL;
-    }
-    return shown;
-  });
+  return order.map((name) => ({ name: visibleText(name), value: valueText(args[name]) }));
+}
+
+/**
+ * What the model is told when a call's arguments, as the question would show them, are longer than QUESTION_MAX_CHARS
+ * (so the call is not run and the reader is not asked), or undefined when the question can show them whole.
+ */
+export function tooLongToReview(tool: string, question: readonly ToolArgumentView[]): string | undefined {
+  const length = question.reduce((n, a) => n + a.name.length + a.value.length, 0);
+  if (length <= QUESTION_MAX_CHARS) return undefined;
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `Not run: the arguments of this ${tool} call are ${n(length)} characters long, too long for the user to review before allowing it (at most ${n(QUESTION_MAX_CHARS)}). Call it again with shorter arguments, or split the work into smaller calls.`;
 }
 
 /** One line for a card: every argument as `name: value`, in the schema's order (for tools with no summary of their own). */
 export function argumentSummary(args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): string {
-  return questionArguments(args, parameters).map((a) => `${a.name}: ${a.value.replace(/\s+/g, ' ').slice(0, 200)}`).join(', ');
+  return questionArguments(args, parameters).map((a) => `${a.name}: ${a.value.slice(0, 1000).replace(/\s+/g, ' ').slice(0, 200)}`).join(', ');
 }

@@ -87,13 +87,9 @@ export interface ToolArgumentView {
   name: string;
   /**
    * The value as text (a string as it is, anything else as JSON), invisible and direction-changing characters written
-   * out (`⟦U+202E⟧`): whole, or its start when `omitted` is set.
+   * out (`⟦U+202E⟧`), whole: never cut.
    */
   value: string;
-  /** Characters left out between `value` and `tail`, for a long value. */
-  omitted?: number;
-  /** The value's end, for a long value. */
-  tail?: string;
 }
 
 /** One tool call of a turn, shown as a compact card between the text parts. */

@@ -165,9 +165,10 @@ export class ChatController implements vscode.Disposable {
         await this.persist(c);
       }
     }
-    // A call the file left waiting (or queued, or running) is not this window's to run: it is shown as not run, with
-    // no approval buttons, and the model is told so if the conversation goes on.
-    settleUnfinishedCalls(c, this.streamingTurn);
+    // A call the file left waiting (or queued, or running) in a turn that no longer streams will never run: it is shown
+    // as not run, with no approval buttons, and the model is told so if the conversation goes on. A turn another live
+    // window still streams (recover left it) is that window's: its waiting call may yet be answered there.
+    settleUnfinishedCalls(c);
     return c;
   }
 

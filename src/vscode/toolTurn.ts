@@ -1,7 +1,7 @@
 // A chat turn that may use tools: the host side of core/toolLoop.ts. Runs each call (asking the reader first when
 // its tool needs it), keeps the turn's steps and cards up to date, sums the turn's usage, and says once when a model
 // cannot use tools. Approval comes only from the reader's click or key in the panel (ToolSession.answer).
-import { questionArguments, undeclaredArguments } from '../core/toolArguments';
+import { questionArguments, tooLongToReview, undeclaredArguments } from '../core/toolArguments';
 import { runToolLoop, STOPPED_RESULT, type RoundCall, type ToolLoopEnd, type ToolLoopHost, type ToolLoopLimits, type ToolOutcome } from '../core/toolLoop';
 import type { ChatMessage, ChatResult, ToolDefinition } from '../core/types';
 import type { ToolCallView, ToolDecision, ToolStepView } from '../shared/protocol';
@@ -187,14 +187,19 @@ class ToolTurn implements ToolLoopHost {
 
   /**
    * Asks the reader when the tool needs it; true to run, else how the call ended. The question shows every argument,
-   * in the schema's order; the answer counts only for this call (its id, tool and arguments), and "always" for its tool.
+   * whole, in the schema's order (a call whose arguments are too long for that is refused unasked); the answer counts
+   * only for this call (its id, tool and arguments), and "always" for its tool.
    */
   private async approve(tool: TurnTool, view: ToolCallView, args: Record<string, unknown>): Promise<true | ToolOutcome> {
     const { session, signal, askBeforeReading } = this.d;
     const name = tool.definition.function.name;
     if ((tool.readOnly && !askBeforeReading) || tool.reviewed || session.isAlwaysAllowed(name)) return true;
+    const question = questionArguments(args, tool.definition.function.parameters);
+    // Too long to read in the panel: not asked at all, rather than asked with a part the reader could not weigh.
+    const tooLong = tooLongToReview(name, question);
+    if (tooLong) return this.settle(view, 'failed', tooLong);
     view.status = 'waiting';
-    view.question = questionArguments(args, tool.definition.function.parameters);
+    view.question = question;
     this.post();
     const answer = await session.ask({ id: view.id, name: view.name, arguments: view.arguments }, signal);
     delete view.question;

@@ -1,6 +1,6 @@
 // A turn's tool rounds: each step's text (Markdown, as a finished reply) and one compact card per tool call.
 import type { ToolCallStatus, ToolCallView, ToolStepView } from '../shared/protocol';
-import { DECISION_LABELS, omittedText, questionText } from '../shared/toolQuestion';
+import { DECISION_LABELS, moreBelowText, questionText, READ_TO_ALLOW } from '../shared/toolQuestion';
 import { h, textNodes } from './dom';
 import { MarkdownStream } from './markdownStream';
 import { post } from './vscodeApi';
@@ -21,41 +21,115 @@ function formatDuration(ms: number): string {
   return s < 10 ? `${s.toFixed(1)} s` : `${Math.round(s)} s`;
 }
 
-/** The arguments the question shows, open: each name, then its value as text in a box that scrolls when long. */
-function questionArguments(call: ToolCallView): HTMLElement {
-  // A host that listed no arguments: the exact JSON, rather than nothing.
-  if (!call.question) return h('pre', { class: 'tool-text tool-question-value' }, textNodes(call.arguments));
-  return h('dl', { class: 'tool-question-args' }, ...call.question.flatMap((a) => [
-    h('dt', { class: 'tool-question-name' }, a.name),
-    h('dd', null,
-      h('pre', { class: 'tool-text tool-question-value' }, textNodes(a.value)),
-      a.omitted !== undefined ? h('div', { class: 'tool-question-cut' }, omittedText(a.omitted)) : null,
-      a.tail !== undefined ? h('pre', { class: 'tool-text tool-question-value' }, textNodes(a.tail)) : null),
-  ]));
+/**
+ * One value of a question, whole, in a box that scrolls when long. While its text goes on below the box, a marker says
+ * how much and offers Show all; the value counts as read once its end has been in the box (it fits, it was scrolled
+ * to the end) or it was shown whole. Until it is laid out, it is not read.
+ */
+class ValueBox {
+  readonly el: HTMLElement;
+  private readonly pre: HTMLPreElement;
+  private readonly more: HTMLElement;
+  private readonly marker: HTMLElement;
+  private ended = false;
+
+  constructor(text: string, changed: () => void) {
+    this.pre = h('pre', { class: 'tool-text tool-question-value', onscroll: changed }, textNodes(text));
+    this.marker = h('span', { class: 'tool-question-more-text' });
+    this.more = h('div', { class: 'tool-question-more', hidden: true }, this.marker, h('button', {
+      type: 'button',
+      class: 'btn small secondary',
+      onclick: () => {
+        this.ended = true;
+        this.more.hidden = true;
+        this.pre.classList.add('whole');
+        changed();
+        this.pre.focus();
+      },
+    }, 'Show all'));
+    this.el = h('div', { class: 'tool-question-box' }, this.pre, this.more);
+  }
+
+  /** The box's element whose size decides whether its text fits. */
+  get box(): HTMLElement {
+    return this.pre;
+  }
+
+  /** Measures the box (a layout read): whether the value has now been read to its end, and what the marker says. */
+  update(): boolean {
+    const p = this.pre;
+    if (this.ended || !p.isConnected || p.getClientRects().length === 0) return this.ended;
+    const below = p.scrollHeight - p.clientHeight - p.scrollTop;
+    if (below <= 1) {
+      this.ended = true;
+      this.more.hidden = true;
+      return true;
+    }
+    // A box with more text is a tab stop, so arrow keys can scroll it.
+    p.tabIndex = 0;
+    const line = parseFloat(getComputedStyle(p).lineHeight) || 16;
+    this.marker.textContent = moreBelowText(Math.max(1, Math.ceil(below / line)));
+    this.more.hidden = false;
+    return false;
+  }
+}
+
+/** How each question drawn measures its values and says how many are not read to their end yet (measureQuestion). */
+const measures = new WeakMap<HTMLElement, () => number>();
+let questions = 0;
+
+/**
+ * Measures a question's value boxes now (its Allow buttons follow) and returns how many values the reader has not yet
+ * read to their end. For the transcript, before it announces the question and moves focus into it.
+ */
+export function measureQuestion(question: HTMLElement): number {
+  return measures.get(question)?.() ?? 0;
 }
 
 /**
- * The approval question of a waiting call: the tool and every argument, open. It is built from the call's status alone
- * (and only in a turn that is streaming here): nothing in a result or in model text can produce it. A click answers
- * once, naming the call it showed; the buttons go when the host reports the new status.
+ * The approval question of a waiting call: the tool and every argument, open and whole. It is built from the call's
+ * status alone (and only in a turn that is streaming here): nothing in a result or in model text can produce it. Allow
+ * once and Always allow work only once every value has been read to its end (scrolled there, or shown whole): a value
+ * cut by its box could hide what runs. Deny always works. A click answers once, naming the call it showed; the buttons
+ * go when the host reports the new status.
  */
 function approvalQuestion(call: ToolCallView): HTMLElement {
   let answered = false;
-  const question = h('div', { class: 'tool-question', role: 'group', 'aria-label': questionText(call) },
-    h('div', { class: 'tool-question-text' }, questionText(call)),
-    questionArguments(call));
-  const buttons = h('div', { class: 'actions' }, ...DECISION_LABELS.map(({ decision, label }) => h('button', {
+  const reasonId = `tool-question-reason-${++questions}`;
+  // A host that listed no arguments: the exact JSON, rather than nothing.
+  const boxes = (call.question ?? [{ name: '', value: call.arguments }]).map((a) => ({ name: a.name, box: new ValueBox(a.value, () => refresh()) }));
+  const values = call.question
+    ? h('dl', { class: 'tool-question-args' }, ...boxes.flatMap(({ name, box }) => [h('dt', { class: 'tool-question-name' }, name), h('dd', null, box.el)]))
+    : boxes[0].box.el;
+  const reason = h('div', { class: 'tool-question-reason', id: reasonId }, READ_TO_ALLOW);
+  const buttons = DECISION_LABELS.map(({ decision, label }) => h('button', {
     type: 'button',
     class: decision === 'once' ? 'btn small' : 'btn small secondary',
     'data-decision': decision,
+    'aria-describedby': decision === 'deny' ? undefined : reasonId,
+    disabled: decision !== 'deny',
     onclick: () => {
-      if (answered) return;
+      if (answered || (decision !== 'deny' && refresh() > 0)) return;
       answered = true;
       question.classList.add('answered');
       post({ type: 'toolApproval', callId: call.id, decision, name: call.name, arguments: call.arguments });
     },
-  }, label)));
-  question.append(buttons);
+  }, label));
+  const question = h('div', { class: 'tool-question', role: 'group', 'aria-label': questionText(call) },
+    h('div', { class: 'tool-question-text' }, questionText(call)),
+    values,
+    reason,
+    h('div', { class: 'actions' }, ...buttons));
+  const refresh = (): number => {
+    const unread = boxes.filter(({ box }) => !box.update()).length;
+    for (const b of buttons) if (b.dataset.decision !== 'deny') b.disabled = unread > 0;
+    reason.hidden = unread === 0;
+    return unread;
+  };
+  measures.set(question, refresh);
+  // Laid out, or resized (the panel narrowed, a font changed): measured again.
+  const resized = new ResizeObserver(() => refresh());
+  for (const { box } of boxes) resized.observe(box.box);
   return question;
 }
 

@@ -4,7 +4,7 @@ import { Announcer } from './announcer';
 import { h, icon } from './dom';
 import { flushNow } from './frame';
 import { approvalAnnouncement } from '../shared/toolQuestion';
-import type { StepsView } from './toolCards';
+import { measureQuestion, type StepsView } from './toolCards';
 import { isSummary, TurnItem, type TurnHost } from './turn';
 
 /** Below this many turns every body stays rendered; above it, bodies far from the viewport become placeholders. */
@@ -144,18 +144,20 @@ export class Transcript implements TurnHost {
   }
 
   /**
-   * A tool call asks for approval: the question is announced, and focus moves to its first button unless the reader
-   * is typing (a draft in the composer, or another field) or already in another question. A reader who is typing is
-   * not interrupted; Shift+Tab from the composer reaches the question's last button.
+   * A tool call asks for approval: the question is announced (with how many values go on below their box, to be read
+   * before Allow works), and focus moves to its first button that works (Allow once, or the first Show all while a
+   * value is not read to its end) unless the reader is typing (a draft in the composer, or another field) or already
+   * in another question. A reader who is typing is not interrupted; Shift+Tab from the composer reaches Deny.
    */
   toolQuestion(question: HTMLElement, call: ToolCallView, steps: StepsView): void {
-    this.announcer.say(approvalAnnouncement(call));
     queueMicrotask(() => {
+      // Measured here, in the document: whether each value fits its box decides what is said and what takes focus.
+      this.announcer.say(approvalAnnouncement(call, measureQuestion(question)));
       if (!question.isConnected) return;
       const active = document.activeElement;
       if (isTyping(active) || active?.closest('.tool-question')) return;
       steps.tookFocus(active);
-      question.querySelector('button')?.focus();
+      question.querySelector<HTMLElement>('.tool-question-more:not([hidden]) button, .actions button:not(:disabled)')?.focus();
     });
   }
 

@@ -18,7 +18,7 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 const image: Required<ImageView & { ref: string }> = { name: 'shot.png', dataUrl: '', ref: `${'a'.repeat(64)}.png` };
 const chip: Required<ContextChip> = { id: 'k1', path: 'src/a.ts', startLine: 3, endLine: 9, language: 'typescript', truncated: false, mention: 'file' };
 const item: Required<ContextItem> = { ...chip, code: 'const a = 1;' };
-const call: Required<ToolCallView> = { id: 'call_1', name: 'read_file', summary: 'src/a.ts', arguments: '{"path":"src/a.ts"}', status: 'done', ms: 12, result: 'const a = 1;', wireId: '0', question: [{ name: 'path', value: 'src/a.ts', omitted: 3, tail: '.ts' }] };
+const call: Required<ToolCallView> = { id: 'call_1', name: 'read_file', summary: 'src/a.ts', arguments: '{"path":"src/a.ts"}', status: 'done', ms: 12, result: 'const a = 1;', wireId: '0', question: [{ name: 'path', value: 'src/a.ts' }] };
 const step: Required<ToolStepView> = { text: 'Reading it.', calls: [call] };
 const usage: Required<UsageView> = { prompt: 10, completion: 5, total: 15, estimated: false };
 const error: Required<ErrorView> = { kind: 'bad_request', title: 'The server refused the request', detail: 'no', hint: 'check', actions: ['retry', 'openSettings'] };
@@ -43,7 +43,7 @@ const OPTIONAL = new Set([
   ...['reasoning', 'reasoningMs', 'reasoningStartedAt', 'reasoningField', 'images', 'context', 'note', 'usage', 'error', 'model', 'steps',
     'requests', 'summaryOf', 'profile', 'contextItems', 'owner', 'inflight'].map((k) => `${T}.${k}`),
   `${T}.images[].ref`, `${T}.context[].mention`, `${T}.contextItems[].mention`, `${T}.steps[].calls[].ms`, `${T}.steps[].calls[].result`,
-  `${T}.steps[].calls[].wireId`, `${T}.steps[].calls[].question`, `${T}.steps[].calls[].question[].omitted`, `${T}.steps[].calls[].question[].tail`,
+  `${T}.steps[].calls[].wireId`, `${T}.steps[].calls[].question`,
   `${T}.error.detail`, `${T}.error.hint`,
 ]);
 const general = (path: string) => path.replace(/\[\d+\]/g, '[]');
