@@ -1,12 +1,14 @@
-// Exclude globs matched in time bounded by the path's length times the glob's size: a Pike VM over the glob, no backtracking.
+// Exclude globs matched in time bounded by path length times glob size: a Pike VM over the glob, no backtracking.
 //
 // Written by hand because zeptomatch (and every glob library at hand) compiles to a backtracking RegExp, and a
 // workspace's glob against a path the model chose could then run for seconds on the extension host's thread.
 // The syntax and its quirks are zeptomatch 2.1's, read from its grammar (normalize, then parse) and checked against
 // it in test/unit/glob.test.ts.
 
-/** The most instructions one glob may compile to; a bigger glob is refused (GlobError) and the caller fails closed. */
+/** The most characters and instructions one glob may have; a bigger glob is refused (GlobError) and the caller fails closed. */
 export const MAX_GLOB_SIZE = 4096;
+/** How deep braces may nest: deeper, reading the glob would take time (and stack) out of proportion. */
+export const MAX_BRACE_DEPTH = 32;
 
 /** A glob that cannot be matched: a syntax error zeptomatch also refuses, or one too big to match in bounded time. */
 export class GlobError extends Error {
@@ -22,12 +24,12 @@ export interface CompiledGlob {
    * matches; 0 when none does. `path` is `/`-separated with no empty segments, as excludeMatcher makes it.
    * `meter.steps` counts the work done, for tests.
    */
-  longestMatch(path: string, meter?: { steps: number }): number;
+  longestMatch(path: string | GlobPath, meter?: { steps: number }): number;
 }
 
 type Node =
   | { k: 'lit'; c: number }
-  | { k: 'slash' | 'seg' | 'any' }
+  | { k: 'slash' } | { k: 'seg' } | { k: 'any' }
   | { k: 'class'; re: RegExp }
   | { k: 'star'; of: Node }
   | { k: 'alt'; alts: Node[][] };
@@ -100,6 +102,7 @@ const CLASS_ESCAPE = /[$.*+?^(){}[|]/;
 /** zeptomatch's grammar, as a packrat parser (a brace or class that fails at a position is not tried there again). */
 class Parser {
   private i = 0;
+  private depth = 0;
   private readonly braces = new Map<number, { end: number; node: Node } | null>();
   private readonly lastClose: number;
 
@@ -185,12 +188,14 @@ class Parser {
       if (known) this.i = known.end;
       return known?.node;
     }
+    if (++this.depth > MAX_BRACE_DEPTH) throw new GlobError(`braces nested more than ${MAX_BRACE_DEPTH} deep`);
     this.i++;
     const alts = [this.sequence(true)];
     while (this.src[this.i] === ',') {
       this.i++;
       alts.push(this.sequence(true));
     }
+    this.depth--;
     if (this.src[this.i] !== '}') {
       this.braces.set(start, null);
       this.i = start;
@@ -286,75 +291,153 @@ class Program {
  */
 export function compileGlob(glob: string): CompiledGlob {
   if (glob.length > MAX_GLOB_SIZE) throw new GlobError('a glob too long to match in bounded time');
-  const { program, negate } = compileProgram(glob.replace(/\\/g, '/'), false);
-  return { size: program.op.length, longestMatch: (path, meter) => run(program, path, meter, negate) };
+  const { program, negate, required } = compileProgram(glob.replace(/\\/g, '/'), false);
+  const vm = new Vm(program, required);
+  return {
+    size: program.op.length,
+    longestMatch: (path, meter) => vm.run(typeof path === 'string' ? globPath(path) : path, meter, negate),
+  };
 }
 
 /** zeptomatch reads `!x` (an odd number of `!`) as "not x", compiling x (normalized once more) on its own. */
-function compileProgram(glob: string, negate: boolean): { program: Program; negate: boolean } {
+function compileProgram(glob: string, negate: boolean): { program: Program; negate: boolean; required: string } {
   const normal = normalize(glob);
   const odd = NEGATION_ODD.exec(normal);
   if (odd) return compileProgram(odd[1], !negate);
+  const nodes = new Parser(normal).top();
   const program = new Program();
-  program.emit(new Parser(normal).top());
+  program.emit(nodes);
   program.push(MATCH);
-  return { program, negate };
+  return { program, negate, required: requiredText(nodes) };
+}
+
+/**
+ * The longest run of letters the glob's every match holds (case-folded), such as `.PEM` in `**\/*.pem`: a path
+ * without it is answered without running the VM, which keeps the common case (a file no glob is about) cheap.
+ */
+function requiredText(nodes: Node[]): string {
+  let best = '';
+  let run = '';
+  for (const n of nodes) {
+    if (n.k === 'lit') run += String.fromCharCode(n.c);
+    else run = '';
+    if (run.length > best.length) best = run;
+  }
+  return best;
+}
+
+/** A path made ready for matching against many globs: its characters case-folded once. */
+export interface GlobPath {
+  readonly text: string;
+  readonly folded: Uint16Array;
+  readonly foldedText: string;
+}
+
+/** Prepares `path` (`/`-separated, no empty segments) for CompiledGlob.longestMatch. */
+export function globPath(text: string): GlobPath {
+  const folded = new Uint16Array(text.length);
+  let foldedText = '';
+  for (let i = 0; i < text.length; i++) {
+    folded[i] = canon(text[i]);
+    foldedText += String.fromCharCode(folded[i]);
+  }
+  return { text, folded, foldedText };
 }
 
 /**
  * The Pike VM: the set of live instructions advances one path character at a time, each instruction at most once per
  * character, so the work is at most (path length + 1) × 2 × program size whatever the glob and the path.
  * At the end of the path and before each `/`, the prefix read so far is matched when MATCH is live (when it is not,
- * for a negated glob).
+ * for a negated glob). Its buffers are reused from run to run (the extension host runs one match at a time).
  */
-function run(p: Program, path: string, meter: { steps: number } | undefined, negate: boolean): number {
-  const n = p.op.length;
-  const mark = new Int32Array(n).fill(-1);
-  let list: number[] = [];
-  let next: number[] = [];
-  let steps = 0;
-  let matched = false;
-  const stack: number[] = [];
-  const add = (to: number[], start: number, gen: number): void => {
-    stack.push(start);
-    while (stack.length) {
-      const pc = stack.pop() as number;
+class Vm {
+  private readonly op: Uint8Array;
+  private readonly a: Int32Array;
+  private readonly b: Int32Array;
+  private readonly mark: Int32Array;
+  private list: Int32Array;
+  private next: Int32Array;
+  private readonly stack: Int32Array;
+  private gen = 0;
+  private matched = false;
+  private steps = 0;
+
+  constructor(
+    private readonly p: Program,
+    private readonly required: string,
+  ) {
+    const n = p.op.length;
+    this.op = Uint8Array.from(p.op);
+    this.a = Int32Array.from(p.a);
+    this.b = Int32Array.from(p.b);
+    this.mark = new Int32Array(n);
+    this.list = new Int32Array(n);
+    this.next = new Int32Array(n);
+    this.stack = new Int32Array(2 * n + 2);
+  }
+
+  /** Adds the thread at `start` and what SPLIT and JMP reach from it to `to` (of length `len`); the new length. */
+  private add(to: Int32Array, len: number, start: number): number {
+    const { op, mark, stack, gen } = this;
+    let top = 0;
+    stack[top++] = start;
+    while (top > 0) {
+      const pc = stack[--top];
       if (mark[pc] === gen) continue;
       mark[pc] = gen;
-      steps++;
-      const op = p.op[pc];
-      if (op === SPLIT) stack.push(p.b[pc], p.a[pc]);
-      else if (op === JMP) stack.push(p.a[pc]);
-      else if (op === MATCH) matched = true;
-      else to.push(pc);
+      this.steps++;
+      const o = op[pc];
+      if (o === SPLIT) {
+        stack[top++] = this.b[pc];
+        stack[top++] = this.a[pc];
+      } else if (o === JMP) stack[top++] = this.a[pc];
+      else if (o === MATCH) this.matched = true;
+      else to[len++] = pc;
     }
-  };
-  add(list, 0, 0);
-  let longest = 0;
-  for (let i = 0; ; i++) {
-    if ((i === path.length || path.charCodeAt(i) === 47) && i > 0 && matched !== negate) longest = i;
-    if (i === path.length) break;
-    if (list.length === 0) {
-      if (negate) longest = path.length;
-      break;
-    }
-    const ch = path[i];
-    const code = path.charCodeAt(i);
-    const folded = canon(ch);
-    matched = false;
-    next.length = 0;
-    for (const pc of list) {
-      steps++;
-      const op = p.op[pc];
-      const ok =
-        op === LIT ? p.a[pc] === folded
-        : op === SLASH_OP ? code === 47 || code === 92
-        : op === SEG_OP ? code !== 47 && code !== 92
-        : op === ANY_OP || (p.classes[pc] as RegExp).test(ch);
-      if (ok) add(next, pc + 1, i + 1);
-    }
-    [list, next] = [next, list];
+    return len;
   }
-  if (meter) meter.steps += steps;
-  return longest;
+
+  run(path: GlobPath, meter: { steps: number } | undefined, negate: boolean): number {
+    const { text, folded } = path;
+    const { op, a } = this;
+    if (!path.foldedText.includes(this.required)) return negate ? text.length : 0;
+    if (this.gen > 0x3fffffff) {
+      this.mark.fill(0);
+      this.gen = 0;
+    }
+    this.steps = 0;
+    this.matched = false;
+    this.gen++;
+    let size = this.add(this.list, 0, 0);
+    let longest = 0;
+    for (let i = 0; ; i++) {
+      const code = i < text.length ? text.charCodeAt(i) : -1;
+      if ((code === -1 || code === 47) && i > 0 && this.matched !== negate) longest = i;
+      if (code === -1) break;
+      if (size === 0) {
+        if (negate) longest = text.length;
+        break;
+      }
+      const list = this.list;
+      const ch = folded[i];
+      let nextSize = 0;
+      this.matched = false;
+      this.gen++;
+      for (let k = 0; k < size; k++) {
+        const pc = list[k];
+        this.steps++;
+        const o = op[pc];
+        const ok =
+          o === LIT ? a[pc] === ch
+          : o === SLASH_OP ? code === 47 || code === 92
+          : o === SEG_OP ? code !== 47 && code !== 92
+          : o === ANY_OP || (this.p.classes[pc] as RegExp).test(text[i]);
+        if (ok) nextSize = this.add(this.next, nextSize, pc + 1);
+      }
+      [this.list, this.next] = [this.next, this.list];
+      size = nextSize;
+    }
+    if (meter) meter.steps += this.steps;
+    return longest;
+  }
 }

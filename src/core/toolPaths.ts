@@ -1,5 +1,5 @@
 // Paths the model gives to the workspace tools: resolved inside a workspace folder, `..` escapes refused, excludes matched.
-import { compileGlob, type CompiledGlob } from './glob';
+import { compileGlob, globPath, type CompiledGlob } from './glob';
 
 /**
  * A failure of a tool call whose message is meant for the model (a refused path, bad arguments, a missing file).
@@ -219,15 +219,15 @@ export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
   return {
     invalid,
     match(relative: string): string | undefined {
-      const path = canonical(relative).split('/').filter((s) => s !== '' && s !== '.').join('/');
+      const path = globPath(canonical(relative).split('/').filter((s) => s !== '' && s !== '.').join('/'));
       let best: string | undefined;
       let longest = 0;
       for (const c of compiled) {
-        const n = c.m ? c.m.longestMatch(path) : path.length;
+        const n = c.m ? c.m.longestMatch(path) : path.text.length;
         if (n > longest) {
           best = c.glob;
           longest = n;
-          if (n === path.length) break;
+          if (n === path.text.length) break;
         }
       }
       return best;

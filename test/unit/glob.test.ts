@@ -1,7 +1,7 @@
 // The exclude globs' matcher: agrees with zeptomatch (the oracle) on a generated corpus, and its work stays bounded.
 import * as assert from 'node:assert/strict';
 import zeptomatch from 'zeptomatch';
-import { GlobError, MAX_GLOB_SIZE, compileGlob, type CompiledGlob } from '../../src/core/glob';
+import { GlobError, MAX_BRACE_DEPTH, MAX_GLOB_SIZE, compileGlob, type CompiledGlob } from '../../src/core/glob';
 import { DEFAULT_TOOL_EXCLUDE, MAX_TOOL_NAME, MAX_TOOL_PATH, ToolError, excludeMatcher, excludedMessage, resolveToolPath } from '../../src/core/toolPaths';
 
 /** What excludeMatcher did with zeptomatch: each prefix of the path tested against the case-insensitive RegExp. */
@@ -135,7 +135,8 @@ describe('exclude globs (compileGlob)', () => {
   });
 
   it('takes at most (path length + 1) × 2 × size steps on globs that make a backtracking RegExp run for ever', () => {
-    const a255 = 'a'.repeat(255);
+    // A `b` in front, so that the glob's required letter is there and the VM runs through the whole path.
+    const a255 = `b${'a'.repeat(254)}`;
     const deep = `${'a/'.repeat(2047)}c`;
     const cases: Array<[string, string]> = [
       ['**/*a*a*a*a*a*a*a*a*b', a255],
@@ -150,7 +151,8 @@ describe('exclude globs (compileGlob)', () => {
       const meter = { steps: 0 };
       const n = c.longestMatch(path, meter);
       assert.equal(n, glob.startsWith('!') ? path.length : 0, glob);
-      assert.ok(meter.steps <= (path.length + 1) * 2 * c.size, `${glob}: ${meter.steps} steps for ${path.length} characters and size ${c.size}`);
+      const work = `${glob}: ${meter.steps} steps for ${path.length} characters and size ${c.size}`;
+      assert.ok(meter.steps >= path.length && meter.steps <= (path.length + 1) * 2 * c.size, work);
       // The same through excludeMatcher, as the tools call it: the old RegExps did not return from these.
       assert.equal(excludeMatcher([glob]).match(path), glob.startsWith('!') ? glob : undefined, glob);
     }
@@ -169,7 +171,7 @@ describe('exclude globs (compileGlob)', () => {
   });
 
   it('refuses, and excludeMatcher fails closed on, globs it cannot match safely or that zeptomatch refuses', () => {
-    for (const g of ['[z-a]', 'a\nb', `{1..${MAX_GLOB_SIZE * 10}}`, '{1..99999999999999999999999}', `**/{${Array.from({ length: 2000 }, (_, i) => `f${i}`).join(',')}}`, 'x'.repeat(MAX_GLOB_SIZE + 1)]) {
+    for (const g of ['[z-a]', 'a\nb', '{'.repeat(MAX_BRACE_DEPTH + 1), `${'{a,'.repeat(MAX_BRACE_DEPTH + 1)}b`, `{1..${MAX_GLOB_SIZE * 10}}`, '{1..99999999999999999999999}', `**/{${Array.from({ length: 2000 }, (_, i) => `f${i}`).join(',')}}`, 'x'.repeat(MAX_GLOB_SIZE + 1)]) {
       assert.throws(() => compileGlob(g), GlobError, g.slice(0, 40));
       const m = excludeMatcher(['**/.env*', g]);
       assert.deepEqual(m.invalid, [g]);
@@ -180,7 +182,9 @@ describe('exclude globs (compileGlob)', () => {
     assert.match(excludedMessage('src/a.ts', '[z-a]', true), /\(\[z-a\]\): that glob cannot be read, so it excludes every path until the setting is mended/);
   });
 
-  it('compiles a glob of the largest size allowed, and a long list of names', () => {
+  it('compiles braces nested as deep as allowed, and a long list of names', () => {
+    const nested = `${'{a,'.repeat(MAX_BRACE_DEPTH)}b${'}'.repeat(MAX_BRACE_DEPTH)}/x`;
+    for (const p of ['a/x', 'b/x', 'c/x', 'b/x/y']) assert.equal(longest(nested, p), oracleLongest(nested, p), p);
     const names = `**/{${Array.from({ length: 200 }, (_, i) => `secret${i}.txt`).join(',')}}`;
     const m = excludeMatcher([names]);
     assert.deepEqual(m.invalid, []);
