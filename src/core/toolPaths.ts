@@ -1,5 +1,5 @@
 // Paths the model gives to the workspace tools: resolved inside a workspace folder, `..` escapes refused, excludes matched.
-import zeptomatch from 'zeptomatch';
+import { compileGlob, globPath, type CompiledGlob } from './glob';
 
 /**
  * A failure of a tool call whose message is meant for the model (a refused path, bad arguments, a missing file).
@@ -130,12 +130,14 @@ function describeFolders(folders: readonly ToolFolder[]): string {
 /**
  * Resolves a path the model gave: relative to a workspace folder (with several folders, a leading folder name picks
  * one, else the first folder), or absolute inside one (Windows drive paths and backslashes accepted). Throws ToolError
- * for an empty path, `..` that leaves the folder and absolute paths outside every folder. Does not look at the disk:
+ * for an empty path, `..` that leaves the folder, absolute paths outside every folder, and a path longer than
+ * MAX_TOOL_PATH or with a name longer than MAX_TOOL_NAME (no file system holds one). Does not look at the disk:
  * symlinks are the caller's to check.
  */
 export function resolveToolPath(input: string, folders: readonly ToolFolder[]): ResolvedToolPath {
   if (folders.length === 0) throw new ToolError('No folder is open in VS Code, so there are no workspace files to read.');
   if (input.includes('\0')) throw new ToolError('The path contains a NUL character.');
+  refuseOverlong(input);
   const given = canonical(input.trim().replace(/^file:\/\//i, ''));
   if (isAbsolute(given)) {
     const segments = normalSegments(given);
@@ -156,6 +158,22 @@ export function resolveToolPath(input: string, folders: readonly ToolFolder[]): 
   const segments = normalSegments(rest);
   if (!segments) throw new ToolError(`"${input}" leaves ${describeFolders(folders)} through "..": tools read only inside the workspace.`);
   return resolved(folders, index, segments);
+}
+
+/** The longest path the tools take, in UTF-16 units: Linux's PATH_MAX; no workspace file needs more. */
+export const MAX_TOOL_PATH = 4096;
+/** The longest name of one file or folder, in characters: ext4, NTFS and APFS all stop at 255. */
+export const MAX_TOOL_NAME = 255;
+
+/** Refuses a path no file system could hold before anything matches it, so its cost stays bounded. */
+function refuseOverlong(input: string): void {
+  if (input.length > MAX_TOOL_PATH) throw new ToolError(`The path is ${input.length} characters long; no workspace file has a path longer than ${MAX_TOOL_PATH}.`);
+  for (const name of input.split(/[\\/]/)) {
+    // Code units first (cheap); a name of astral characters may have up to 510.
+    if (name.length > MAX_TOOL_NAME && [...name].length > MAX_TOOL_NAME) {
+      throw new ToolError(`The path has a name of ${[...name].length} characters ("${name.slice(0, 40)}…"); no file system allows a name longer than ${MAX_TOOL_NAME}.`);
+    }
+  }
 }
 
 function resolved(folders: readonly ToolFolder[], folderIndex: number, segments: string[]): ResolvedToolPath {
@@ -187,43 +205,50 @@ export function isInside(inner: string, outer: string): boolean {
 export interface ExcludeMatcher {
   /** The glob that excludes `relative` (or one of its parent folders), or undefined when the path may be read. */
   match(relative: string): string | undefined;
-  /** Globs that could not be compiled (they exclude nothing). */
+  /** Globs that could not be compiled: each excludes every path (fails closed) until the setting is mended. */
   invalid: string[];
 }
 
 /**
- * Compiles the exclude globs with zeptomatch (VS Code's glob syntax: `*`, `**`, `?`, `[…]`, `{a,b}`; dotfiles match
- * like any file), case-insensitive so that `.ENV` is refused too. zeptomatch, not picomatch: a third of the bundle size (8 KB).
- * A path is excluded when it or any folder above it matches, as with VS Code's `files.exclude`.
+ * Compiles the exclude globs with compileGlob (zeptomatch's syntax, which is VS Code's: `*`, `**`, `?`, `[…]`,
+ * `{a,b}`; dotfiles match like any file), case-insensitive so that `.ENV` is refused too, in time bounded by the path's
+ * length times the glob's size whatever the model names. A path is excluded when it or any folder above it matches,
+ * as with VS Code's `files.exclude`; the glob named is the first that matches the longest such path.
+ * A glob that cannot be compiled excludes every path rather than none: it was meant to keep something out.
  */
 export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
   const invalid: string[] = [];
-  const compiled: { glob: string; test: (p: string) => boolean }[] = [];
+  const compiled: { glob: string; m: CompiledGlob | undefined }[] = [];
   for (const glob of globs) {
     if (typeof glob !== 'string' || !glob.trim()) continue;
     try {
-      const re = zeptomatch.compile(glob.replace(/\\/g, '/'));
-      const nocase = new RegExp(re.source, re.flags.includes('i') ? re.flags : `${re.flags}i`);
-      compiled.push({ glob, test: (p) => nocase.test(p) });
+      compiled.push({ glob, m: compileGlob(glob) });
     } catch {
       invalid.push(glob);
+      compiled.push({ glob, m: undefined });
     }
   }
   return {
     invalid,
     match(relative: string): string | undefined {
-      const segments = canonical(relative).split('/').filter((s) => s !== '' && s !== '.');
-      for (let n = segments.length; n >= 1; n--) {
-        const p = segments.slice(0, n).join('/');
-        const hit = compiled.find((c) => c.test(p));
-        if (hit) return hit.glob;
+      const path = globPath(canonical(relative).split('/').filter((s) => s !== '' && s !== '.').join('/'));
+      let best: string | undefined;
+      let longest = 0;
+      for (const c of compiled) {
+        const n = c.m ? c.m.longestMatch(path) : path.text.length;
+        if (n > longest) {
+          best = c.glob;
+          longest = n;
+          if (n === path.text.length) break;
+        }
       }
-      return undefined;
+      return best;
     },
   };
 }
 
-/** The refusal for an excluded path, for the model. */
-export function excludedMessage(shown: string, glob: string): string {
+/** The refusal for an excluded path, for the model; `unreadable` when the glob could not be compiled (it excludes every path). */
+export function excludedMessage(shown: string, glob: string, unreadable = false): string {
+  if (unreadable) return `"${shown}" is excluded by parley.tools.exclude (${glob}): that glob cannot be read, so it excludes every path until the setting is mended.`;
   return `"${shown}" is excluded by parley.tools.exclude (${glob}): secrets and dependencies are not read.`;
 }

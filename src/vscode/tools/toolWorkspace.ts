@@ -96,7 +96,7 @@ export class ToolWorkspace {
 
   private refuseExcluded(t: ToolTarget): void {
     const glob = this.exclude.match(t.relative);
-    if (glob) throw new ToolError(excludedMessage(t.shown, glob));
+    if (glob) throw new ToolError(excludedMessage(t.shown, glob, this.exclude.invalid.includes(glob)));
   }
 
   /**
