@@ -12,8 +12,12 @@ import type {
   ActionId, ContextChip, ErrorKindView, ErrorView, ImageView, MentionKind, ToolArgumentView, ToolCallStatus, ToolCallView, ToolStepView, TurnStatus, UsageView,
 } from '../shared/protocol';
 
-/** Checks the value at `at`: undefined when it is right, else the path of the first wrong field. */
-type Check = (v: unknown, at: string) => string | undefined;
+/**
+ * Checks a value: undefined when it is right, else the path of its first wrong field below it (`''` for the value
+ * itself, `.steps[0].status` for a field inside). Paths are made only on the way back from a wrong field, so a right
+ * conversation of thousands of turns builds no strings.
+ */
+type Check = (v: unknown) => string | undefined;
 
 /** The keys of T that may be left out. */
 type OptionalKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? K : never }[keyof T];
@@ -22,21 +26,21 @@ type RequiredKeys<T> = Exclude<keyof T, OptionalKeys<T>>;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const has = (o: Record<string, unknown>, k: string) => Object.prototype.hasOwnProperty.call(o, k);
 
-const text: Check = (v, at) => (typeof v === 'string' ? undefined : at);
-const num: Check = (v, at) => (typeof v === 'number' && Number.isFinite(v) ? undefined : at);
-const flag: Check = (v, at) => (typeof v === 'boolean' ? undefined : at);
+const text: Check = (v) => (typeof v === 'string' ? undefined : '');
+const num: Check = (v) => (typeof v === 'number' && Number.isFinite(v) ? undefined : '');
+const flag: Check = (v) => (typeof v === 'boolean' ? undefined : '');
 
 /** One of a union's values: a Record over the union, so a value added to it does not compile until it is listed. */
 function oneOf<T extends string>(values: Record<T, true>): Check {
-  return (v, at) => (typeof v === 'string' && has(values, v) ? undefined : at);
+  return (v) => (typeof v === 'string' && has(values, v) ? undefined : '');
 }
 
 function list(item: Check): Check {
-  return (v, at) => {
-    if (!Array.isArray(v)) return at;
+  return (v) => {
+    if (!Array.isArray(v)) return '';
     for (let i = 0; i < v.length; i++) {
-      const bad = item(v[i], `${at}[${i}]`);
-      if (bad !== undefined) return bad;
+      const bad = item(v[i]);
+      if (bad !== undefined) return `[${i}]${bad}`;
     }
     return undefined;
   };
@@ -49,15 +53,15 @@ function list(item: Check): Check {
 function shape<T>(required: { [K in RequiredKeys<T>]-?: Check }, optional: { [K in OptionalKeys<T>]-?: Check }): Check {
   const req = Object.entries(required) as Array<[string, Check]>;
   const opt = Object.entries(optional) as Array<[string, Check]>;
-  return (v, at) => {
-    if (!isRecord(v)) return at;
+  return (v) => {
+    if (!isRecord(v)) return '';
     for (const [k, check] of req) {
-      const bad = has(v, k) ? check(v[k], `${at}.${k}`) : `${at}.${k}`;
-      if (bad !== undefined) return bad;
+      const bad = has(v, k) ? check(v[k]) : '';
+      if (bad !== undefined) return `.${k}${bad}`;
     }
     for (const [k, check] of opt) {
-      const bad = has(v, k) ? check(v[k], `${at}.${k}`) : undefined;
-      if (bad !== undefined) return bad;
+      const bad = has(v, k) ? check(v[k]) : undefined;
+      if (bad !== undefined) return `.${k}${bad}`;
     }
     return undefined;
   };
@@ -114,6 +118,6 @@ const conversation = shape<Conversation>(
 export function conversationProblem(value: unknown, id: string): string | undefined {
   if (!isRecord(value)) return 'the file';
   if (value.id !== id) return 'id';
-  const bad = conversation(value, '');
+  const bad = conversation(value);
   return bad === undefined ? undefined : bad.replace(/^\./, '');
 }
