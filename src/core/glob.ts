@@ -37,7 +37,9 @@ type Node =
 const SLASH: Node = { k: 'slash' };
 const SEG: Node = { k: 'seg' };
 const ANY: Node = { k: 'any' };
-const lits = (s: string): Node[] => Array.from(s, (ch) => ({ k: 'lit', c: canon(ch) }) as Node);
+// By UTF-16 code units, as the path is read (and as a RegExp without the `u` flag compares): an astral character is
+// two literals, its surrogates, never its first half alone.
+const lits = (s: string): Node[] => s.split('').map((ch) => ({ k: 'lit', c: canon(ch) }) as Node);
 
 /**
  * A UTF-16 code unit as a case-insensitive RegExp without the `u` flag compares it (ECMAScript's Canonicalize):

@@ -55,6 +55,8 @@ const ATOMS = [
   '**/', '/**', '/**/', '[ab]', '[a-c]', '[A-Z]', '[0-9]', '[!a]', '[^b]', '[/]', '[a-]', '[]', '[!]', '[.]', '[k]',
   '{a,b}', '{a,{b,c}}', '{,a}', '{a/b,x}', '{*.a,b*}', '{**/a,b}', '{a/**}', '{}', '{1..3}', '{a..c}', '{x,[ab]}',
   '[', ']', '{', '}', ',', '(', ')', '$', '^', '+', '|', '!', 'a*', '.env',
+  // Astral characters, whole (two UTF-16 units each), in globs as in paths.
+  '😀', '𝐬', '𠀀',
 ];
 
 function genGlob(r: () => number): string {
@@ -64,7 +66,7 @@ function genGlob(r: () => number): string {
   return g;
 }
 
-const CHARS = ['a', 'A', 'b', 'B', 'c', 'x', 'X', '.', '-', '_', '1', '2', '3', 'é', 'É', 'k', 'K', '\u212a', 'ß', 'S', 'ſ', 'ı', 'I', 'i', '[', ']', '{', '}', ',', '(', '$', '^', '+', '!'];
+const CHARS = ['a', 'A', 'b', 'B', 'c', 'x', 'X', '.', '-', '_', '1', '2', '3', 'é', 'É', 'k', 'K', '\u212a', 'ß', 'S', 'ſ', 'ı', 'I', 'i', '[', ']', '{', '}', ',', '(', '$', '^', '+', '!', '😀', '𝐬', '𠀀', '\ud83d'];
 
 function genPath(r: () => number): string {
   const depth = 1 + Math.floor(r() * 5);
@@ -85,11 +87,13 @@ describe('exclude globs (compileGlob)', () => {
     'secrets', 'build/*.log', '**/*.{crt,p12}', 'tmp/[ab]?.txt', 'a/**', '**', '**/a', 'a/**/b', 'a***', '!a', '!!a', '!!!a', 'a/', '[!/]',
     '{1..3}', '{01..10}', '{a..c}', '{Y..AB}', '{}', 'x{a,}', '[a', '{a,b', 'a[/]b', '[A-z]', '[z-a]', '**/x/**/y', '*/', '*/*', '**/*/**',
     'a\\b', 'a\nb', 'a\n**', '**\\.env', '{a,b}{c,d}', '{**/a,b}', '{a/**}',
+    '**/😀secret', '**/𝐬𝐞𝐜𝐫𝐞𝐭𝐬/**', '𠀀/**', '😀', '?', '??',
   ];
   const fixedPaths = [
     'a', 'b', 'A/B', 'a/b/c', 'x/a', 'b/a', 'ab', 'abc', '.env', 'x/.ENV.local', 'node_modules', 'p/NODE_MODULES/q', 'c.CRT', 'a/x/b', 'x/y',
     'x/q/y', '1', '01', '10', '2', 'aa', 'ab', 'y', 'z', 'aa/ab', '[a', '{a,b', 'k', '\u212a', 'a_b', '^', 'z/x/b/y', 'home/.ssh/id_rsa.pub',
     'tmp/a1.txt', 'build/x.log', 'secrets/a/b.txt', 'ac', 'bd', 'a.pem/x', '.git', 'sub/.git/HEAD',
+    'a/😀secret', '𝐬𝐞𝐜𝐫𝐞𝐭𝐬/key.txt', '𠀀/x', '😀', '\ud83d', '\ud83d\ude00x',
   ];
 
   it('agrees with zeptomatch on the default list, the globs of the other tests and their quirks', () => {

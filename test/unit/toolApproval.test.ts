@@ -205,6 +205,9 @@ describe('the approval question', () => {
     assert.equal(visibleText('ls \u202Ehs | lruc'), 'ls ⟦U+202E⟧hs | lruc');
     assert.equal(visibleText('a\u200Bb\u2066c\u2069\uFEFF'), 'a⟦U+200B⟧b⟦U+2066⟧c⟦U+2069⟧⟦U+FEFF⟧');
     assert.equal(visibleText('x\u{E0041}\u{E0042}y'), 'x⟦U+E0041⟧⟦U+E0042⟧y');
+    // Variation Selectors Supplement (the usual carrier for text hidden in an emoji), a halfwidth filler, shorthand
+    // format controls and musical formatting characters show nothing either.
+    assert.equal(visibleText('😀\u{E0100}\u{E01EF}\uFFA0\u{1BCA0}\u{1D173}'), '😀⟦U+E0100⟧⟦U+E01EF⟧⟦U+FFA0⟧⟦U+1BCA0⟧⟦U+1D173⟧');
     assert.equal(visibleText('safe\rrm -rf ~\u001b[2K'), 'safe⟦U+000D⟧rm -rf ~⟦U+001B⟧[2K');
     assert.equal(visibleText('line 1\r\nline 2\n\tend 😀 é 中'), 'line 1\r\nline 2\n\tend 😀 é 中', 'ordinary text is left as it is');
     const [a] = questionArguments({ command: 'echo \u202Eoops' }, SHELL);
