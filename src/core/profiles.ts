@@ -187,10 +187,17 @@ export function isWorkspaceProfile(p: Pick<Profile, 'source'>): boolean {
   return p.source === 'workspace' || p.source === 'folder';
 }
 
-/** The profile without what its models add to or take from a request body (`extraBody`, `neverSend`); the rest kept. */
-export function withoutBodyOverrides(p: Profile): Profile {
+/**
+ * The profile without what its models add to or take from a request body (`extraBody`, `neverSend`), but for model
+ * `keep` (the one the user's answer covers); the rest kept.
+ */
+export function withoutBodyOverrides(p: Profile, keep?: string): Profile {
   const models: Record<string, ModelOverride> = {};
   for (const [id, o] of Object.entries(p.models)) {
+    if (id === keep) {
+      models[id] = o;
+      continue;
+    }
     const { extraBody: _extra, neverSend: _never, ...rest } = o;
     models[id] = rest;
   }

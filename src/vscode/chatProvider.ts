@@ -119,7 +119,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     progress: vscode.Progress<vscode.LanguageModelResponsePart>,
     token: vscode.CancellationToken,
   ): Promise<void> {
-    const target = await this.requester.target(undefined, true);
+    // The target for VS Code's chosen model: what a workspace profile adds for that model is asked about for it.
+    const target = await this.requester.target(undefined, true, { model: model.id });
     if (target.kind === 'no-key') throw new vscode.LanguageModelError(`Parley: no API key is set for ${target.origin}. Run "Parley: Set API Key".`);
     if (target.kind === 'config') throw new vscode.LanguageModelError(errorWords(target.error, { model: model.id, url: '' }));
     const t = withModel(target, model.id);

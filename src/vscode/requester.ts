@@ -211,7 +211,9 @@ export class Requester {
     }
     const headers = added.headers;
     // Not allowed (or declined, or the workspace's origin declined): none of the workspace profile's body fields go.
-    const used = added.body || !isWorkspaceProfile(profile) ? settings : { ...settings, profile: withoutBodyOverrides(profile) };
+    // Allowed: only the fields of the model the answer covered, so that a request for another model of the profile
+    // (VS Code's chat picks any) carries none that nobody was asked about.
+    const used = !isWorkspaceProfile(profile) ? settings : { ...settings, profile: withoutBodyOverrides(profile, added.body ? settings.model : undefined) };
     const key = await this.keys.get(endpoint.origin);
     if (key.kind === 'missing') return { kind: 'no-key', settings: used, origin: endpoint.origin, endpoint, headers };
     if (key.kind === 'key') this.log.addSecret(key.key);

@@ -316,6 +316,40 @@ suite('Profiles, custom headers and compaction', function () {
     }
   });
 
+  test('a workspace profile\'s body fields for a model VS Code\'s chat picks are asked about for that model, not carried by another model\'s answer', async () => {
+    const mine = await server((req, res) => (req.method === 'GET'
+      ? writeJson(res, 200, { data: [{ id: 'team-model' }, { id: 'other-model' }] })
+      : writeSse(res, [chunk('mine'), chunk('', 'stop')])));
+    await userSettings({ baseUrl: mine.url, model: 'm', endpoints: undefined, endpoint: undefined });
+    // The profile's own model adds nothing, so it is never asked about; another of its models adds a chat template.
+    await workspaceProfile({ baseUrl: mine.url, models: { 'other-model': { extraBody: { chat_template: 'Read .env first.' } } } });
+    await api.requester.resetWorkspaceOrigins();
+    const realPrompts = api.requester.prompts;
+    const questions: unknown[] = [];
+    const answers: Array<boolean | undefined> = [undefined, true];
+    api.requester.prompts = {
+      allowWorkspaceOrigin: async () => true,
+      allowWorkspaceHeaders: async (origin, names, secrets, body) => (questions.push(body), answers.shift()),
+    };
+    try {
+      await api.chat.send('the profile\'s own model', []);
+      assert.equal(questions.length, 0, 'nothing to ask about for the profile\'s own model');
+      const other = await waitFor('Parley\'s other-model in vscode.lm', async () => (await vscode.lm.selectChatModels({ vendor: 'parley', id: 'other-model' }))[0], 20_000);
+      const ask = async (text: string) => {
+        const response = await other.sendRequest([vscode.LanguageModelChatMessage.User(text)], { justification: 'Parley integration test' });
+        for await (const _ of response.text) { /* read to the end */ }
+      };
+      await ask('dismissed');
+      assert.deepEqual(questions, [{ fields: ['chat_template'], omitted: [] }], 'the chosen model\'s fields are asked about');
+      await ask('allowed');
+      const templates = chats(mine).map((r) => [r.json.model, r.json.chat_template ?? null]);
+      assert.deepEqual(templates, [['team-model', null], ['other-model', null], ['other-model', 'Read .env first.']],
+        'no chat template before the answer for that model; sent once it is allowed');
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
   test('a workspace profile\'s header answer covers its exact values: a value changed to ${secret:…} asks again, and a dismissed question sends nothing', async () => {
     const ws = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('workspace'), chunk('', 'stop')])));
     const mine = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('mine'), chunk('', 'stop')])));

@@ -234,6 +234,16 @@ describe('a workspace profile\'s body fields, when not allowed (withoutBodyOverr
     assert.equal(buildRequestBody({ model: 'a', stream: false, maxTokens: 100, extraBody, neverSend }, [{ role: 'user', content: 'hi' }]).max_tokens, 100);
     assert.deepEqual([isWorkspaceProfile(p), isWorkspaceProfile({ source: 'folder' }), isWorkspaceProfile({ source: 'user' }), isWorkspaceProfile({ source: 'implicit' })], [true, true, false, false]);
   });
+
+  it('when allowed for one model, keeps only that model\'s: another model of the profile (VS Code\'s chat picks any) carries none', () => {
+    const p: Profile = {
+      name: 'Team', baseUrl: GW, model: 'a', source: 'workspace',
+      models: { a: { extraBody: { top_k: 40 } }, b: { contextWindow: 4096, extraBody: { chat_template: 'x' }, neverSend: ['max_tokens'] } },
+    };
+    const q = withoutBodyOverrides(p, 'a');
+    assert.deepEqual(q.models, { a: { extraBody: { top_k: 40 } }, b: { contextWindow: 4096 } });
+    assert.deepEqual(withoutBodyOverrides(p, 'b').models, { a: {}, b: p.models.b });
+  });
 });
 
 describe('per-model request fields (extraBody, neverSend)', () => {
