@@ -107,6 +107,8 @@ class Parser {
   private depth = 0;
   private readonly braces = new Map<number, { end: number; node: Node } | null>();
   private readonly lastClose: number;
+  /** Values all of the glob's ranges may expand to, together: many ranges in one glob are refused before they are built. */
+  private readonly ranges = { left: MAX_GLOB_SIZE };
 
   constructor(private readonly src: string) {
     this.lastClose = src.lastIndexOf(']');
@@ -142,7 +144,7 @@ class Parser {
     if (src[i] === '?') return this.took('?', [SEG]);
     const cls = this.klass();
     if (cls) return [cls];
-    for (const re of RANGES) if ((m = sticky(re, src, i))) return this.took(m, [range(m[1], m[2])]);
+    for (const re of RANGES) if ((m = sticky(re, src, i))) return this.took(m, [range(m[1], m[2], this.ranges)]);
     const braces = this.bracesAt();
     if (braces) return [braces];
     if ((m = sticky(inBraces ? BRACES_ESCAPE : ESCAPE, src, i))) return this.took(m, lits(m[0]));
@@ -211,7 +213,7 @@ class Parser {
 }
 
 /** `{1..10}`, `{a..z}` or `{A..Z}` as zeptomatch expands it (numbers padded to the shorter bound's digits). */
-function range(from: string, to: string): Node {
+function range(from: string, to: string, budget: { left: number }): Node {
   const numeric = /^\d/.test(from);
   const upper = /^[A-Z]/.test(from);
   const alpha2int = (s: string): number => [...s.toLowerCase()].reduce((n, ch) => n * 26 + ch.charCodeAt(0) - 96, 0);
@@ -224,6 +226,8 @@ function range(from: string, to: string): Node {
   const b = numeric ? Number(to) : alpha2int(to);
   const count = Math.abs(b - a) + 1;
   if (!(count <= MAX_GLOB_SIZE)) throw new GlobError('a range with too many values');
+  budget.left -= count;
+  if (budget.left < 0) throw new GlobError('ranges with too many values in all');
   const pad = Math.min(from.length, to.length);
   const alts: Node[][] = [];
   for (let n = Math.min(a, b); n <= Math.max(a, b); n++) {

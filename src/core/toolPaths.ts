@@ -217,6 +217,15 @@ export interface ExcludeMatcher {
  * A glob that cannot be compiled excludes every path rather than none: it was meant to keep something out.
  */
 export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
+  // Every tool call makes a ToolWorkspace, and so a matcher: the last list's is kept, so globs are compiled once.
+  const key = JSON.stringify(globs);
+  if (lastMatcher?.key !== key) lastMatcher = { key, matcher: compileExcludes(globs) };
+  return lastMatcher.matcher;
+}
+
+let lastMatcher: { key: string; matcher: ExcludeMatcher } | undefined;
+
+function compileExcludes(globs: readonly string[]): ExcludeMatcher {
   const invalid: string[] = [];
   const compiled: { glob: string; m: CompiledGlob | undefined }[] = [];
   for (const glob of globs) {
