@@ -51,8 +51,14 @@ const RUNS_CODE: ReadonlyArray<readonly [RegExp, string]> = [
  * the review's warning; undefined for an ordinary file. The one list of such files.
  */
 export function runsCodeReason(path: string): string | undefined {
-  // Windows drops trailing dots and spaces from a name, and `name::$INDEX_ALLOCATION` (or `::$DATA`) is the name
-  // itself: `.vscode. /tasks.json` is `.vscode/tasks.json` there, so each part is read the way Windows reads it.
-  const p = path.replace(/\\/g, '/').toLowerCase().split('/').map((s) => s.replace(/:+\$[a-z_]*$/, '').replace(/[. ]+$/, (m) => (m === s ? m : ''))).join('/');
-  return RUNS_CODE.find(([re]) => re.test(p))?.[1];
+  // Windows drops trailing dots and spaces from a name, and a colon starts a stream of it (`name::$INDEX_ALLOCATION`,
+  // `name:$I30:$INDEX_ALLOCATION` are the folder itself): `.vscode. /tasks.json` is `.vscode/tasks.json` there, so each
+  // part is read the way Windows reads it. Case is folded as case-insensitive file systems fold it (`ſ` is `s`).
+  const parts = path.replace(/\\/g, '/').toUpperCase().toLowerCase().split('/')
+    .map((s) => s.replace(/:.*$/, '').replace(/[. ]+$/, (m) => (m === s ? m : '')));
+  const reason = RUNS_CODE.find(([re]) => re.test(parts.join('/')))?.[1];
+  if (reason) return reason;
+  // An 8.3 short name (`VSCODE~1`, `PACKAG~1.JSO`) may be another name of any of these on Windows.
+  if (parts.some((s) => /^[^.]{1,6}~\d+(\.[^.]{0,3})?$/.test(s))) return 'on Windows a name such as this is the short (8.3) name of another file or folder, which may be one that runs code (.vscode, package.json…)';
+  return undefined;
 }

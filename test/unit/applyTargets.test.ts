@@ -46,6 +46,7 @@ describe('runsCodeReason: the files whose content runs as code', () => {
     '.vscode\\tasks.json',
     // Names Windows reads as .vscode: trailing dots and spaces dropped, ::$INDEX_ALLOCATION naming the folder itself.
     '.vscode./tasks.json', '.vscode /tasks.json', '.vscode. . /tasks.json', '.vscode::$INDEX_ALLOCATION/tasks.json', 'package.json.', 'package.json::$DATA',
+    '.vscode:$I30:$INDEX_ALLOCATION/tasks.json', '.envrc::$DATA .', 'VSCODE~1/tasks.json', 'GITHUB~1/workflows/x.yml', 'PACKAG~1.JSO', '.vſcode/tasks.json',
     // Package managers, linters and formatters, build scripts a language server runs, shell start-up files.
     '.yarnrc.yml', '.yarnrc', '.pnpmfile.cjs', '.npmrc', 'eslint.config.mjs', 'eslint.config.ts', '.eslintrc.js', 'prettier.config.js', '.prettierrc.cjs',
     'build.rs', 'build.gradle', 'app/build.gradle.kts', 'settings.gradle', 'Directory.Build.props', '.bashrc', '.profile', '.zshrc', '.config/fish/config.fish',
