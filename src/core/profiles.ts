@@ -182,6 +182,34 @@ export function applyBodyOverrides(body: Record<string, unknown>, o: Pick<ModelO
   return body;
 }
 
+/** The user's own values that a workspace profile's model overrides are held to. */
+export interface UserLimits {
+  maxTokens?: number;
+  contextWindow?: number;
+  sendReasoningBack: boolean;
+  pricing?: Record<string, { input: number; output: number }>;
+}
+
+/**
+ * A workspace profile's model override as it may apply without a question: only tighter than the user's own values.
+ * `maxOutputTokens` and `contextWindow` may lower the user's, never raise them (a larger reply or prompt costs more);
+ * `sendReasoningBack` may turn it off, not on (it sends more); a `price` applies only to a model the user has priced
+ * nowhere (a repository cannot make the usage report cheaper than the user's own prices). `vision: false` and
+ * `tools: false` only refuse, so they stay. Body fields (`extraBody`, `neverSend`) go by the user's answer instead.
+ */
+export function tightenedOverride(o: ModelOverride, user: UserLimits, model: string): ModelOverride {
+  const lower = (mine: number | undefined, theirs: number | undefined) => (mine === undefined || theirs === undefined ? theirs : Math.min(mine, theirs));
+  const { maxOutputTokens, contextWindow, sendReasoningBack, price, ...rest } = o;
+  const out: ModelOverride = rest;
+  const max = lower(user.maxTokens, maxOutputTokens);
+  if (max !== undefined) out.maxOutputTokens = max;
+  const window = lower(user.contextWindow, contextWindow);
+  if (window !== undefined) out.contextWindow = window;
+  if (sendReasoningBack !== undefined && !(sendReasoningBack && !user.sendReasoningBack)) out.sendReasoningBack = sendReasoningBack;
+  if (price && !(user.pricing && Object.prototype.hasOwnProperty.call(user.pricing, model))) out.price = price;
+  return out;
+}
+
 /** Whether a profile comes from a workspace's (or folder's) settings: what it adds to a request needs the user's consent. */
 export function isWorkspaceProfile(p: Pick<Profile, 'source'>): boolean {
   return p.source === 'workspace' || p.source === 'folder';

@@ -6,7 +6,7 @@ import { chatAndLearn, memoryAdaptationStore, stateAdaptationStore, type Adaptat
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
-import { findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, secretNames, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
+import { findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
@@ -76,7 +76,8 @@ export interface Selection {
  */
 function applyProfile(s: Settings, p: Profile, model?: string): Settings & { profile: Profile } {
   const m = model?.trim() || p.model;
-  const o: ModelOverride = overrideFor(p, m);
+  // A workspace's profile may only tighten the user's own limits (see tightenedOverride).
+  const o: ModelOverride = isWorkspaceProfile(p) ? tightenedOverride(overrideFor(p, m), s, m) : overrideFor(p, m);
   return {
     ...s,
     profile: p,

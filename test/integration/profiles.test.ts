@@ -316,6 +316,16 @@ suite('Profiles, custom headers and compaction', function () {
     }
   });
 
+  test('a workspace profile\'s model limits only tighten yours: a larger reply limit is not used, a smaller one is', async () => {
+    const mine = await server((req, res) => (req.method === 'GET' ? writeJson(res, 200, { data: [] }) : writeSse(res, [chunk('mine'), chunk('', 'stop')])));
+    await userSettings({ baseUrl: mine.url, model: 'm', endpoints: undefined, endpoint: undefined, maxTokens: 100 });
+    await workspaceProfile({ baseUrl: mine.url, models: { 'team-model': { maxOutputTokens: 100_000 } } });
+    await api.chat.send('larger', []);
+    await workspaceProfile({ baseUrl: mine.url, models: { 'team-model': { maxOutputTokens: 50 } } });
+    await api.chat.send('smaller', []);
+    assert.deepEqual(chats(mine).map((r) => r.json.max_tokens), [100, 50]);
+  });
+
   test('a workspace profile\'s body fields for a model VS Code\'s chat picks are asked about for that model, not carried by another model\'s answer', async () => {
     const mine = await server((req, res) => (req.method === 'GET'
       ? writeJson(res, 200, { data: [{ id: 'team-model' }, { id: 'other-model' }] })

@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import { ParleyError } from '../../src/core/errors';
 import { expandHeaders, headerConsentId, legacyOrigins, originChoices, workspaceAdditionsQuestion, type HeaderSecret } from '../../src/core/headerSecrets';
-import { applyBodyOverrides, findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, readProfiles, secretNames, withoutBodyOverrides, type Profile } from '../../src/core/profiles';
+import { applyBodyOverrides, findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, readProfiles, secretNames, tightenedOverride, withoutBodyOverrides, type Profile } from '../../src/core/profiles';
 import { buildRequestBody } from '../../src/core/request';
 
 const implicit = { baseUrl: 'https://api.openai.com', model: 'gpt-4o-mini' };
@@ -243,6 +243,22 @@ describe('a workspace profile\'s body fields, when not allowed (withoutBodyOverr
     const q = withoutBodyOverrides(p, 'a');
     assert.deepEqual(q.models, { a: { extraBody: { top_k: 40 } }, b: { contextWindow: 4096 } });
     assert.deepEqual(withoutBodyOverrides(p, 'b').models, { a: {}, b: p.models.b });
+  });
+});
+
+describe('a workspace profile\'s model limits (tightenedOverride): only tighter than the user\'s own', () => {
+  const o = { maxOutputTokens: 100_000, contextWindow: 1_000_000, sendReasoningBack: true, price: { input: 0, output: 0 }, vision: false, tools: false };
+
+  it('lowers the user\'s limits, never raises them; cannot turn reasoning on or replace the user\'s price', () => {
+    const user = { maxTokens: 1000, contextWindow: 8192, sendReasoningBack: false, pricing: { m: { input: 3, output: 15 } } };
+    assert.deepEqual(tightenedOverride(o, user, 'm'), { maxOutputTokens: 1000, contextWindow: 8192, vision: false, tools: false });
+    assert.deepEqual(tightenedOverride({ maxOutputTokens: 500, contextWindow: 4096, sendReasoningBack: false }, user, 'm'), { maxOutputTokens: 500, contextWindow: 4096, sendReasoningBack: false });
+  });
+
+  it('applies where the user set nothing: a limit, reasoning the user sends anyway, a price for a model the user has not priced', () => {
+    const user = { sendReasoningBack: true, pricing: { other: { input: 1, output: 1 } } };
+    assert.deepEqual(tightenedOverride(o, user, 'm'), o);
+    assert.deepEqual(tightenedOverride({}, user, 'm'), {});
   });
 });
 
