@@ -13,7 +13,7 @@ export interface ContextItem extends ContextChip {
 }
 
 /** A turn as stored: what the webview shows, plus the attached code, and while it streams who streams it. */
-export interface Turn extends TurnView {
+export interface Turn extends Omit<TurnView, 'elsewhere'> {
   contextItems?: ContextItem[];
   /** While streaming: the window streaming it (core/recovery.ts). */
   owner?: TurnOwner;
@@ -192,8 +192,9 @@ export function settleUnfinishedCalls(c: Conversation): boolean {
 }
 
 /** What the webview may see: no attached code bodies beyond the chips. */
-export function toView(c: Conversation): ConversationView {
-  return { id: c.id, title: c.title, turns: c.turns.map(turnView) };
+/** The conversation for the panel; a turn still streaming that is not `streamingHere` streams in another window. */
+export function toView(c: Conversation, streamingHere?: string): ConversationView {
+  return { id: c.id, title: c.title, turns: c.turns.map((t) => (t.status === 'streaming' && t.id !== streamingHere ? { ...turnView(t), elsewhere: true } : turnView(t))) };
 }
 
 export function turnView(t: Turn): TurnView {

@@ -157,6 +157,11 @@ export interface TurnView {
   summaryOf?: number;
   /** The profile the turn's request went to (assistant turns). */
   profile?: string;
+  /**
+   * In a snapshot only, never stored: the turn streams in another window, so its questions are answered there (this
+   * window draws no approval buttons for it).
+   */
+  elsewhere?: boolean;
 }
 
 export interface ConversationView {

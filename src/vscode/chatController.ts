@@ -219,7 +219,7 @@ export class ChatController implements vscode.Disposable {
     runner.dropPendingDelta();
     channel.post({
       type: 'snapshot',
-      conversation: toView(this.conversation),
+      conversation: toView(this.conversation, this.streamingTurn),
       generating: this.generating,
       header: views.header(target),
       setup: views.setup(target),

@@ -317,7 +317,7 @@ export class TurnItem {
 
   private makeStepsView(): StepsView {
     // Only a turn streaming now can have a call waiting for this window's answer; a stored one never asks.
-    const view: StepsView = new StepsView({ questionShown: (q, call) => this.host.toolQuestion(q, call, view), live: () => this.view.status === 'streaming' });
+    const view: StepsView = new StepsView({ questionShown: (q, call) => this.host.toolQuestion(q, call, view), live: () => this.view.status === 'streaming' && !this.view.elsewhere });
     view.update(this.view.steps ?? []);
     this.stepsView = view;
     return view;

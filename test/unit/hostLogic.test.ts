@@ -72,6 +72,13 @@ describe('conversation', () => {
     assert.deepEqual(v.turns[0].context, [{ id: 'c1', path: 'src/a.ts', startLine: 3, endLine: 5, language: 'typescript', truncated: false }]);
   });
 
+  it('marks a turn still streaming as another window\'s, unless it is the one this window streams', () => {
+    const streaming: Turn = { id: 's', role: 'assistant', text: '', status: 'streaming' };
+    const c: Conversation = { id: 'c', title: 't', createdAt: 0, updatedAt: 0, turns: [...turns, streaming] };
+    assert.deepEqual(toView(c).turns.map((t) => t.elsewhere ?? false), [...turns.map(() => false), true]);
+    assert.deepEqual(toView(c, 's').turns.map((t) => t.elsewhere ?? false), [...turns.map(() => false), false]);
+  });
+
   it('exports Markdown with the status of a failed reply and no image data', () => {
     const md = toMarkdown({ id: 'c', title: 'T', createdAt: 0, updatedAt: 0, turns });
     assert.match(md, /^# T\n/);

@@ -1948,6 +1948,15 @@ describe('chat webview (Chromium)', function () {
       assert.equal(await page.locator('[data-decision]').count(), 0);
     });
 
+    it('a call waiting in a turn another window streams draws no question here: it is answered there', async () => {
+      const waiting: ToolCallView = { id: '0', name: 'read_file', summary: 'README.md', arguments: '{"path":"README.md"}', status: 'waiting', question: [{ name: 'path', value: 'README.md' }] };
+      await host(snapshot([user('u1', 'q'), { ...reply('a1', '', 'streaming'), steps: [{ text: '', calls: [waiting] }], elsewhere: true }]));
+      await page.waitForSelector('.tool-card', WAIT);
+      await frames();
+      assert.equal(await page.locator('.tool-question').count(), 0);
+      assert.equal(await page.locator('[data-decision]').count(), 0);
+    });
+
     it('the composer\'s tools switch shows only when tools are available, and posts setTools', async () => {
       await host(snapshot());
       const toggle = page.getByRole('button', { name: 'Use tools' });
