@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
 import { ToolError, builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
 import { toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
-import { waitFor } from './helpers';
+import { parley, waitFor } from './helpers';
 
 const FAKE_KEY = 'sk-fake-fixture-7c1e0d9b2a';
 const HELLO = 'tools/nested/deep/hello.ts';
@@ -56,6 +56,19 @@ suite('Tools: built-in read-only workspace tools', function () {
   suiteTeardown(async () => {
     for (const p of made) await fs.rm(path.join(root, p), { recursive: true, force: true });
     await fs.rm(outside, { recursive: true, force: true });
+  });
+
+  test('an exclude glob that cannot be read excludes every path, and the user is told once', async () => {
+    const api = await parley();
+    api.recorded.shown.length = 0;
+    const broken = builtinTools({ exclude: [...DEFAULT_TOOL_EXCLUDE, '[z-a]'], maxResultChars: 20_000 }).find((x) => x.definition.function.name === 'read_file');
+    assert.ok(broken);
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(broken.run({ path: 'tools/long.txt' }, new AbortController().signal), (e: unknown) => e instanceof ToolError && /\(\[z-a\]\): that glob cannot be read/.test(e.message));
+    }
+    const told = api.recorded.shown.filter((t) => t.text.includes('glob "[z-a]" cannot be read'));
+    assert.equal(told.length, 1, 'said once in this window');
+    assert.match(told[0].text, /excludes every path and the tools read nothing/);
   });
 
   async function write(rel: string, data: string | Buffer): Promise<void> {

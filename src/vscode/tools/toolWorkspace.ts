@@ -17,6 +17,10 @@ import {
 } from '../../core/toolPaths';
 import type { ToolArgs } from '../../core/toolText';
 import { isOpenedPath, readUpTo } from './localRead';
+import { showWarning } from '../notices';
+
+/** Exclude globs this window has already told the user it cannot read. */
+const toldInvalid = new Set<string>();
 
 /** A built-in tool: its definition for the request, the card's one-line summary, and the call itself. */
 export interface WorkspaceTool {
@@ -73,6 +77,13 @@ export class ToolWorkspace {
     this.folders = vscode.workspace.workspaceFolders ?? [];
     this.toolFolders = this.folders.map((f) => ({ name: f.name, path: f.uri.path }));
     this.exclude = excludeMatcher(settings.exclude);
+    for (const glob of this.exclude.invalid) {
+      if (toldInvalid.has(glob)) continue;
+      toldInvalid.add(glob);
+      // Said once per window: the glob fails closed (it excludes every path), so the tools read nothing until it is mended.
+      void showWarning(`Parley: the parley.tools.exclude glob ${JSON.stringify(glob.slice(0, 200))} cannot be read, so until it is mended it excludes every path and the tools read nothing.`, 'Open Settings')
+        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'parley.tools.exclude'));
+    }
   }
 
   /** Resolves a path from the model; throws ToolError when it is outside the folders or excluded. */
