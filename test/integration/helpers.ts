@@ -11,6 +11,18 @@ import type { RecordedRequest, TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
 
+/** A Memento in memory, so a HistoryStore of a test's own never touches the real state. */
+export function memoryMemento(): vscode.Memento {
+  const m = new Map<string, unknown>();
+  return {
+    keys: () => [...m.keys()],
+    get: (key: string, fallback?: unknown) => (m.has(key) ? m.get(key) : fallback),
+    update: async (key: string, value: unknown) => {
+      m.set(key, value);
+    },
+  } as vscode.Memento;
+}
+
 /** Reverts every unsaved file editor (edits a test accepted are never saved), then closes all editors. */
 export async function revertAndCloseEditors(): Promise<void> {
   for (const doc of vscode.workspace.textDocuments) {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, memoryMemento, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { HostMessage } from '../../src/shared/protocol';
 import { ChatController } from '../../src/vscode/chatController';
@@ -18,17 +18,6 @@ import { ViewChannel } from '../../src/vscode/viewChannel';
 /** A 1x1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
-/** A Memento in memory, for a HistoryStore of the test's own. */
-function memoryMemento(): vscode.Memento {
-  const m = new Map<string, unknown>();
-  return {
-    keys: () => [...m.keys()],
-    get: (key: string, fallback?: unknown) => (m.has(key) ? m.get(key) : fallback),
-    update: async (key: string, value: unknown) => {
-      m.set(key, value);
-    },
-  } as vscode.Memento;
-}
 
 suite('Mentions (@) and Add File to Chat', function () {
   this.timeout(30_000);

@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chunk, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
+import { chunk, memoryMemento, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { ChatController } from '../../src/vscode/chatController';
 import { statusOf } from '../../src/vscode/turnRunner';
@@ -23,17 +23,6 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
   }
 }
 
-/** A Memento in memory, so a HistoryStore can be pointed at an open conversation without touching the real state. */
-function memoryMemento(): vscode.Memento {
-  const m = new Map<string, unknown>();
-  return {
-    keys: () => [...m.keys()],
-    get: (key: string, fallback?: unknown) => (m.has(key) ? m.get(key) : fallback),
-    update: async (key: string, value: unknown) => {
-      m.set(key, value);
-    },
-  } as vscode.Memento;
-}
 
 suite('Panel: code blocks, links, history, models, presets and keys', function () {
   this.timeout(30_000);
