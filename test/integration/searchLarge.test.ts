@@ -55,7 +55,7 @@ suite('search_text on a 20,000-file workspace', function () {
     assert.equal(r, `1 match for text "${NEEDLE}" in 1 file:\n${fileName(FILES - 1)}:2: the ${NEEDLE} is here`);
   });
 
-  test('search_text stops when Stop is pressed mid-search: it ends with AbortError, reading no new file after Stop', async () => {
+  test('search_text stops when Stop is pressed mid-search: it ends with AbortError, reading no new file after Stop', async function () {
     const stop = new AbortController();
     let read = 0;
     let readAtStop = 0;
@@ -74,8 +74,8 @@ suite('search_text on a 20,000-file workspace', function () {
       toolReadSeam.afterCheck = undefined;
     }
     const endedAfterMs = performance.now() - stoppedAt;
-    // Reported, not asserted (no timing thresholds in tests): the issue asks for under 100 ms.
-    console.log(`search_text ended ${endedAfterMs.toFixed(1)} ms after Stop, having reached ${read} of ${FILES} files`);
+    // Reported in the test's title, not asserted (no timing thresholds in tests): the issue asks for under 100 ms.
+    if (this.test) this.test.title += ` [ended ${endedAfterMs.toFixed(1)} ms after Stop; ${read} of ${FILES} files reached]`;
     assert.equal(readAtStop, 2000, 'Stop was pressed while the search ran');
     // Only reads already under way when Stop came may reach a file after it.
     assert.ok(read <= readAtStop + SEARCH_READ_AHEAD, `${read} files reached, ${readAtStop} at Stop`);
