@@ -50,9 +50,12 @@ suite('search_text on a 20,000-file workspace', function () {
     if (root) await fs.rm(path.join(root, DIR), { recursive: true, force: true });
   });
 
-  test('search_text finds a match in the last file by path, over the whole workspace', async () => {
+  test('search_text finds a match in the last file by path, over the whole workspace, and searches every file', async () => {
     const r = await searchTool().run({ query: NEEDLE }, new AbortController().signal);
     assert.equal(r, `1 match for text "${NEEDLE}" in 1 file:\n${fileName(FILES - 1)}:2: the ${NEEDLE} is here`);
+    // Every generated file was searched, none left out by a cap.
+    const none = await searchTool().run({ query: 'no such text in any generated file', glob: `${DIR}/**` }, new AbortController().signal);
+    assert.equal(none, `No matches for text "no such text in any generated file" in ${DIR}/** in ${FILES} files.`);
   });
 
   test('search_text stops when Stop is pressed mid-search: it ends with AbortError, reading no new file after Stop', async function () {
