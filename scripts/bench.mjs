@@ -1,8 +1,8 @@
 // `npm run bench`: builds and runs the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the
-// openai SDK), then the tool loop benchmark (runToolLoop vs the same requests back to back), then the render
-// benchmark when bench/render.mjs exists, then the end-to-end latency benchmark in the real VS Code (code-server,
-// set up as for `npm test`). Each prints ratios against a baseline measured in the same run. Exits non-zero when any
-// fails.
+// openai SDK), then the tool loop benchmark (runToolLoop vs the same requests back to back), then the search_text
+// benchmark (its engine vs plain parallel fs reads), then the render benchmark when bench/render.mjs exists, then the
+// end-to-end latency benchmark in the real VS Code (code-server, set up as for `npm test`). Each prints ratios
+// against a baseline measured in the same run. Exits non-zero when any fails.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,9 +18,22 @@ try {
 const esbuild = await import('esbuild');
 const clientBundle = join(ROOT, 'out', 'bench', 'client.js');
 const toolLoopBundle = join(ROOT, 'out', 'bench', 'toolLoop.js');
+const searchBundle = join(ROOT, 'out', 'bench', 'search.js');
+
+/** `parley:search-worker` as esbuild.mjs resolves it: the worker's bundled source, as a string. */
+const searchWorker = {
+  name: 'parley-search-worker',
+  setup(build) {
+    build.onResolve({ filter: /^parley:search-worker$/ }, () => ({ path: 'search-worker', namespace: 'parley-search-worker' }));
+    build.onLoad({ filter: /.*/, namespace: 'parley-search-worker' }, async () => {
+      const r = await esbuild.build({ entryPoints: [join(ROOT, 'src/vscode/tools/searchWorker.ts')], bundle: true, platform: 'node', format: 'cjs', target: 'node20', write: false });
+      return { contents: r.outputFiles[0].text, loader: 'text' };
+    });
+  },
+};
 
 // Bundled like the extension (node, cjs), so Parley's client runs as it ships; the SDK is bundled the same way.
-for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', toolLoopBundle]]) {
+for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', toolLoopBundle], ['search.ts', searchBundle]]) {
   await esbuild.build({
     entryPoints: [join(ROOT, 'bench', entry)],
     outfile,
@@ -30,6 +43,7 @@ for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', too
     target: 'node20',
     sourcemap: 'linked',
     logLevel: 'warning',
+    plugins: [searchWorker],
   });
 }
 
@@ -46,6 +60,8 @@ function run(title, args) {
 run('client', [clientBundle]);
 console.log();
 run('tool loop', [toolLoopBundle]);
+console.log();
+run('search_text', [searchBundle]);
 const render = join(ROOT, 'bench', 'render.mjs');
 if (existsSync(render)) {
   console.log();

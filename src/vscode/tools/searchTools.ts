@@ -1,17 +1,25 @@
 // The find_files and search_text tools: files by glob through VS Code's search (files.exclude and search.exclude
 // apply), and text or regex search over them.
 //
-// search_text reads the files itself (vscode.workspace.findTextInFiles is a proposed API, not available to Parley) and
-// matches them in a worker thread (searchEngine.ts): the model's regex never runs on the extension host's thread.
+// search_text reads the files itself (vscode.workspace.findTextInFiles is a proposed API, not available to Parley),
+// SEARCH_READ_AHEAD at a time, and matches them in a worker thread (searchEngine.ts) in path order: the model's regex
+// never runs on the extension host's thread.
 import * as vscode from 'vscode';
 import { MAX_LINE_CHARS } from '../../core/lineMatch';
+import { mapOrdered } from '../../core/orderedPool';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
-import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError } from './searchEngine';
+import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError, type FileMatches } from './searchEngine';
 import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
 
-/** Most files search_text looks at, and files larger than it skips. */
-const MAX_SEARCH_FILES = 5000;
+/**
+ * Most files search_text searches: VS Code's search is asked for one more, so that more is known. Below it every
+ * matching file of the workspace is searched, in path order; past it VS Code picks which files it lists.
+ */
+const MAX_SEARCH_FILES = 100_000;
+/** How many files search_text reads at once (one by one, a remote or virtual workspace answers a few ms per file). */
+export const SEARCH_READ_AHEAD = 16;
+/** Files larger than this search_text skips. */
 const MAX_SEARCH_BYTES = 1024 * 1024;
 /** How many paths find_files asks VS Code's search for, to sort and cut to maxResults. */
 const FIND_LIMIT = 2000;
@@ -34,6 +42,17 @@ function includePattern(tool: string, ws: ToolWorkspace, glob: string): vscode.G
 
 /** Files matching `include`, under the settings' excludes and VS Code's, sorted, without symlink escapes. */
 async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
+  const listed = await listTargets(ws, include, limit, signal);
+  const targets: ToolTarget[] = [];
+  for (const t of listed.targets) if (await linksOk(ws, t)) targets.push(t);
+  return { targets, full: listed.full };
+}
+
+/**
+ * Files matching `include`, under the settings' excludes and VS Code's, sorted by path (links not checked yet);
+ * `full` when VS Code listed `limit` files, which then are its choice among more.
+ */
+async function listTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
   const cancel = cancellationFor(signal);
   let uris: vscode.Uri[];
   try {
@@ -49,7 +68,7 @@ async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit
   const targets: ToolTarget[] = [];
   for (const uri of uris) {
     const t = ws.fromUri(uri);
-    if (t && (await linksOk(ws, t))) targets.push(t);
+    if (t) targets.push(t);
   }
   targets.sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
   return { targets, full: uris.length >= limit };
@@ -148,13 +167,21 @@ export function searchTextTool(settings: BuiltinToolSettings): WorkspaceTool {
       const a = searchArgs(args);
       const re = compileQuery(a.query, a.isRegex, a.caseSensitive);
       const ws = new ToolWorkspace(settings);
-      const { targets, full } = await findTargets(ws, includePattern('search_text', ws, a.glob), MAX_SEARCH_FILES, signal);
-      return searchText(ws, targets, re, a, signal, full);
+      const { targets, full } = await listTargets(ws, includePattern('search_text', ws, a.glob), MAX_SEARCH_FILES + 1, signal);
+      return searchText(ws, targets.slice(0, MAX_SEARCH_FILES), re, a, signal, full ? targets.length : undefined);
     },
   };
 }
 
-async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, full: boolean): Promise<string> {
+/** What reading and matching one file gave: hidden (a link out of the workspace), skipped (unreadable), or its matches. */
+type FileResult = { kind: 'hidden' } | { kind: 'skipped' } | { kind: 'matched'; found: FileMatches };
+
+/**
+ * Searches `targets` (sorted by path): read SEARCH_READ_AHEAD at a time, matched and reported in their order, so the
+ * result is the same whatever order the reads end in. `listedPastCap`: how many files VS Code listed when it listed
+ * more than search_text searches.
+ */
+async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, listedPastCap: number | undefined): Promise<string> {
   const hits: string[] = [];
   const files = new Set<string>();
   let skipped = 0;
@@ -162,19 +189,20 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
   let longLines = 0;
   let slowAt: string | undefined;
   const search = new LineSearch(re, signal);
+  const dirty = new Map(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => [d.uri.toString(), d]));
+  const searchOne = async (t: ToolTarget): Promise<FileResult> => {
+    if (!(await linksOk(ws, t))) return { kind: 'hidden' };
+    const text = await searchableText(ws, t, dirty);
+    if (text === undefined) return { kind: 'skipped' };
+    // Each file may give up to max lines: the cap is applied in path order below.
+    return { kind: 'matched', found: await search.match(text, a.max) };
+  };
   try {
-    for (const t of targets) {
-      signal.throwIfAborted();
-      const text = await searchableText(ws, t);
-      signal.throwIfAborted();
-      if (text === undefined) {
-        skipped++;
-        continue;
-      }
-      let found;
-      try {
-        found = await search.match(text, a.max - hits.length);
-      } catch (e) {
+    let i = -1;
+    for await (const r of mapOrdered(targets, SEARCH_READ_AHEAD, searchOne, signal)) {
+      const t = targets[++i];
+      if (!r.ok) {
+        const e = r.error;
         if (e instanceof SearchTooSlowError) {
           slowAt = t.shown;
           break;
@@ -182,9 +210,14 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
         if (e instanceof SearchFailedError) throw new ToolError(`search_text: ${e.message} Try a simpler pattern or a narrower glob.`);
         throw e;
       }
+      if (r.value.kind === 'hidden') continue;
+      if (r.value.kind === 'skipped') {
+        skipped++;
+        continue;
+      }
       searched++;
-      longLines += found.longLines;
-      for (const m of found.matches) {
+      longLines += r.value.found.longLines;
+      for (const m of r.value.found.matches.slice(0, a.max - hits.length)) {
         hits.push(`${t.shown}:${m.line}: ${m.text}`);
         files.add(t.shown);
       }
@@ -201,7 +234,9 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
     if (hits.length === 0) throw new ToolError(why);
     notes.push(`[${why} The matches above are from the files searched before.]`);
   } else if (hits.length >= a.max) notes.push(`[Stopped at maxResults (${a.max}) after ${searched} files: there may be more matches. Narrow the query or the glob, or raise maxResults.]`);
-  else if (full) notes.push(`[Only the first ${MAX_SEARCH_FILES} files were searched: narrow the glob.]`);
+  else if (listedPastCap !== undefined) {
+    notes.push(`[More than ${MAX_SEARCH_FILES} files match, more than search_text searches: VS Code listed ${listedPastCap} (its choice, not the first by path), and the first ${MAX_SEARCH_FILES} of those by path were looked at (${searched} searched; binary, large and unreadable ones skipped). Narrow the glob to search the rest.]`);
+  }
   if (skipped > 0) notes.push(`[${skipped} binary, unreadable or larger than 1 MB ${skipped === 1 ? 'file was' : 'files were'} skipped.]`);
   if (longLines > 0) notes.push(`[${longLines} ${longLines === 1 ? 'line longer than' : 'lines longer than'} ${MAX_LINE_CHARS} characters ${longLines === 1 ? 'was' : 'were'} searched in ${longLines === 1 ? 'its' : 'their'} first ${MAX_LINE_CHARS} characters only.]`);
   if (hits.length === 0) return [`No matches for ${what} in ${searched} ${searched === 1 ? 'file' : 'files'}.`, ...notes].join('\n');
@@ -210,8 +245,8 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
 }
 
 /** A file's text for searching (read as checked), or undefined when it is binary, too large or unreadable. */
-async function searchableText(ws: ToolWorkspace, t: ToolTarget): Promise<string | undefined> {
-  const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
+async function searchableText(ws: ToolWorkspace, t: ToolTarget, dirty: ReadonlyMap<string, vscode.TextDocument>): Promise<string | undefined> {
+  const open = dirty.get(t.uri.toString());
   if (open) return open.getText();
   try {
     const bytes = await ws.readBytes(t, MAX_SEARCH_BYTES);
