@@ -32,7 +32,7 @@ suite('search_text on a 20,000-file workspace', function () {
   suiteSetup(async function () {
     this.timeout(300_000);
     const folder = vscode.workspace.workspaceFolders?.[0];
-    assert.ok(folder, 'the main run opens a folder');
+    assert.ok(folder, 'the large run opens a folder');
     root = folder.uri.fsPath;
     for (let d = 0; d < FILES / 100; d++) await fs.mkdir(path.join(root, path.dirname(fileName(d * 100))), { recursive: true });
     for (let i = 0; i < FILES; i += 500) {
