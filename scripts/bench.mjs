@@ -1,6 +1,7 @@
 // `npm run bench`: builds and runs the client benchmark (Parley vs a bare fetch + eventsource-parser loop vs the
 // openai SDK), then the tool loop benchmark (runToolLoop vs the same requests back to back), then the search_text
-// benchmark (its engine vs plain parallel fs reads), then the render benchmark when bench/render.mjs exists, then the
+// benchmark (its engine vs plain parallel fs reads), then the `@` picker's ranking of 1,000 to 20,000 files (vs reading
+// them in parallel with fs), then the render benchmark when bench/render.mjs exists, then the
 // end-to-end latency benchmark in the real VS Code (code-server, set up as for `npm test`). Each prints ratios
 // against a baseline measured in the same run. Exits non-zero when any fails.
 import { spawnSync } from 'node:child_process';
@@ -19,6 +20,7 @@ const esbuild = await import('esbuild');
 const clientBundle = join(ROOT, 'out', 'bench', 'client.js');
 const toolLoopBundle = join(ROOT, 'out', 'bench', 'toolLoop.js');
 const searchBundle = join(ROOT, 'out', 'bench', 'search.js');
+const mentionsBundle = join(ROOT, 'out', 'bench', 'mentions.js');
 
 /** `parley:search-worker` as esbuild.mjs resolves it: the worker's bundled source, as a string. */
 const searchWorker = {
@@ -33,7 +35,7 @@ const searchWorker = {
 };
 
 // Bundled like the extension (node, cjs), so Parley's client runs as it ships; the SDK is bundled the same way.
-for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', toolLoopBundle], ['search.ts', searchBundle]]) {
+for (const [entry, outfile] of [['client.ts', clientBundle], ['toolLoop.ts', toolLoopBundle], ['search.ts', searchBundle], ['mentions.ts', mentionsBundle]]) {
   await esbuild.build({
     entryPoints: [join(ROOT, 'bench', entry)],
     outfile,
@@ -62,6 +64,8 @@ console.log();
 run('tool loop', [toolLoopBundle]);
 console.log();
 run('search_text', [searchBundle]);
+console.log();
+run('@ picker', [mentionsBundle]);
 const render = join(ROOT, 'bench', 'render.mjs');
 if (existsSync(render)) {
   console.log();

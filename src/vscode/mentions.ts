@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { ContextItem } from '../core/conversation';
 import { sniffImage } from '../core/images';
-import { isImagePath, mentionLabel, rankMentions } from '../core/mentions';
+import { FileListCache, isImagePath, mentionLabel, rankMentionsInSlices } from '../core/mentions';
 import { overrideFor } from '../core/profiles';
 import { ToolError } from '../core/toolPaths';
 import { decodeText, looksBinary } from '../core/toolText';
@@ -17,14 +17,41 @@ import type { Services } from './services';
 import { diagnosticsText } from './tools/editorTools';
 import { MAX_READ_BYTES, ToolWorkspace, type ToolTarget } from './tools/toolWorkspace';
 
-/** The workspace's files are listed again after this long (the picker asks on every keystroke). */
-const FILE_LIST_TTL_MS = 5000;
-/** Most files listed for the picker. */
-const MAX_FILES = 5000;
+/**
+ * Most files listed for the picker: a bound on the memory the kept list holds (about 100 bytes a path, so some 20 MB),
+ * twice the 100,000 files of a large monorepo. Past it VS Code lists an unspecified subset.
+ */
+const MAX_FILES = 200_000;
 /** Most entries the picker shows. */
 const MAX_CANDIDATES = 50;
 
-let fileList: { at: number; exclude: string; files: Promise<string[]> } | undefined;
+/**
+ * The whole workspace listed once (files.exclude applied by VS Code, parley.tools.exclude here) and kept: the picker
+ * ranks every file for each query, so any file is found by its path however large the workspace. A watcher marks the
+ * list stale when a file comes or goes, and the next query waits for a new listing.
+ */
+const fileList = new FileListCache();
+let watcher: vscode.Disposable | undefined;
+
+/** Every workspace file the tools could read, as shown paths. */
+async function listFiles(ws: ToolWorkspace): Promise<string[]> {
+  watchFiles();
+  const uris = await vscode.workspace.findFiles('**/*', undefined, MAX_FILES);
+  return uris.map((u) => ws.fromUri(u)?.shown).filter((p): p is string => p !== undefined);
+}
+
+/** Marks the kept list stale when a file or folder comes or goes, or files.exclude changes; for the window's life. */
+function watchFiles(): void {
+  if (watcher) return;
+  const w = vscode.workspace.createFileSystemWatcher('**/*', false, true, false);
+  const stale = () => fileList.markStale();
+  watcher = vscode.Disposable.from(w, w.onDidCreate(stale), w.onDidDelete(stale), vscode.workspace.onDidChangeWorkspaceFolders(stale),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('files.exclude') && stale()));
+}
+
+/** The newest query each chat view asked: an answer still being ranked for an older one is dropped. */
+const latestQuery = new WeakMap<object, number>();
+let queries = 0;
 /** Files mentioned lately in this window, newest first: offered after the open editors. */
 const recent: string[] = [];
 
@@ -36,17 +63,6 @@ function newChipId(): string {
   const b = new Uint8Array(8);
   crypto.getRandomValues(b);
   return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-}
-
-/** Every workspace file the tools could read (files.exclude and parley.tools.exclude left out), as shown paths. */
-function workspaceFiles(ws: ToolWorkspace): Promise<string[]> {
-  const key = JSON.stringify(ws.settings.exclude);
-  if (fileList && fileList.exclude === key && Date.now() - fileList.at < FILE_LIST_TTL_MS) return fileList.files;
-  const files = Promise.resolve(vscode.workspace.findFiles('**/*', undefined, MAX_FILES))
-    .then((uris) => uris.map((u) => ws.fromUri(u)?.shown).filter((p): p is string => p !== undefined))
-    .catch(() => []);
-  fileList = { at: Date.now(), exclude: key, files };
-  return files;
 }
 
 /** The open editors' files (the active one first), as targets the tools could read. */
@@ -66,12 +82,21 @@ function openTargets(ws: ToolWorkspace): ToolTarget[] {
   return out;
 }
 
-/** Answers the picker: the special mentions and the files that match `query`, open editors and recent ones first. */
+/**
+ * Answers the picker: the special mentions and the files that match `query`, open editors and recent ones first.
+ * Ranking a large workspace yields between slices; when a newer query comes meanwhile, this one is not answered.
+ */
 export async function searchMentions(s: Services, query: string): Promise<void> {
+  const asked = ++queries;
+  const view = s.chat.channel;
+  latestQuery.set(view, asked);
+  const dropped = () => latestQuery.get(view) !== asked;
   const ws = workspaceFor(s.settings.current);
-  const files = ws.folders.length ? await workspaceFiles(ws) : [];
+  const key = JSON.stringify([ws.settings.exclude, ws.folders.map((f) => f.uri.toString())]);
+  const files = ws.folders.length ? await fileList.get(key, () => listFiles(ws)) : [];
   const first = [...openTargets(ws).map((t) => t.shown), ...recent];
-  s.chat.channel.post({ type: 'mentionCandidates', query, items: rankMentions(query, files, first, MAX_CANDIDATES) });
+  const items = await rankMentionsInSlices(query, files, first, MAX_CANDIDATES, dropped);
+  if (items) s.chat.channel.post({ type: 'mentionCandidates', query, items });
 }
 
 /** A file the reader named (picked, or from the explorer): inside the workspace, not excluded, not a folder. */

@@ -51,7 +51,7 @@ export const runs = [
     workspace: 'large',
     trust: true,
     settings: {},
-    tests: ['smoke', 'searchLarge'],
+    tests: ['smoke', 'searchLarge', 'mentionsLarge'],
   },
 ];
 

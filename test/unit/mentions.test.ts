@@ -1,7 +1,7 @@
 // `@` mentions in plain Node: the file ranking, one context budget, the blocks they send, and the messages' validation.
 import * as assert from 'node:assert/strict';
 import { contextBlock, type ContextItem } from '../../src/core/conversation';
-import { applyContextBudget, budgetNote, fuzzyScore, isImagePath, rankMentions } from '../../src/core/mentions';
+import { applyContextBudget, budgetNote, FileListCache, fuzzyScore, isImagePath, rankMentions, rankMentionsInSlices } from '../../src/core/mentions';
 import { LIMITS, parseWebviewMessage } from '../../src/shared/protocol';
 
 const item = (path: string, code: string, extra: Partial<ContextItem> = {}): ContextItem => ({
@@ -41,6 +41,121 @@ describe('mention ranking', () => {
     assert.ok(isImagePath('docs/shot.PNG'));
     assert.ok(isImagePath('a.jpeg') && isImagePath('a.webp') && isImagePath('a.gif'));
     assert.ok(!isImagePath('a.svg') && !isImagePath('png.ts'));
+  });
+});
+
+/** A large workspace's paths: 20,000 files in nested folders, the last one `deep/tree/zeta-last-file.ts`. */
+const bigTree = (): string[] => [
+  ...Array.from({ length: 19_999 }, (_, i) => `packages/pkg${i % 97}/src/part${i % 13}/module-${i}.ts`),
+  'deep/tree/zeta-last-file.ts',
+];
+
+/** What rankMentions must equal: every file scored, all sorted, the best kept (the ranking before top-k). */
+function rankedByFullSort(query: string, files: readonly string[], first: readonly string[], limit: number): string[] {
+  const specials = rankMentions(query, [], [], limit).filter((c) => c.kind !== 'file').length;
+  const boost = new Map(first.map((p, i) => [p, first.length - i]));
+  const scored = [...new Set([...first, ...files])].flatMap((path) => {
+    const s = fuzzyScore(query.trim(), path);
+    const b = boost.get(path);
+    return s === undefined ? [] : [{ path, score: s + (b === undefined ? 0 : 20 + b / first.length) }];
+  });
+  scored.sort((a, b) => b.score - a.score || a.path.localeCompare(b.path));
+  return scored.slice(0, limit - specials).map((x) => x.path);
+}
+
+describe('mention ranking over a large workspace', () => {
+  it('keeps the best entries exactly as sorting every match would, an open file listed once', () => {
+    const files = bigTree();
+    const first = ['packages/pkg3/src/part3/module-3.ts', 'deep/tree/zeta-last-file.ts'];
+    for (const q of ['', 'm', 'module-1', 'zeta', 'zetalast', 'pkg9part1', 'P5/SRC']) {
+      const got = rankMentions(q, files, first, 50).filter((c) => c.kind === 'file').map((c) => c.path);
+      assert.deepEqual(got, rankedByFullSort(q, files, first, 50), `query "${q}"`);
+      assert.equal(new Set(got).size, got.length, 'no path twice');
+    }
+  });
+
+  it('finds the last of 20,000 files by its exact name and by a fuzzy query, in slices', async () => {
+    const files = bigTree();
+    for (const q of ['zeta-last-file.ts', 'zlastf', 'deep/zeta']) {
+      const list = await rankMentionsInSlices(q, files, [], 50, () => false, 500);
+      assert.equal(list?.[0]?.path, 'deep/tree/zeta-last-file.ts', `query "${q}"`);
+      assert.deepEqual(list, rankMentions(q, files, [], 50), 'the same list as ranking in one go');
+    }
+  });
+
+  it('lets other work run between slices, and drops the query when a newer one has come meanwhile', async () => {
+    const files = bigTree();
+    let newer = false;
+    setTimeout(() => (newer = true), 0);
+    assert.equal(await rankMentionsInSlices('m', files, [], 50, () => newer, 1000), undefined);
+    assert.ok(newer, 'the timer ran while the ranking was under way');
+    let asked = 0;
+    assert.equal(await rankMentionsInSlices('m', files, [], 50, () => ++asked > 3, 1000), undefined);
+    assert.equal(asked, 4, 'it stopped at the first slice after the query was dropped');
+  });
+});
+
+describe('the kept file list', () => {
+  /** A lister over `files` that counts its listings and how many run at once. */
+  function lister(files: string[]) {
+    const seen = { calls: 0, running: 0, most: 0 };
+    const list = async (): Promise<readonly string[]> => {
+      seen.calls++;
+      seen.most = Math.max(seen.most, ++seen.running);
+      const listed = [...files];
+      await new Promise((r) => setTimeout(r, 20));
+      seen.running--;
+      return listed;
+    };
+    return { seen, list };
+  }
+
+  it('lists once and keeps the list until the files change; then the next use waits for a new listing', async () => {
+    const files = ['a.ts'];
+    const { seen, list } = lister(files);
+    const cache = new FileListCache();
+    assert.deepEqual(await cache.get('k', list), ['a.ts']);
+    assert.deepEqual(await cache.get('k', list), ['a.ts']);
+    assert.equal(seen.calls, 1);
+    files.push('new.ts');
+    cache.markStale();
+    assert.deepEqual(await cache.get('k', list), ['a.ts', 'new.ts'], 'a file just made is found');
+    assert.equal(seen.calls, 2);
+    assert.deepEqual(await cache.get('other folders', list), ['a.ts', 'new.ts']);
+    assert.equal(seen.calls, 3, 'other folders or excludes are listed again');
+  });
+
+  it('shares one listing between uses, never runs two at once, and lists again after a change made during one', async () => {
+    const files = ['a.ts'];
+    const { seen, list } = lister(files);
+    const cache = new FileListCache();
+    const one = cache.get('k', list);
+    const two = cache.get('k', list);
+    // A file made while the first listing runs (it has listed already, and waits before it answers).
+    await new Promise((r) => setTimeout(r, 5));
+    assert.equal(seen.running, 1);
+    files.push('b.ts');
+    cache.markStale();
+    const three = cache.get('k', list);
+    assert.deepEqual(await one, ['a.ts']);
+    assert.deepEqual(await two, ['a.ts']);
+    assert.deepEqual(await three, ['a.ts', 'b.ts']);
+    assert.equal(seen.calls, 2);
+    assert.equal(seen.most, 1, 'listings never overlap');
+    assert.deepEqual(await cache.get('k', list), ['a.ts', 'b.ts']);
+    assert.equal(seen.calls, 2, 'the listing that saw the change is kept');
+  });
+
+  it('gives an empty list when a listing fails, and lists again on the next use', async () => {
+    const cache = new FileListCache();
+    let fail = true;
+    const list = async (): Promise<readonly string[]> => {
+      if (fail) throw new Error('no search provider');
+      return ['a.ts'];
+    };
+    assert.deepEqual(await cache.get('k', list), []);
+    fail = false;
+    assert.deepEqual(await cache.get('k', list), ['a.ts']);
   });
 });
 
