@@ -4,12 +4,24 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import * as assert from 'node:assert/strict';
 import type { TestApi } from '../../src/extension';
-import type { HeaderView } from '../../src/shared/protocol';
+import type { HeaderView, HostMessage } from '../../src/shared/protocol';
 import type { ServerResponse } from 'node:http';
 import { pollUntil } from '../support/pollUntil.mjs';
 import type { RecordedRequest, TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
+
+/** The last message of `type` the host posted to the view. */
+export function lastPosted<T extends HostMessage['type']>(api: TestApi, type: T): Extract<HostMessage, { type: T }> | undefined {
+  return [...api.recorded.posted].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type);
+}
+
+/** Delivers a message as if the webview had sent it: validated and routed by the real ChatViewProvider. */
+export function viewReceive(api: TestApi, message: Record<string, unknown>): Promise<void> {
+  const view = api.view as unknown as { receive?: (raw: unknown) => Promise<void> };
+  assert.equal(typeof view.receive, 'function', 'ChatViewProvider routes webview messages through receive()');
+  return view.receive!.call(api.view, message);
+}
 
 /** A Memento in memory, so a HistoryStore of a test's own never touches the real state. */
 export function memoryMemento(): vscode.Memento {

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, memoryMemento, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, lastPosted, memoryMemento, parley, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { HostMessage } from '../../src/shared/protocol';
 import { ChatController } from '../../src/vscode/chatController';
@@ -27,14 +27,8 @@ suite('Mentions (@) and Add File to Chat', function () {
   const diagnostics = vscode.languages.createDiagnosticCollection('mention-test');
 
   const posted = () => api.recorded.posted;
-  const lastOf = <T extends HostMessage['type']>(type: T) =>
-    [...posted()].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type);
-
-  /** Delivers a message as if the webview had sent it: validated and routed by the real ChatViewProvider. */
-  function route(message: Record<string, unknown>): Promise<void> {
-    const view = api.view as unknown as { receive: (raw: unknown) => Promise<void> };
-    return view.receive.call(api.view, message);
-  }
+  const lastOf = <T extends HostMessage['type']>(type: T) => lastPosted(api, type);
+  const route = (message: Record<string, unknown>) => viewReceive(api, message);
 
   /** The last chat request's last user message, as text. */
   function sentText(): string {
@@ -173,6 +167,8 @@ suite('Mentions (@) and Add File to Chat', function () {
     try {
       await fs.symlink(vscode.Uri.joinPath(folder, 'tools', '.env').fsPath, link.fsPath, 'file');
     } catch (e) {
+      // Skipped only where the OS refuses to make symbolic links (EPERM: Windows without Developer Mode or admin rights):
+      // there is no link to test. Linux and macOS, CI included, always make them.
       if ((e as NodeJS.ErrnoException).code === 'EPERM') ctx.skip();
       throw e;
     }

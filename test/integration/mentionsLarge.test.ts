@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { parley, waitFor } from './helpers';
+import { lastPosted, parley, viewReceive, waitFor } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { HostMessage } from '../../src/shared/protocol';
 
@@ -13,14 +13,8 @@ suite('The @ picker on a 20,000-file workspace', function () {
   let folder: vscode.Uri;
 
   const posted = () => api.recorded.posted;
-  const lastOf = <T extends HostMessage['type']>(type: T) =>
-    [...posted()].reverse().find((m): m is Extract<HostMessage, { type: T }> => m.type === type);
-
-  /** Delivers a message as if the webview had sent it: validated and routed by the real ChatViewProvider. */
-  function route(message: Record<string, unknown>): Promise<void> {
-    const view = api.view as unknown as { receive: (raw: unknown) => Promise<void> };
-    return view.receive.call(api.view, message);
-  }
+  const lastOf = <T extends HostMessage['type']>(type: T) => lastPosted(api, type);
+  const route = (message: Record<string, unknown>) => viewReceive(api, message);
 
   suiteSetup(async () => {
     api = await parley();

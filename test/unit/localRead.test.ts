@@ -46,6 +46,7 @@ describe('local reads (localRead)', () => {
     });
 
     it(`a path swapped for a link after the open: the handle still reads the inside file, and the proof refuses it anyway (${how})`, async function () {
+      // Skipped only where the OS refuses symbolic links (canLink: EPERM on Windows without Developer Mode); CI runs it.
       if (!(await canLink(dir))) this.skip();
       const r = await opened(real(), procFd, async () => {
         await fs.rm(real());
@@ -57,6 +58,7 @@ describe('local reads (localRead)', () => {
     });
 
     it(`a folder on the way swapped for a link to outside before the open is caught (${how})`, async function () {
+      // Skipped only where the OS refuses symbolic links (canLink: EPERM on Windows without Developer Mode); CI runs it.
       if (!(await canLink(dir))) this.skip();
       // Checked as ws/sub/a.txt; by the open, ws/sub is a link to the outside folder, which has an a.txt too.
       await fs.rm(path.join(inside, 'sub'), { recursive: true });
