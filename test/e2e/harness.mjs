@@ -177,6 +177,19 @@ export class Workbench {
     return this.page.locator('.part.auxiliarybar, .part.sidebar, .part.panel').getByRole('button', { name: /^Models, / });
   }
 
+  /** VS Code's own Copilot set-up dialog, "Sign in to use GitHub Copilot" (Continue with GitHub, Google…). */
+  copilotSignInDialog() {
+    return this.page.locator('.monaco-dialog-box.chat-setup-dialog', { hasText: 'Sign in to use GitHub Copilot' });
+  }
+
+  /** Closes VS Code's Copilot sign-in dialog as a person without a GitHub account does: Escape (the dialog's cancel). */
+  async dismissCopilotSignIn() {
+    const dialog = this.copilotSignInDialog();
+    await visible(dialog, 'VS Code\'s "Sign in to use GitHub Copilot" dialog');
+    await this.page.keyboard.press('Escape');
+    await hidden(dialog, 'the Copilot sign-in dialog, after Escape');
+  }
+
   /** The transcript of VS Code's chat view: a list of listitems, each request labelled with its text. */
   vsCodeChatTranscript() {
     return this.page.getByRole('list', { name: 'Chat' });
