@@ -66,21 +66,34 @@ function replies(chat) {
 }
 
 /**
- * Opens the chat view in the window, in front, and waits for its composer. In about one run in five, the second
- * window's webview stayed blank (the outer frame there, its document never loaded; seen on code-server 1.139 with two
- * windows of one profile): then its webviews are reloaded once, as a person would, and the run says so.
+ * Opens the chat view in the window, in front, and waits for its composer. With two windows of one profile on
+ * code-server 1.139, a window's webview sometimes stays blank (its frame's document never loads; about one run in
+ * ten on a loaded machine, in either window). A person then reloads the webviews, and if that does not help, the
+ * window: so does this, saying so in the output, with the frames it found.
  */
 async function openChat(wb) {
   await wb.page.bringToFront();
-  const chat = await wb.openParleyView();
-  const box = chat.getByRole('combobox', { name: 'Message Parley' });
-  const loaded = await box.waitFor({ state: 'visible', timeout: 20_000 }).then(() => true, () => false);
-  if (!loaded) {
-    console.log('[e2e] a window\'s chat view stayed blank for 20 s: reloading its webviews (Developer: Reload Webviews)');
-    await wb.runCommand('Developer: Reload Webviews');
-    await visible(box, 'the composer after reloading the webviews', 30_000);
-  }
+  let chat = await wb.openParleyView();
+  const composer = () => chat.getByRole('combobox', { name: 'Message Parley' });
+  const shows = (ms) => composer().waitFor({ state: 'visible', timeout: ms }).then(() => true, () => false);
+  if (await shows(20_000)) return chat;
+  console.log(`[e2e] a window's chat view stayed blank for 20 s; its frames:\n  ${(await frameStates(wb)).join('\n  ')}`);
+  console.log('[e2e] reloading its webviews (Developer: Reload Webviews)');
+  await wb.runCommand('Developer: Reload Webviews');
+  if (await shows(30_000)) return chat;
+  console.log('[e2e] still blank after reloading the webviews: reloading the window');
+  await wb.reload();
+  chat = await wb.openParleyView();
+  await visible(composer(), 'the composer after reloading the window', 30_000);
   return chat;
+}
+
+/** Each frame of the window: its path and its document's state, for the output when a webview stays blank. */
+function frameStates(wb) {
+  return Promise.all(wb.page.frames().map(async (f) => {
+    const state = await f.evaluate(() => `${document.readyState}, ${document.body?.childElementCount ?? 0} elements`).catch((e) => String(e).slice(0, 60));
+    return `${f.url().replace(/^https?:\/\/[^/]+/, '').slice(0, 120)} [${state}]`;
+  }));
 }
 
 /** Starts a new chat in the window and asks `text` (without waiting for the answer). */
@@ -154,7 +167,17 @@ async function missingFromHistory(wb, titles) {
   await visible(widget.locator('.monaco-list-row'), 'the chat history list');
   const missing = [];
   for (const title of titles) {
-    await step(`typing "${title}" into the history filter`, () => input.fill(title));
+    // A pick list closes when its window loses focus (another window in front for a moment, on a loaded machine): a
+    // person opens it again. Typing waits 5 s for the box, then the list is opened again, up to twice.
+    for (let attempt = 1; ; attempt++) {
+      const typed = await input.fill(title, { timeout: 5_000 }).then(() => true, () => false);
+      if (typed) break;
+      if (attempt === 3) throw new Error(`typing "${title}" into the history filter: the pick list closed three times`);
+      console.log(`[e2e] the history pick list had closed before "${title}" was typed: opening it again`);
+      await wb.page.bringToFront();
+      await wb.runCommand('Parley: Show Chat History');
+      await visible(widget.locator('.monaco-list-row'), 'the chat history list, opened again');
+    }
     const listed = await waitFor(`"${title}" in the filtered history list`, async () => {
       const labels = await widget.locator('.monaco-list-row').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label') ?? ''));
       return labels.some((l) => l.startsWith(title));
@@ -209,9 +232,29 @@ export const tests = {
     await interruptedReply(a);
     const again = await allTimeLine(a, (l) => l.endsWith(want));
     if (!again.endsWith(want)) problems.push(`after a second reload, window A's usage report says "${again}", expected "… ${want}"`);
-    if (problems.length) throw new Error(problems.join('\n'));
+    if (problems.length) throw new Error(`${problems.join('\n')}\n(the usage logs on disk hold ${loggedRequests(a)} requests)`);
   },
 };
+
+/** Requests recorded in the profile's usage logs on disk (every window's), a record with an id counted once. */
+function loggedRequests(wb) {
+  const dir = join(wb.parleyStorage(), 'usage');
+  const ids = new Set();
+  let count = 0;
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
+      try {
+        const r = JSON.parse(line);
+        if (r.id !== undefined && ids.has(r.id)) continue;
+        if (r.id !== undefined) ids.add(r.id);
+        count++;
+      } catch {
+        // A blank or damaged line.
+      }
+    }
+  }
+  return count;
+}
 
 /** The saved conversation whose first question is `question`, read from the profile's storage, or undefined. */
 function savedConversation(wb, question) {
