@@ -73,8 +73,9 @@ class ChatRequest {
     this.model = typeof body.model === 'string' ? body.model : undefined;
     this.secrets = secretsOf(opts);
     // A call written as text is read only when tools were offered, and not told not to be called.
-    const tools = Array.isArray(body.tools) && body.tool_choice !== 'none' ? (body.tools as ToolDefinition[]).map((t) => t.function?.name) : [];
-    this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets, tools });
+    const names = new Set(Array.isArray(body.tools) && body.tool_choice !== 'none' ? (body.tools as ToolDefinition[]).map((t) => t.function?.name) : []);
+    const read = opts.textToolCalls;
+    this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets, textCalls: read && names.size ? () => read(names) : undefined });
   }
 
   report(info: ResponseInfo | undefined): void {

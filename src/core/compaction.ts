@@ -10,23 +10,17 @@ interface CompactionPlan {
   keepFrom: number;
 }
 
-/** How far a compaction goes in a known window: the tokens the kept turns may take, and the summary's. */
-export interface CompactionTarget {
-  keepTokens: number;
-  summaryTokens: number;
-}
-
 /**
  * Compaction aims well below the point where it starts, so that one compaction buys several turns: the summary and
  * the turns kept word for word take at most half of what the conversation has (the prompt's room up to the threshold,
- * less `fixed`: the system prompt and the tool definitions), a quarter each. Undefined with the window unknown.
+ * less `fixed`: the system prompt and the tool definitions), a quarter each. Returns that quarter in tokens, or
+ * undefined with the window unknown.
  */
-export function compactionTarget(w: WindowInfo, threshold: number, fixed: number): CompactionTarget | undefined {
+export function compactionBudget(w: WindowInfo, threshold: number, fixed: number): number | undefined {
   if (w.window === undefined) return undefined;
   const room = w.window - w.reserve;
   const limit = threshold > 0 ? Math.min(room, Math.floor((w.window * threshold) / 100)) : room;
-  const quarter = Math.max(0, Math.floor((limit - fixed) / 4));
-  return { keepTokens: quarter, summaryTokens: quarter };
+  return Math.max(0, Math.floor((limit - fixed) / 4));
 }
 
 /** The estimated tokens of turns as they are sent. */

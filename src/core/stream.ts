@@ -3,7 +3,7 @@
 // reasoning under several names or inline in <think> tags. Everything from the wire is read defensively.
 import { errorFromWire, isRecord, ParleyError, wireError } from './errors';
 import { redact } from './redact';
-import { TextCallFilter } from './textToolCalls';
+import type { TextCallFilter } from './textToolCalls';
 import type { ChatResult, ChoiceResult, EndState, ReasoningField, StreamEvent, ToolCall, Usage } from './types';
 
 const OPEN = '<think>';
@@ -143,8 +143,8 @@ class ChoiceState {
   readonly byIndex = new Map<number, ToolState>();
   readonly byId = new Map<string, ToolState>();
 
-  constructor(readonly index: number, names: ReadonlySet<string> | undefined) {
-    this.calls = names?.size ? new TextCallFilter(names) : undefined;
+  constructor(readonly index: number, calls?: () => TextCallFilter) {
+    this.calls = calls?.();
   }
 
   result(): ChoiceResult {
@@ -200,17 +200,13 @@ export class Accumulator {
   /** Bytes of body handed to the parser: retries stop once this is non-zero. */
   chunks = 0;
 
-  private readonly names: ReadonlySet<string> | undefined;
-
-  /** `tools`: the names of the tools the request offered; a call to one of them written as text becomes a tool call. */
-  constructor(private readonly ctx: { url: string; model?: string; secrets?: readonly string[]; tools?: readonly string[] }) {
-    this.names = ctx.tools?.length ? new Set(ctx.tools) : undefined;
-  }
+  /** `textCalls`: when the request offered tools, a reader of the calls a model writes as text, one per choice. */
+  constructor(private readonly ctx: { url: string; model?: string; secrets?: readonly string[]; textCalls?: () => TextCallFilter }) {}
 
   private choice(index: number): ChoiceState {
     let c = this.choices.get(index);
     if (!c) {
-      c = new ChoiceState(index, this.names);
+      c = new ChoiceState(index, this.ctx.textCalls);
       this.choices.set(index, c);
     }
     return c;

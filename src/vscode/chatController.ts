@@ -17,7 +17,7 @@ import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
-import { compactionTarget, planCompaction, summaryRequest, summaryTurn, type CompactionTarget } from '../core/compaction';
+import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
 import { overrideFor } from '../core/profiles';
 import { contextMeter, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
 import { fitTools, type ToolFit } from '../core/toolFit';
@@ -297,13 +297,14 @@ export class ChatController implements vscode.Disposable {
   }
 
   /**
-   * What a compaction of `turns` would summarize now, and its target: well below the threshold when the window is
-   * known, past the system prompt and the tool definitions, which no compaction shrinks (compactionTarget).
+   * What a compaction of `turns` would summarize now, and the tokens its summary and its kept turns may each take:
+   * well below the threshold when the window is known, past the system prompt and the tool definitions, which no
+   * compaction shrinks (compactionBudget).
    */
-  private compaction(s: Settings, w: WindowInfo, fit: ToolFit, turns = this.conversation.turns): { plan: ReturnType<typeof planCompaction>; target?: CompactionTarget } {
+  private compaction(s: Settings, w: WindowInfo, fit: ToolFit, turns = this.conversation.turns): { plan: ReturnType<typeof planCompaction>; budget?: number } {
     const fixed = estimatePromptTokens(toMessages(s.systemPrompt, [], { sendReasoningBack: false })) + fit.tokens;
-    const target = compactionTarget(w, s.compaction.threshold, fixed);
-    return { plan: planCompaction(turns, s.compaction.keepTurns, target?.keepTokens), target };
+    const budget = compactionBudget(w, s.compaction.threshold, fixed);
+    return { plan: planCompaction(turns, s.compaction.keepTurns, budget), budget };
   }
 
   /** Says once per conversation (and again when it changes) that the window is too small for the tools as they are. */
@@ -312,10 +313,9 @@ export class ChatController implements vscode.Disposable {
     const key = `${this.conversation.id}:${fit.definitions.length}`;
     if (!fit.short || key === this.toolsNoticed) return;
     this.toolsNoticed = key;
-    const window = w.window?.toLocaleString('en-US');
     this.channel.post({
       type: 'notice',
-      text: `The model's window is small (${window} tokens), so tools are sent in short form${left ? ` and ${left} of ${fit.offered} are left out` : ''}: their definitions take at most a quarter of the room for the prompt. Turn tools off in the composer to free it all.`,
+      text: `The model's window is small (${w.window?.toLocaleString('en-US')} tokens): tools are sent in short form${left ? `, ${left} of ${fit.offered} left out` : ''}. Turning tools off in the composer frees their room.`,
     });
   }
 
@@ -369,10 +369,10 @@ export class ChatController implements vscode.Disposable {
     const c = this.conversation;
     const s = t.settings;
     const w = await this.views.windowFor(t);
-    const { plan, target } = this.compaction(s, w, this.fitTools(s, w).fit);
+    const { plan, budget = w.reserve } = this.compaction(s, w, this.fitTools(s, w).fit);
     if (!plan) return { why: `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).` };
-    // The summary stays within its part of the target, but no shorter than 128 tokens.
-    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: target ? Math.min(w.reserve, Math.max(128, target.summaryTokens)) : w.reserve });
+    // The summary stays within its part of the budget, but no shorter than 128 tokens.
+    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: Math.min(w.reserve, Math.max(128, budget)) });
     this.log.info(`Compacting: ${plan.summarize.length} turns into a summary (max_tokens ${req.maxTokens}${req.cut ? ', oldest text cut to fit' : ''}).`);
     const out = await this.requester.run(t, { messages: req.messages, source: 'compact', signal, overrides: { maxTokens: req.maxTokens } });
     const r = out.result;

@@ -1,7 +1,7 @@
 // The context meter's arithmetic, compaction's choice of turns, the summary request's size, and sending from a summary.
 import * as assert from 'node:assert/strict';
 import { contextMeter, correction, DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS, fits, overThreshold, resolveWindow } from '../../src/core/contextWindow';
-import { compactionTarget, planCompaction, summaryRequest, summaryTurn, SUMMARY_INSTRUCTION } from '../../src/core/compaction';
+import { compactionBudget, planCompaction, summaryRequest, summaryTurn, SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import { fitTools, shortTool, toolTokens, TOOLS_SHARE } from '../../src/core/toolFit';
 import { sentTurns, SUMMARY_ACK, SUMMARY_HEADING, toMarkdown, toMessages, type Turn } from '../../src/core/conversation';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
@@ -156,12 +156,12 @@ describe('compaction plan', () => {
 
   it('aims at half of what the conversation has below the threshold: a quarter for the kept turns, a quarter for the summary', () => {
     // A 2,048-token window keeps half for the reply: the prompt has 1,024, below the threshold's 1,740.
-    assert.deepEqual(compactionTarget({ window: 2048, reserve: 1024 }, 85, 300), { keepTokens: 181, summaryTokens: 181 });
+    assert.equal(compactionBudget({ window: 2048, reserve: 1024 }, 85, 300), 181);
     // A large window: the threshold is the limit.
-    assert.deepEqual(compactionTarget({ window: 128_000, reserve: 4096 }, 80, 2000), { keepTokens: 25_100, summaryTokens: 25_100 });
-    assert.deepEqual(compactionTarget({ window: 8192, reserve: 4096 }, 0, 96), { keepTokens: 1000, summaryTokens: 1000 }, 'threshold 0: the room is the limit');
-    assert.deepEqual(compactionTarget({ window: 2048, reserve: 1024 }, 85, 5000), { keepTokens: 0, summaryTokens: 0 }, 'nothing left: keep the least');
-    assert.equal(compactionTarget({ reserve: 4096 }, 85, 300), undefined, 'unknown window: keepTurns alone');
+    assert.equal(compactionBudget({ window: 128_000, reserve: 4096 }, 80, 2000), 25_100);
+    assert.equal(compactionBudget({ window: 8192, reserve: 4096 }, 0, 96), 1000, 'threshold 0: the room is the limit');
+    assert.equal(compactionBudget({ window: 2048, reserve: 1024 }, 85, 5000), 0, 'nothing left: keep the least');
+    assert.equal(compactionBudget({ reserve: 4096 }, 85, 300), undefined, 'unknown window: keepTurns alone');
   });
 
   it('does not start from a summary that failed', () => {

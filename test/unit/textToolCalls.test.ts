@@ -123,6 +123,20 @@ describe('tool calls written as text', function () {
     assert.deepEqual(calls(result), [{ id: 'call_1', name: 'list_directory', args: {} }]);
   });
 
+  it('a client without the reader (ClientOptions.textToolCalls unset) leaves such text as text', async () => {
+    const text = '<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>';
+    await withServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(streamedText(text));
+    }, async (s) => {
+      const stream = streamChat(clientOptions(s, { textToolCalls: undefined }), { ...CHAT_BODY, tools: TOOLS });
+      for await (const e of stream) void e;
+      const result = await stream.result;
+      assert.equal(result.text, text);
+      assert.deepEqual(result.toolCalls, []);
+    });
+  });
+
   it('one JSON completion (stream: false) is read the same way', async () => {
     await withServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
