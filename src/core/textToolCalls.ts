@@ -30,6 +30,8 @@ const JSON_STARTS = ['{"name":"', '{"type":"function","name":"'];
 export class TextCallFilter {
   private mode: 'start' | 'json' | 'text' | 'call' = 'start';
   private held = '';
+  /** The text let out so far. */
+  private shown = '';
 
   constructor(private readonly names: ReadonlySet<string>) {}
 
@@ -51,15 +53,22 @@ export class TextCallFilter {
       if (this.mode === 'call' || (name === undefined && JSON_STARTS.some((s) => s.startsWith(flat) || flat.startsWith(s)) && flat.length < 100)) return '';
       this.mode = 'text';
     }
-    const at = Math.min(...TAGS.map((t) => this.held.indexOf(t)).filter((i) => i >= 0));
-    if (at < Infinity) {
-      this.mode = 'call';
-      return this.take(at);
+    let out = '';
+    for (;;) {
+      const [at, length] = TAGS.map((t) => [this.held.indexOf(t), t.length]).filter(([i]) => i >= 0).sort((a, b) => a[0] - b[0])[0] ?? [];
+      if (at === undefined) break;
+      // A tag in a code block or a code span is shown, not run: the model is writing about the format.
+      const before = this.shown + this.held.slice(0, at);
+      if ((before.match(/```/g) ?? []).length % 2 === 0 && !before.endsWith('`')) {
+        this.mode = 'call';
+        return out + this.take(at);
+      }
+      out += this.take(at + length);
     }
     // Hold back what could be the start of a tag.
     let keep = 0;
     for (let k = Math.min(this.held.length, 11); k > 0 && !keep; k--) if (TAGS.some((t) => t.startsWith(this.held.slice(-k)))) keep = k;
-    return this.take(this.held.length - keep);
+    return out + this.take(this.held.length - keep);
   }
 
   /** At the end of the reply: the calls it wrote (when `calls` allows them), or else the text still held. */
@@ -74,6 +83,7 @@ export class TextCallFilter {
   private take(n: number): string {
     const out = this.held.slice(0, n);
     this.held = this.held.slice(n);
+    this.shown += out;
     return out;
   }
 }

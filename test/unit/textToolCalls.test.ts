@@ -108,6 +108,8 @@ describe('tool calls written as text', function () {
       '<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>',
       '{"answer": 42, "name": "read_file"}',
       'Use <tool_' + 'call> tags, or write [TOOL_CALLS] yourself.',
+      'Write it like this:\n\n```xml\n<tool_call>\n{"name": "read_file", "arguments": {"path": "a.txt"}}\n</tool_call>\n```\n',
+      'Mistral writes `[TOOL_CALLS][{"name": "read_file", "arguments": {}}]` before its calls.',
       'The tag is <tool_',
     ]) {
       const { result } = await everyWay(streamedText(text));
