@@ -47,6 +47,8 @@ const LAZY = {
   headerSecretCommand: 'src/vscode/headerSecretCommand.ts',
   /** The questions before a workspace's system prompt or its profile's additions are used: loaded when first asked. */
   promptQuestion: 'src/vscode/promptQuestion.ts',
+  /** Tool calls a model writes as text: loaded by the first request that offers tools. */
+  textToolCalls: 'src/core/textToolCalls.ts',
 };
 
 /**

@@ -5,7 +5,7 @@ import { SSE_LINE, SSE_START, SseDecoder } from './sse';
 import { Accumulator } from './stream';
 import { estimateUsage } from './tokenEstimate';
 import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, secretsOf, type ClientOptions, type ResponseInfo } from './transport';
-import type { ChatMessage, ChatResult, EndState, StreamEvent } from './types';
+import type { ChatMessage, ChatResult, EndState, StreamEvent, ToolDefinition } from './types';
 
 /**
  * The most read of a body that is not an event stream (one JSON completion, or whatever a wrong base URL serves).
@@ -72,7 +72,10 @@ class ChatRequest {
     this.host = new URL(this.url).host;
     this.model = typeof body.model === 'string' ? body.model : undefined;
     this.secrets = secretsOf(opts);
-    this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets });
+    // A call written as text is read only when tools were offered, and not told not to be called.
+    const names = new Set(Array.isArray(body.tools) && body.tool_choice !== 'none' ? (body.tools as ToolDefinition[]).map((t) => t.function?.name) : []);
+    const read = opts.textToolCalls;
+    this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets, textCalls: read && names.size ? () => read(names) : undefined });
   }
 
   report(info: ResponseInfo | undefined): void {

@@ -1,6 +1,6 @@
 // Compaction: which older turns to summarize, the request that asks the model for the summary, and the summary turn.
-import { isSummary, lastSummaryIndex, userTurnText, type Turn } from './conversation';
-import { DEFAULT_CONTEXT_TOKENS } from './contextWindow';
+import { isSummary, lastSummaryIndex, toMessages, userTurnText, type Turn } from './conversation';
+import { DEFAULT_CONTEXT_TOKENS, type WindowInfo } from './contextWindow';
 import { estimatePromptTokens, estimateTokens } from './tokenEstimate';
 import type { ChatMessage } from './types';
 
@@ -11,17 +11,37 @@ interface CompactionPlan {
 }
 
 /**
+ * Compaction aims well below the point where it starts, so that one compaction buys several turns: the summary and
+ * the turns kept word for word take at most half of what the conversation has (the prompt's room up to the threshold,
+ * less `fixed`: the system prompt and the tool definitions), a quarter each. Returns that quarter in tokens, or
+ * undefined with the window unknown.
+ */
+export function compactionBudget(w: WindowInfo, threshold: number, fixed: number): number | undefined {
+  if (w.window === undefined) return undefined;
+  const room = w.window - w.reserve;
+  const limit = threshold > 0 ? Math.min(room, Math.floor((w.window * threshold) / 100)) : room;
+  return Math.max(0, Math.floor((limit - fixed) / 4));
+}
+
+/** The estimated tokens of turns as they are sent. */
+function sentTokens(turns: readonly Turn[]): number {
+  return estimatePromptTokens(toMessages('', turns, { sendReasoningBack: false }));
+}
+
+/**
  * Keeps the last `keepTurns` questions, each with everything after it (its reply, its tool steps), and summarizes the
- * turns before them, back to and including the last summary, so the new summary supersedes it. A streaming turn and
- * its question are always kept. Undefined when no older question is left to summarize.
+ * turns before them, back to and including the last summary, so the new summary supersedes it. With `keepTokens`,
+ * fewer are kept when those would take more (always the last question). A streaming turn and its question are always
+ * kept. Undefined when no older question is left to summarize.
  *
  * Insert the summary turn at `keepFrom`: toMessages sends only what follows the last summary.
  */
-export function planCompaction(turns: readonly Turn[], keepTurns: number): CompactionPlan | undefined {
+export function planCompaction(turns: readonly Turn[], keepTurns: number, keepTokens?: number): CompactionPlan | undefined {
   const start = Math.max(0, lastSummaryIndex(turns));
   const questions: number[] = [];
   for (let i = start; i < turns.length; i++) if (turns[i].role === 'user') questions.push(i);
-  const keep = Number.isFinite(keepTurns) ? Math.max(0, Math.floor(keepTurns)) : 0;
+  let keep = Number.isFinite(keepTurns) ? Math.max(0, Math.min(questions.length, Math.floor(keepTurns))) : 0;
+  while (keepTokens !== undefined && keep > 1 && sentTokens(turns.slice(questions[questions.length - keep])) > keepTokens) keep--;
   let keepFrom = keep === 0 ? turns.length : questions[questions.length - keep] ?? start;
   const streaming = turns.findIndex((t, i) => i >= start && t.status === 'streaming');
   if (streaming >= 0 && streaming < keepFrom) {

@@ -3,6 +3,7 @@
 // reasoning under several names or inline in <think> tags. Everything from the wire is read defensively.
 import { errorFromWire, isRecord, ParleyError, wireError } from './errors';
 import { redact } from './redact';
+import type { TextCallFilter } from './textToolCalls';
 import type { ChatResult, ChoiceResult, EndState, ReasoningField, StreamEvent, ToolCall, Usage } from './types';
 
 const OPEN = '<think>';
@@ -136,11 +137,15 @@ class ChoiceState {
   readonly heldReasoning = new HalfHold();
   readonly heldRefusal = new HalfHold();
   readonly think = new ThinkSplitter();
+  /** Set when tools were offered: holds back a tool call the model writes as text. */
+  readonly calls: TextCallFilter | undefined;
   readonly tools: ToolState[] = [];
   readonly byIndex = new Map<number, ToolState>();
   readonly byId = new Map<string, ToolState>();
 
-  constructor(readonly index: number) {}
+  constructor(readonly index: number, calls?: () => TextCallFilter) {
+    this.calls = calls?.();
+  }
 
   result(): ChoiceResult {
     return {
@@ -195,12 +200,13 @@ export class Accumulator {
   /** Bytes of body handed to the parser: retries stop once this is non-zero. */
   chunks = 0;
 
-  constructor(private readonly ctx: { url: string; model?: string; secrets?: readonly string[] }) {}
+  /** `textCalls`: when the request offered tools, a reader of the calls a model writes as text, one per choice. */
+  constructor(private readonly ctx: { url: string; model?: string; secrets?: readonly string[]; textCalls?: () => TextCallFilter }) {}
 
   private choice(index: number): ChoiceState {
     let c = this.choices.get(index);
     if (!c) {
-      c = new ChoiceState(index);
+      c = new ChoiceState(index, this.ctx.textCalls);
       this.choices.set(index, c);
     }
     return c;
@@ -301,17 +307,18 @@ export class Accumulator {
   private content(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
     const content = c.heldText.take(part, final);
     if (!content) return;
-    if (c.think.answering) {
-      c.text += content;
-      pushDelta(out, 'text', c.index, content);
-      return;
-    }
+    if (c.think.answering) return this.answer(c, content, out);
     const { text, reasoning } = c.think.feed(content);
     if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
-    if (text) {
-      c.text += text;
-      pushDelta(out, 'text', c.index, text);
-    }
+    this.answer(c, text, out);
+  }
+
+  /** Answer text, less any tool call written as text (held back until the end decides). */
+  private answer(c: ChoiceState, part: string, out: StreamEvent[]): void {
+    const text = c.calls && part ? c.calls.feed(part) : part;
+    if (!text) return;
+    c.text += text;
+    pushDelta(out, 'text', c.index, text);
   }
 
   private refusal(c: ChoiceState, part: string, out: StreamEvent[], final = false): void {
@@ -373,9 +380,17 @@ export class Accumulator {
       if (c.heldRefusal.holding) this.refusal(c, '', out, true);
       const { text, reasoning } = c.think.flush();
       if (reasoning) this.reasoningFrom(c, 'think_tag', reasoning, out);
-      if (text) {
-        c.text += text;
-        out.push({ type: 'text', choice: c.index, text });
+      this.answer(c, text, out);
+      // Calls written as text count only in a reply without real tool_calls; else what was held is text.
+      const written = c.calls?.end(c.tools.length === 0);
+      if (!written) continue;
+      for (const call of written.calls) {
+        c.tools.push({ call });
+        out.push({ type: 'tool_call', choice: c.index, index: c.tools.length - 1, name: call.function.name, arguments: call.function.arguments });
+      }
+      if (written.text) {
+        c.text += written.text;
+        pushDelta(out, 'text', c.index, written.text);
       }
     }
   }

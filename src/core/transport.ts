@@ -2,6 +2,7 @@
 import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
+import type { TextCallFilter } from './textToolCalls';
 
 /** How to reach an endpoint, and the limits of one request. */
 export interface ClientOptions {
@@ -25,6 +26,11 @@ export interface ClientOptions {
   /** Request log lines. Never given the key or message content. `info` marks the lines worth keeping by default. */
   log?: (line: string, level?: 'info' | 'debug') => void;
   onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /**
+   * Reads the tool calls a model writes as text (core/textToolCalls.ts), in a request that offered tools with these
+   * names; without it such text stays text. Handed in, so that the reader loads only when tools are offered.
+   */
+  textToolCalls?: (names: ReadonlySet<string>) => TextCallFilter;
 }
 
 /**

@@ -238,6 +238,8 @@ export interface ContextMeterView {
   threshold: number;
   /** Turns a compaction would summarize now; 0 when there is nothing old enough to summarize. */
   compactable: number;
+  /** The tool definitions sent, counted in `used`: their tokens, how many of those offered, and whether shortened. */
+  tools?: { tokens: number; sent: number; offered: number; short: boolean };
 }
 
 /** Messages from the host to the webview. */

@@ -17,9 +17,10 @@ import type { Log } from './log';
 import { PendingContext } from './pendingContext';
 import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
-import { planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
+import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
 import { overrideFor } from '../core/profiles';
-import { contextMeter, fits, overThreshold } from '../core/contextWindow';
+import { contextMeter, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
+import { fitTools, type ToolFit } from '../core/toolFit';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
 import type { ActionId, ContextMeterView, HistoryItem } from '../shared/protocol';
@@ -77,6 +78,12 @@ function checkImages(images: ImageView[]): ImageView[] | string {
   return checked;
 }
 
+/** The tools a request offers, fitted to the model's window (core/toolFit.ts), and what fitting did. */
+interface FittedTools {
+  tools: TurnTool[];
+  fit: ToolFit;
+}
+
 /** The context a question sends, and notes for its turn (an open file left out of `@open`, and why). */
 export interface ExpandedContext {
   items: ContextItem[];
@@ -114,6 +121,8 @@ export class ChatController implements vscode.Disposable {
   private afterDrawn: { run: () => void; timer: ReturnType<typeof setTimeout> } | undefined;
   /** Counts endpoint changes (settings, keys, the header's profile and model), so a prefetched target is not stale. */
   private endpointGeneration = 0;
+  /** The conversation and tool count the small-window notice last spoke of. */
+  private toolsNoticed: string | undefined;
 
   constructor(
     private readonly requester: Requester,
@@ -260,19 +269,53 @@ export class ChatController implements vscode.Disposable {
 
   /**
    * How full the model's window will be with the next request: the system prompt, the turns sent (from the last
-   * summary on), the chips waiting and the tools' definitions, by Parley's estimate, scaled by how far off it was on
-   * this conversation's last request.
+   * summary on), the chips waiting and the tools' definitions (as fitted to the window), by Parley's estimate, scaled by
+   * how far off it was on this conversation's last request.
    */
-  async meter(t: ReadyTarget, messages?: ChatMessage[], tools = this.offeredTools(t.settings)): Promise<ContextMeterView> {
+  async meter(t: ReadyTarget, messages?: ChatMessage[], fitted?: FittedTools): Promise<ContextMeterView> {
     const c = this.conversation;
     const s = t.settings;
+    const w = await this.views.windowFor(t);
+    const { fit } = fitted ?? this.fitTools(s, w);
     const sent = messages ?? toMessages(s.systemPrompt, c.turns, { sendReasoningBack: s.sendReasoningBack });
-    const definitions = tools.map((x) => x.definition);
-    const extra = estimateTokens(this.context.pendingText()) + (definitions.length ? estimateTokens(JSON.stringify(definitions)) : 0);
-    const plan = planCompaction(c.turns, s.compaction.keepTurns);
-    return contextMeter({
+    const extra = estimateTokens(this.context.pendingText()) + fit.tokens;
+    const { plan } = this.compaction(s, w, fit);
+    const meter = contextMeter({
       messages: sent, extraTokens: extra, last: c.lastPrompt, threshold: s.compaction.threshold,
-      compactable: plan?.summarize.filter((x) => x.role === 'user').length ?? 0, ...(await this.views.windowFor(t)),
+      compactable: plan?.summarize.filter((x) => x.role === 'user').length ?? 0, ...w,
+    });
+    if (fit.offered) meter.tools = { tokens: fit.tokens, sent: fit.definitions.length, offered: fit.offered, short: fit.short };
+    return meter;
+  }
+
+  /** The tools offered now, fitted to window `w`: shortened, or fewer, when they would crowd a small window. */
+  private fitTools(s: Settings, w: WindowInfo): FittedTools {
+    const offered = this.offeredTools(s);
+    const fit = fitTools(offered.map((x) => x.definition), w);
+    // fitTools keeps the first ones, in order.
+    return { tools: fit.definitions.map((definition, i) => ({ ...offered[i], definition })), fit };
+  }
+
+  /**
+   * What a compaction of `turns` would summarize now, and the tokens its summary and its kept turns may each take:
+   * well below the threshold when the window is known, past the system prompt and the tool definitions, which no
+   * compaction shrinks (compactionBudget).
+   */
+  private compaction(s: Settings, w: WindowInfo, fit: ToolFit, turns = this.conversation.turns): { plan: ReturnType<typeof planCompaction>; budget?: number } {
+    const fixed = estimatePromptTokens(toMessages(s.systemPrompt, [], { sendReasoningBack: false })) + fit.tokens;
+    const budget = compactionBudget(w, s.compaction.threshold, fixed);
+    return { plan: planCompaction(turns, s.compaction.keepTurns, budget), budget };
+  }
+
+  /** Says once per conversation (and again when it changes) that the window is too small for the tools as they are. */
+  private toolsNotice({ fit }: FittedTools, w: WindowInfo): void {
+    const left = fit.offered - fit.definitions.length;
+    const key = `${this.conversation.id}:${fit.definitions.length}`;
+    if (!fit.short || key === this.toolsNoticed) return;
+    this.toolsNoticed = key;
+    this.channel.post({
+      type: 'notice',
+      text: `The model's window is small (${w.window?.toLocaleString('en-US')} tokens): tools are sent in short form${left ? `, ${left} of ${fit.offered} left out` : ''}. Turning tools off in the composer frees their room.`,
     });
   }
 
@@ -325,10 +368,11 @@ export class ChatController implements vscode.Disposable {
   private async summarize(t: ReadyTarget, signal?: AbortSignal): Promise<true | { why: string; actions?: ActionId[] }> {
     const c = this.conversation;
     const s = t.settings;
-    const plan = planCompaction(c.turns, s.compaction.keepTurns);
-    if (!plan) return { why: `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).` };
     const w = await this.views.windowFor(t);
-    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: w.reserve });
+    const { plan, budget = w.reserve } = this.compaction(s, w, this.fitTools(s, w).fit);
+    if (!plan) return { why: `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).` };
+    // The summary stays within its part of the budget, but no shorter than 128 tokens.
+    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: Math.min(w.reserve, Math.max(128, budget)) });
     this.log.info(`Compacting: ${plan.summarize.length} turns into a summary (max_tokens ${req.maxTokens}${req.cut ? ', oldest text cut to fit' : ''}).`);
     const out = await this.requester.run(t, { messages: req.messages, source: 'compact', signal, overrides: { maxTokens: req.maxTokens } });
     const r = out.result;
@@ -414,13 +458,16 @@ export class ChatController implements vscode.Disposable {
       turn.model = settings.model;
       turn.profile = profileName(settings);
       await this.save(c);
-      const tools = this.offeredTools(settings);
-      const messages = await this.makeRoom(target, turn, toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack }), tools, signal);
+      const w = await views.windowFor(target);
+      const fitted = this.fitTools(settings, w);
+      this.toolsNotice(fitted, w);
+      const messages = await this.makeRoom(target, turn, toMessages(settings.systemPrompt, history, { sendReasoningBack: settings.sendReasoningBack }), fitted, signal);
       if (!messages) return;
-      const estimated = estimatePromptTokens(messages);
+      // Servers count the tool definitions in prompt_tokens: so does the estimate they are compared with.
+      const estimated = estimatePromptTokens(messages) + fitted.fit.tokens;
       const box = this.toolbox();
       const end = await runToolTurn({
-        turn, runner, channel, log: this.log, session: this.tools, target, tools, signal, source,
+        turn, runner, channel, log: this.log, session: this.tools, target, tools: fitted.tools, signal, source,
         askBeforeReading: box.settings.askBeforeReading,
       }, messages, box.settings);
       const r = end.result;
@@ -428,7 +475,7 @@ export class ChatController implements vscode.Disposable {
       if ((turn.requests ?? 1) === 1 && turn.usage && !turn.usage.estimated && turn.usage.prompt > 0) c.lastPrompt = { estimated, actual: turn.usage.prompt };
       if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });
       const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined;
-      if (error && r.error?.kind === 'context_length' && planCompaction(c.turns.filter((x) => x !== turn), settings.compaction.keepTurns)) {
+      if (error && r.error?.kind === 'context_length' && this.compaction(settings, w, fitted.fit, c.turns.filter((x) => x !== turn)).plan) {
         error.actions = ['compactRetry', ...error.actions.filter((a) => a !== 'compactRetry')];
       }
       runner.end(turn, statusOf(r), error);
@@ -472,7 +519,7 @@ export class ChatController implements vscode.Disposable {
    * turns are summarized first (the reader is told), and with automatic compaction off a request that cannot fit is
    * not sent: the turn ends with a card that offers Compact and retry. Undefined when the turn has ended.
    */
-  private async makeRoom(target: ReadyTarget, turn: Turn, messages: ChatMessage[], tools: TurnTool[], signal: AbortSignal): Promise<ChatMessage[] | undefined> {
+  private async makeRoom(target: ReadyTarget, turn: Turn, messages: ChatMessage[], tools: FittedTools, signal: AbortSignal): Promise<ChatMessage[] | undefined> {
     const m = await this.meter(target, messages, tools);
     if (fits(m) && !overThreshold(m)) return messages;
     if (m.compactable > 0 && m.threshold > 0) {

@@ -13,6 +13,7 @@ import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
 import { showWarning } from './notices';
 import type * as PromptQuestion from './promptQuestion';
+import type * as TextToolCalls from '../core/textToolCalls';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
 import type { UsageTracker } from './statusBar';
@@ -346,6 +347,8 @@ export class Requester {
       signal,
       log: (line, level) => (level === 'info' ? this.log.info(line) : this.log.debug(line)),
       onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
+      // dist/textToolCalls.js (LAZY in esbuild.mjs): loaded by the first request that offers tools.
+      textToolCalls: (names) => new (require('./textToolCalls.js') as typeof TextToolCalls).TextCallFilter(names),
     };
   }
 

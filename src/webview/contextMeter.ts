@@ -33,12 +33,14 @@ export class ContextMeter {
   readonly el: HTMLElement;
   private readonly gauge: HTMLElement;
   private readonly fill: HTMLElement;
+  private readonly tools: HTMLElement;
   private readonly reserve: HTMLElement;
   private readonly text: HTMLElement;
   private readonly compact: HTMLButtonElement;
 
   constructor() {
-    this.fill = h('span', { class: 'meter-fill' });
+    this.tools = h('span', { class: 'meter-tools' });
+    this.fill = h('span', { class: 'meter-fill' }, this.tools);
     this.reserve = h('span', { class: 'meter-reserve' });
     this.text = h('span', { class: 'meter-text' });
     this.gauge = h('div', { class: 'meter-gauge' }, h('span', { class: 'meter-bar' }, this.fill, this.reserve), this.text);
@@ -71,6 +73,9 @@ export class ContextMeter {
     const warnAt = meter.threshold > 0 ? meter.threshold : WARN_PERCENT;
     this.el.dataset.state = over ? 'error' : percent >= warnAt ? 'warning' : 'normal';
     this.fill.style.width = `${Math.min(100, percent)}%`;
+    // The tool definitions' part of the prompt, at the start of its bar.
+    const tools = meter.tools;
+    this.tools.style.width = `${tools && used > 0 ? Math.min(100, (tools.tokens / used) * 100) : 0}%`;
     this.reserve.style.width = `${Math.max(0, Math.min(100 - percent, (reserve / window) * 100))}%`;
     this.text.textContent = `${shortCount(used)} / ${shortCount(window)}`;
     g.setAttribute('role', 'meter');
@@ -79,10 +84,13 @@ export class ContextMeter {
     g.setAttribute('aria-valuemax', String(window));
     g.setAttribute('aria-valuenow', String(Math.min(used, window)));
     g.setAttribute('aria-valuetext', `Context ${shown} % full, ${formatCount(used)} of ${formatCount(window)} tokens`
+      + (tools ? `, tools ${formatCount(tools.tokens)}` : '')
       + (over ? `; no room left for the reply's ${formatCount(reserve)} tokens` : ''));
     g.title = [
       `Context: ${formatCount(used)} of ${formatCount(window)} tokens (${shown} %)`,
       `Reserved for the reply: ${formatCount(reserve)} tokens`,
+      tools ? `Tool definitions: ${formatCount(tools.tokens)} tokens (${Math.round((tools.tokens / window) * 100)} %), ${tools.sent} of ${tools.offered} tools`
+        + (tools.short ? ', in short form: at most a quarter of the room for the prompt' : '') : '',
       meter.corrected ? 'Tokens: estimate corrected by the server\'s last count' : 'Tokens: a pure estimate (no count from the server yet)',
       meter.windowSource ? SOURCE_WORDS[meter.windowSource] : 'Window: source not reported',
       meter.threshold > 0 ? `Parley compacts on its own past ${meter.threshold} %` : 'Parley does not compact on its own',

@@ -114,6 +114,29 @@ suite('VS Code chat: Parley as a language model provider', function () {
     });
   }
 
+  test('a tool call the model wrote as text (<tool_call>, Llama JSON, [TOOL_CALLS]) comes as a LanguageModelToolCallPart, with no tags in the text', async () => {
+    // Each reply as written, and the text it leaves.
+    const written = [
+      ['Checking the weather.\n<tool_call>\n{"name": "weather", "arguments": {"location": "Paris"}}\n</tool_call>', 'Checking the weather.\n'],
+      ['{"name": "weather", "parameters": {"location": "Paris"}}', ''],
+      ['Checking the weather.[TOOL_CALLS][{"name": "weather", "arguments": {"location": "Paris"}}]', 'Checking the weather.'],
+    ];
+    for (const [text, left] of written) {
+      // A few characters per chunk, as a model streams it: the tags arrive in pieces.
+      const pieces: object[] = [];
+      for (let i = 0; i < text.length; i += 4) pieces.push(chunk(text.slice(i, i + 4)));
+      reply = (_req, res) => writeSse(res, [...pieces, chunk('', 'stop')]);
+      const parts = await send([vscode.LanguageModelChatMessage.User('Weather in Paris?')], { tools, toolMode: vscode.LanguageModelChatToolMode.Auto });
+      assert.deepEqual(calls(parts).map((c) => [c.name, c.input]), [['weather', { location: 'Paris' }]], text);
+      assert.ok(calls(parts)[0].callId, 'the call has an id');
+      assert.equal(texts(parts).join(''), left, 'the text without the call');
+    }
+    // Without tools offered, the same text is only text.
+    const plain = await send([vscode.LanguageModelChatMessage.User('Weather in Paris?')]);
+    assert.deepEqual(calls(plain), []);
+    assert.equal(texts(plain).join(''), written[2][0]);
+  });
+
   test('Required mode forces tool_choice; arguments that do not parse are a LanguageModelError', async () => {
     reply = (_req, res) => writeSse(res, [
       { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"location": "Par' } }] }, finish_reason: 'length' }] },

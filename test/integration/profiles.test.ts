@@ -10,8 +10,8 @@ import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import { SUMMARY_ACK, SUMMARY_HEADING } from '../../src/core/conversation';
-import { estimatePromptTokens } from '../../src/core/tokenEstimate';
-import type { ChatMessage } from '../../src/core/types';
+import { estimatePromptTokens, estimateTokens } from '../../src/core/tokenEstimate';
+import type { ChatMessage, ToolDefinition } from '../../src/core/types';
 
 const KEY_A = 'sk-profile-A-0123456789abcdefSECRET';
 const KEY_B = 'sk-profile-B-fedcba9876543210SECRET';
@@ -519,25 +519,28 @@ suite('Profiles, custom headers and compaction', function () {
   }
 
   /** The questions of the compaction tests, before the one that overflows. */
-  async function fourLongTurns(s: TestServer): Promise<void> {
-    for (let i = 1; i <= 4; i++) {
+  async function longTurns(s: TestServer, n: number): Promise<void> {
+    for (let i = 1; i <= n; i++) {
       await api.chat.send(`Question ${i} about the topic`, []);
       assert.equal(lastTurn()?.status, 'done', `question ${i}: ${JSON.stringify(lastTurn()?.error)}`);
     }
-    assert.equal(chats(s).length, 4);
+    assert.equal(chats(s).length, n);
     assert.equal(api.chat.current.turns.some((t) => t.summaryOf !== undefined), false, 'nothing compacted yet');
   }
 
-  /** The checks after a successful compaction of question 1 and its answer (keepTurns 4) and question 5 answered. */
-  function assertCompacted(s: TestServer, limit: number): void {
+  /**
+   * The checks after a successful compaction of the first `summarized` questions with their answers, and question
+   * `asked` (the next one) answered.
+   */
+  function assertCompacted(s: TestServer, limit: number, summarized: number, asked: number): void {
     const turns = api.chat.current.turns;
     const summary = turns.find((t) => t.summaryOf !== undefined);
     assert.ok(summary, 'the conversation holds a summary turn');
-    assert.equal(summary.summaryOf, 2, 'it stands for question 1 and its answer');
-    assert.equal(turns.indexOf(summary), 2);
+    assert.equal(summary.summaryOf, 2 * summarized, `it stands for questions 1 to ${summarized} and their answers`);
+    assert.equal(turns.indexOf(summary), 2 * summarized);
     assert.match(summary.text, /^SUMMARY: /);
     assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
-    assert.equal(lastTurn()?.text, longAnswer(5));
+    assert.equal(lastTurn()?.text, longAnswer(asked));
 
     const last = chats(s).at(-1)!;
     const sent = last.json.messages as ChatMessage[];
@@ -547,7 +550,7 @@ suite('Profiles, custom headers and compaction', function () {
     assert.deepEqual(sent[at + 1], { role: 'assistant', content: SUMMARY_ACK });
     assert.equal(sent.some((m) => m.role === 'system' && String(m.content).includes(summary.text)), false, 'no system message carries the summary');
     assert.equal(sent.some((m) => m.content === 'Question 1 about the topic' || String(m.content).includes('Answer 1:')), false, 'the summarized turns are not sent');
-    assert.equal(sent.at(-1)?.content, 'Question 5 about the topic');
+    assert.equal(sent.at(-1)?.content, `Question ${asked} about the topic`);
     const everything = turns.filter((t) => t.summaryOf === undefined && t !== lastTurn()).reduce((n, t) => n + t.text.length, 0);
     assert.ok(everything > limit, `the whole conversation (${everything} characters) would not have fitted`);
     assert.ok(charsOf(sent) < everything && charsOf(sent) <= limit, `the compacted request is smaller (${charsOf(sent)} characters)`);
@@ -559,7 +562,7 @@ suite('Profiles, custom headers and compaction', function () {
   }
 
   test('over the window, the next question first compacts older turns (with a summary request that fits 2,048 tokens), then succeeds', async () => {
-    const limit = 5500;
+    const limit = 4000;
     const s = await smallModelServer(limit, 2048);
     await userSettings({ baseUrl: s.url, model: 'small-model', endpoints: undefined, endpoint: undefined, 'compaction.threshold': undefined, 'compaction.keepTurns': undefined });
     await settled('the small model', () => api.settings.current.model === 'small-model' && api.settings.current.compaction.threshold === 85);
@@ -572,9 +575,11 @@ suite('Profiles, custom headers and compaction', function () {
     assert.equal(meter.meter?.window, 2048, 'the window from the server\'s model list');
     assert.equal(meter.meter?.windowSource, 'server');
 
-    await fourLongTurns(s);
-    await api.chat.send('Question 5 about the topic', []);
-    const requests = chats(s).slice(4);
+    // Each long answer takes about 400 of the 1,024 tokens the prompt has (the other half is the reply's): the fourth
+    // question would not fit with the three before it.
+    await longTurns(s, 3);
+    await api.chat.send('Question 4 about the topic', []);
+    const requests = chats(s).slice(3);
     assert.equal(requests.length, 2, 'a summary request, then the question: nothing was refused');
     const summaryReq = requests[0].json;
     assert.equal(summaryReq.messages[0].content, SUMMARY_INSTRUCTION);
@@ -582,9 +587,11 @@ suite('Profiles, custom headers and compaction', function () {
     assert.ok(Number.isInteger(maxTokens) && maxTokens > 0, `a reply limit: ${maxTokens}`);
     const promptTokens = estimatePromptTokens(summaryReq.messages);
     assert.ok(promptTokens + maxTokens <= 2048, `the summary request fits 2,048 tokens: ${promptTokens} + ${maxTokens}`);
-    assert.ok(String(summaryReq.messages[1].content).includes('Question 1 about the topic'), 'it summarizes question 1');
-    assert.equal(String(summaryReq.messages[1].content).includes('Question 2 about the topic'), false, 'and keeps the last 4 questions word for word');
-    assertCompacted(s, limit);
+    assert.ok(String(summaryReq.messages[1].content).includes('Question 3 about the topic'), 'it summarizes questions 1 to 3');
+    // Not the last 4 questions (parley.compaction.keepTurns): those would leave no room, and the next question would
+    // compact again. Only what fits a quarter of the prompt's room is kept.
+    assert.equal(String(summaryReq.messages[1].content).includes('Question 4 about the topic'), false, 'and keeps the question asked');
+    assertCompacted(s, limit, 3, 4);
     assert.equal(records.find((r) => r.source === 'compact')?.host, new URL(s.origin).host);
   });
 
@@ -596,7 +603,7 @@ suite('Profiles, custom headers and compaction', function () {
       'compaction.threshold': 0, 'compaction.keepTurns': undefined,
     });
     await settled('the Small profile', () => api.settings.current.activeProfile === 'Small' && api.settings.current.compaction.threshold === 0);
-    await fourLongTurns(s);
+    await longTurns(s, 4);
 
     await api.chat.send('Question 5 about the topic', []);
     assert.equal(chats(s).length, 5, 'no compaction on its own with threshold 0: the question was sent');
@@ -613,7 +620,76 @@ suite('Profiles, custom headers and compaction', function () {
     assert.equal(requests[0].json.messages[0].content, SUMMARY_INSTRUCTION);
     assert.equal(api.chat.current.turns.filter((t) => t.status === 'error').length, 0, 'the failed reply is gone');
     assert.equal(api.chat.current.turns.filter((t) => t.text === 'Question 5 about the topic').length, 1, 'the question is asked again, not repeated');
-    assertCompacted(s, limit);
+    // The window is unknown: compaction keeps the last 4 questions (parley.compaction.keepTurns).
+    assertCompacted(s, limit, 1, 5);
     assert.equal(records.find((r) => r.source === 'compact')?.host, `Small (${new URL(s.origin).host})`);
   });
+
+  test('a 2,048-token window with the built-in tools: they go short and fewer, and twelve questions compact at most twice, not eight times', async () => {
+    const answer = (n: number) => {
+      let out = `Answer ${n}:`;
+      while (out.length < 400) out += ` step ${n} of the build`;
+      return out;
+    };
+    let n = 0;
+    const s = await server((req, res) => {
+      if (req.method === 'GET') {
+        if (req.path.endsWith('/models')) return writeJson(res, 200, { data: [{ id: 'small-model', context_length: 2048 }] });
+        return writeJson(res, 404, { error: { message: 'not found' } });
+      }
+      const messages = req.json.messages as ChatMessage[];
+      const tools = (req.json.tools ?? []) as ToolDefinition[];
+      // A server counts the tool definitions in the prompt (here by Parley's own estimate, so the meter's correction
+      // stays 1), and refuses a prompt longer than its window, in llama-server's words.
+      const prompt = estimatePromptTokens(messages) + (tools.length ? estimateTokens(JSON.stringify(tools)) : 0);
+      if (prompt > 2048) {
+        return writeJson(res, 400, { error: { code: 400, message: `request (${prompt} tokens) exceeds the available context size (2048 tokens), try increasing it`, type: 'exceed_context_size_error', n_prompt_tokens: prompt, n_ctx: 2048 } });
+      }
+      const text = messages[0]?.content === SUMMARY_INSTRUCTION ? 'SUMMARY: the user asked how the parts of the build work, one by one; the assistant explained each step.' : answer(++n);
+      const completion = estimateTokens(text);
+      return writeSse(res, [chunk(text), chunk('', 'stop'), { ...chunk(''), choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }]);
+    });
+    await userSettings({ baseUrl: s.url, model: 'small-model', endpoints: undefined, endpoint: undefined, 'compaction.threshold': undefined, 'compaction.keepTurns': undefined, 'tools.enabled': true });
+    await settled('the small model with tools', () => api.settings.current.model === 'small-model' && api.settings.current.tools.enabled && api.settings.current.compaction.keepTurns === 4);
+    await api.chat.views.refreshModels(true);
+    api.recorded.posted.length = 0;
+
+    const asked: number[] = [];
+    for (let i = 1; i <= 12; i++) {
+      asked.push(chats(s).length);
+      await api.chat.send(`Question ${i}: how does part ${i} of the build work?`, []);
+      assert.equal(lastTurn()?.status, 'done', `question ${i}: ${JSON.stringify(lastTurn()?.error)}`);
+    }
+    const requests = chats(s);
+    const isSummary = (r: RecordedRequest) => (r.json.messages as ChatMessage[])[0]?.content === SUMMARY_INSTRUCTION;
+    // The questions before which Parley compacted.
+    const compactedBefore = asked.map((at, i) => (isSummary(requests[at]) ? i + 1 : 0)).filter((q) => q > 0);
+    const counts = `${requests.length} requests for 12 questions; compacted before questions ${compactedBefore.join(', ') || 'none'}`;
+    // Before: the seven definitions (about 1,250 tokens) left the prompt no room, and with the last 4 questions kept,
+    // each compaction summarized one turn: it compacted before 8 questions (5 to 12), 20 requests.
+    assert.ok(compactedBefore.length <= 2, counts);
+    assert.equal(requests.length, 12 + compactedBefore.length, counts);
+    for (let k = 1; k < compactedBefore.length; k++) assert.ok(compactedBefore[k] - compactedBefore[k - 1] >= 3, `one compaction buys several questions: ${counts}`);
+
+    // Every question offered tools: the first ones, in short form, within a quarter of the prompt's room.
+    const order = ['read_file', 'list_directory', 'find_files', 'search_text', 'get_diagnostics', 'get_open_editors', 'propose_edit'];
+    for (const r of requests.filter((x) => !isSummary(x))) {
+      const tools = r.json.tools as ToolDefinition[];
+      assert.ok(tools.length >= 1 && tools.length < order.length, `${tools.length} tools`);
+      assert.deepEqual(tools.map((t) => t.function.name), order.slice(0, tools.length));
+      assert.ok(estimateTokens(JSON.stringify(tools)) <= (2048 - 1024) / 4, 'a quarter of the prompt\'s room at most');
+      const read = tools[0].function;
+      assert.deepEqual(Object.keys(read.parameters?.properties as object), ['path', 'startLine', 'endLine'], 'every argument is still declared');
+      assert.equal((read.parameters?.properties as Record<string, { description?: string }>).path.description, undefined, 'without its description');
+    }
+    // The panel says so once, and the meter shows the tools' share.
+    const notices = api.recorded.posted.filter((m) => m.type === 'notice' && /tools are sent in short form/.test(m.text));
+    assert.equal(notices.length, 1, 'one notice about the tools');
+    const meter = api.recorded.posted.filter((m) => m.type === 'meter').at(-1);
+    assert.ok(meter?.type === 'meter' && meter.meter?.tools, 'the meter counts the tools');
+    const sentTools = (requests.at(-1)!.json.tools as ToolDefinition[]);
+    assert.deepEqual(meter.meter.tools, { tokens: estimateTokens(JSON.stringify(sentTools)), sent: sentTools.length, offered: meter.meter.tools.offered, short: true });
+    assert.ok(meter.meter.tools.offered >= order.length, 'all the tools offered are counted');
+  });
 });
+

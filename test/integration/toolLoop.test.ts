@@ -11,7 +11,7 @@ import type { ChatMessage } from '../../src/core/types';
 import type { ToolCallView } from '../../src/shared/protocol';
 import { routeWebviewMessage } from '../../src/vscode/webviewRoutes';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { callReply, chats, parley, textReply, type Reply, userSettings, waitFor, writeJson } from './helpers';
+import { callReply, chats, parley, textReply, type Reply, userSettings, waitFor, writeJson, writeSse } from './helpers';
 
 const messagesOf = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
 
@@ -139,6 +139,38 @@ suite('Tools: the loop in a chat turn', function () {
       assert.equal(byId.a3.status, 'done');
       assert.equal(byId.a4.status, 'done', 'read_file was allowed always: the fourth call did not wait');
       assert.equal(lastTurn().status, 'done');
+    } finally {
+      await toolSettings({ askBeforeReading: false });
+    }
+  });
+
+  test('a call the model wrote as text (<tool_call> tags) waits for the same approval, runs, and its tags never reach the panel', async () => {
+    await toolSettings({ askBeforeReading: true });
+    try {
+      const text = 'I will read the notes.\n<tool_call>\n{"name": "list_directory", "arguments": {"path": "tools"}}\n</tool_call>';
+      // A few characters per chunk, as a model streams it: the tags arrive in pieces.
+      const pieces: object[] = [];
+      for (let i = 0; i < text.length; i += 3) pieces.push({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text.slice(i, i + 3) }, finish_reason: null }] });
+      replies = [(_req, res) => writeSse(res, [...pieces, { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]), textReply('The folder holds notes.md.')];
+      const sent = api.chat.send('What is in tools?', []);
+      await waitFor('the written call to wait for the reader', () => calls()[0]?.status === 'waiting');
+      assert.equal(calls()[0].name, 'list_directory');
+      assert.equal(calls()[0].result, undefined, 'nothing ran before the answer');
+      await answerCard(calls()[0], 'once');
+      await sent;
+      assert.equal(lastTurn().status, 'done');
+      assert.equal(calls()[0].status, 'done');
+      assert.deepEqual((lastTurn().steps ?? []).map((s) => s.text), ['I will read the notes.\n'], 'the step keeps the text before the call');
+      const deltas = api.recorded.posted.map((m) => (m.type === 'delta' ? m.text ?? '' : '')).join('');
+      assert.ok(deltas.includes('I will read the notes.'), `the text before the call streamed: ${deltas}`);
+      assert.equal(/tool_call|"name"/.test(deltas), false, `no tag or call JSON streamed to the panel: ${deltas}`);
+      const drawn = JSON.stringify(api.recorded.posted.filter((m) => m.type === 'turnSteps' || m.type === 'turnEnd'));
+      assert.equal(drawn.includes('tool_call>'), false, 'nor in the steps or the finished turn');
+      const m = messagesOf(chats(server)[1]);
+      const asked = m.find((x) => x.role === 'assistant');
+      assert.deepEqual(asked?.tool_calls?.map((c) => [c.function.name, JSON.parse(c.function.arguments)]), [['list_directory', { path: 'tools' }]], 'it goes back as a real call');
+      assert.equal(m.at(-1)?.role, 'tool');
+      assert.equal(m.at(-1)?.tool_call_id, asked?.tool_calls?.[0].id);
     } finally {
       await toolSettings({ askBeforeReading: false });
     }

@@ -3,15 +3,19 @@
 import * as assert from 'node:assert/strict';
 import { streamChat, type ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
+import { TextCallFilter } from '../../src/core/textToolCalls';
 import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { allWays, wayLabel, withServer, writeWay, type TestServer, type Way } from './server';
 
 /** The streamed request body the client tests send. */
 export const CHAT_BODY = { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } };
 
-/** Client options for `s`: no retries, 5 s for the headers and for each silence in a stream. */
+/**
+ * Client options for `s`: no retries, 5 s for the headers and for each silence in a stream, and tool calls written as
+ * text read as the extension reads them.
+ */
 export function clientOptions(s: TestServer, extra: Partial<ClientOptions> = {}): ClientOptions {
-  return { endpoint: resolveEndpoint(s.url), maxRetries: 0, requestTimeoutMs: 5000, idleTimeoutMs: 5000, ...extra };
+  return { endpoint: resolveEndpoint(s.url), maxRetries: 0, requestTimeoutMs: 5000, idleTimeoutMs: 5000, textToolCalls: (names) => new TextCallFilter(names), ...extra };
 }
 
 /** A streamed chunk with `content` (and other delta fields) in its one choice. */

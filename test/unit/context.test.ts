@@ -1,10 +1,11 @@
 // The context meter's arithmetic, compaction's choice of turns, the summary request's size, and sending from a summary.
 import * as assert from 'node:assert/strict';
 import { contextMeter, correction, DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS, fits, overThreshold, resolveWindow } from '../../src/core/contextWindow';
-import { planCompaction, summaryRequest, summaryTurn, SUMMARY_INSTRUCTION } from '../../src/core/compaction';
+import { compactionBudget, planCompaction, summaryRequest, summaryTurn, SUMMARY_INSTRUCTION } from '../../src/core/compaction';
+import { fitTools, shortTool, toolTokens, TOOLS_SHARE } from '../../src/core/toolFit';
 import { sentTurns, SUMMARY_ACK, SUMMARY_HEADING, toMarkdown, toMessages, type Turn } from '../../src/core/conversation';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
-import type { ChatMessage } from '../../src/core/types';
+import type { ChatMessage, ToolDefinition } from '../../src/core/types';
 import type { ContextMeterView } from '../../src/shared/protocol';
 
 const user = (id: string, text = `question ${id}`): Turn => ({ id, role: 'user', text, status: 'done' });
@@ -138,6 +139,31 @@ describe('compaction plan', () => {
     assert.equal(plan?.summarize.some((t) => t.status === 'streaming'), false);
   });
 
+  it('with a token budget keeps fewer of the last questions, down to the last one, never more than keepTurns', () => {
+    const big = (id: string) => reply(id, 'x'.repeat(400));
+    const long = [user('u1'), big('a1'), user('u2'), big('a2'), user('u3'), big('a3'), user('u4'), big('a4'), user('u5')];
+    assert.equal(planCompaction(long, 4, 100_000)?.keepFrom, 2, 'a large budget: keepTurns decides');
+    // Each question with its answer is about 110 tokens.
+    assert.equal(planCompaction(long, 4, 130)?.keepFrom, 6, 'room for the last question and the one before it');
+    assert.equal(planCompaction(long, 4, 250)?.keepFrom, 4, 'and for three');
+    assert.equal(planCompaction(long, 4, 50)?.keepFrom, 8, 'only the last question');
+    assert.equal(planCompaction(long, 4, 0)?.keepFrom, 8, 'the last question is always kept');
+    assert.equal(planCompaction([user('u1'), big('a1'), user('u2')], 4, 0)?.keepFrom, 2, 'so two questions can be compacted with keepTurns 4');
+    assert.equal(planCompaction([user('u1'), big('a1')], 4, 0), undefined);
+    const live = [...long, reply('a5', 'partial', { status: 'streaming' })];
+    assert.equal(planCompaction(live, 4, 0)?.keepFrom, 8, 'a streaming reply stays with its question');
+  });
+
+  it('aims at half of what the conversation has below the threshold: a quarter for the kept turns, a quarter for the summary', () => {
+    // A 2,048-token window keeps half for the reply: the prompt has 1,024, below the threshold's 1,740.
+    assert.equal(compactionBudget({ window: 2048, reserve: 1024 }, 85, 300), 181);
+    // A large window: the threshold is the limit.
+    assert.equal(compactionBudget({ window: 128_000, reserve: 4096 }, 80, 2000), 25_100);
+    assert.equal(compactionBudget({ window: 8192, reserve: 4096 }, 0, 96), 1000, 'threshold 0: the room is the limit');
+    assert.equal(compactionBudget({ window: 2048, reserve: 1024 }, 85, 5000), 0, 'nothing left: keep the least');
+    assert.equal(compactionBudget({ reserve: 4096 }, 85, 300), undefined, 'unknown window: keepTurns alone');
+  });
+
   it('does not start from a summary that failed', () => {
     const failed = [user('u0'), reply('a0'), { ...summary('s1', 2, ''), status: 'error' as const }, user('u1'), reply('a1'), user('u2'), reply('a2')];
     assert.deepEqual(ids(planCompaction(failed, 1)?.summarize ?? []), ['u0', 'a0', 's1', 'u1', 'a1']);
@@ -264,5 +290,70 @@ describe('sending from a summary', () => {
     assert.match(md, /## Summary of 2 earlier turns\n\nFirst\.\n/);
     assert.match(md, /## You\n\nquestion u1/);
     assert.equal(md.includes('## Parley (m)\n\nSecond.'), false);
+  });
+});
+
+describe('tool definitions in a small window', () => {
+  const describe_ = (words: number) => `${'Reads a thing in the workspace.'} ${'More words about it. '.repeat(words)}`;
+  const tool = (name: string, words = 10): ToolDefinition => ({
+    type: 'function',
+    function: {
+      name,
+      description: describe_(words),
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'The path, relative to the workspace folder. '.repeat(3) },
+          mode: { type: 'string', enum: ['a', 'b'], description: 'How.' },
+          edits: { type: 'array', minItems: 1, items: { type: 'object', properties: { search: { type: 'string', description: 'Exact text.' } }, required: ['search'], additionalProperties: false } },
+        },
+        required: ['path'],
+        additionalProperties: false,
+      },
+    },
+  });
+  const seven = ['read_file', 'list_directory', 'find_files', 'search_text', 'get_diagnostics', 'get_open_editors', 'propose_edit'].map((n) => tool(n));
+  const names = (d: readonly ToolDefinition[]) => d.map((t) => t.function.name);
+
+  it('sends them whole when they take at most a quarter of the prompt\'s room, or the window is unknown', () => {
+    const w = { window: 32_768, reserve: 4096 };
+    assert.ok(toolTokens(seven) <= (w.window - w.reserve) * TOOLS_SHARE);
+    assert.deepEqual(fitTools(seven, w), { definitions: seven, tokens: toolTokens(seven), offered: 7, short: false });
+    assert.deepEqual(fitTools(seven, { reserve: 4096 }).definitions, seven);
+    assert.deepEqual(fitTools([], { window: 2048, reserve: 1024 }), { definitions: [], tokens: 0, offered: 0, short: false });
+  });
+
+  it('past that, sends them short: the first sentence, and the schema\'s shape with every argument but no words', () => {
+    const short = shortTool(seven[0]);
+    assert.deepEqual(short, {
+      type: 'function',
+      function: {
+        name: 'read_file',
+        description: 'Reads a thing in the workspace.',
+        parameters: {
+          type: 'object',
+          properties: {
+            path: { type: 'string' },
+            mode: { type: 'string', enum: ['a', 'b'] },
+            edits: { type: 'array', items: { type: 'object', properties: { search: { type: 'string' } }, required: ['search'] } },
+          },
+          required: ['path'],
+        },
+      },
+    });
+    const w = { window: 8192, reserve: 4096 };
+    const fit = fitTools(seven, w);
+    assert.equal(fit.short, true);
+    assert.deepEqual(names(fit.definitions), names(seven), 'all seven fit once short');
+    assert.ok(fit.tokens <= 1024 && fit.tokens === toolTokens(fit.definitions));
+  });
+
+  it('and if the short ones still take more, leaves out the last ones until the rest fit', () => {
+    const fit = fitTools(seven, { window: 2048, reserve: 1024 });
+    assert.ok(fit.tokens <= 256, `${fit.tokens} tokens`);
+    assert.ok(fit.definitions.length >= 1 && fit.definitions.length < 7);
+    assert.deepEqual(names(fit.definitions), names(seven).slice(0, fit.definitions.length), 'the first ones offered are kept');
+    assert.equal(fit.offered, 7);
+    assert.deepEqual(fitTools(seven, { window: 300, reserve: 150 }).definitions, [], 'none fit: none are sent');
   });
 });

@@ -142,6 +142,24 @@ describe('the tool loop', function () {
     });
   });
 
+  it('a call the model wrote as text (Qwen\'s <tool_call>) runs, and goes back as a real call with its result', async () => {
+    const written = sse([
+      deltaChunk({ content: 'Let me look.\n<tool' }), deltaChunk({ content: '_call>\n{"name": "read_file", ' }),
+      deltaChunk({ content: '"arguments": {"path": "a.txt"}}\n</tool_call>' }), deltaChunk({}, 'stop'),
+    ]);
+    await scripted([written, textReply('It says alpha.')], async (s, host) => {
+      const end = await runToolLoop(START, host, LIMITS);
+      assert.equal(end.result.text, 'It says alpha.');
+      assert.equal(end.requests, 2);
+      assert.deepEqual(host.rounds.map((r) => r.text), ['Let me look.\n'], 'the round\'s text has no tags');
+      assert.deepEqual(host.ran, [{ id: 'call_1_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }]);
+      assert.deepEqual(sent(s.requests[1]).slice(2), [
+        { role: 'assistant', content: 'Let me look.\n', tool_calls: [{ id: 'call_1_0', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1_0', content: 'alpha' },
+      ]);
+    });
+  });
+
   const fixtures = path.resolve(__dirname, '../../../test/fixtures/providers');
   const recorded: Array<[string, string, string]> = [
     ['mistral-tool-call-no-index.chunks.jsonl', 'no index', 'weather'],

@@ -1416,6 +1416,24 @@ describe('chat webview (Chromium)', function () {
       await compact.waitFor(WAIT);
     });
 
+    it('the meter shows the tool definitions\' share: the start of the bar, the tooltip and the screen reader\'s words', async () => {
+      await host(snapshot([]));
+      const small: ContextMeterView = { used: 800, window: 2048, windowSource: 'server', reserve: 1024, corrected: false, threshold: 85, compactable: 0, tools: { tokens: 200, sent: 3, offered: 7, short: true } };
+      await host({ type: 'meter', meter: small });
+      await page.getByRole('meter', { name: 'Context window' }).waitFor(WAIT);
+      const shown = await meter();
+      assert.equal(shown.valuetext, 'Context 39 % full, 800 of 2,048 tokens, tools 200');
+      assert.ok(shown.title.split('\n').includes('Tool definitions: 200 tokens (10 %), 3 of 7 tools, in short form: at most a quarter of the room for the prompt'), shown.title);
+      const part = () => page.evaluate(() => Math.round(document.querySelector('.meter-tools')!.getBoundingClientRect().width / document.querySelector('.meter-fill')!.getBoundingClientRect().width * 100));
+      assert.equal(await part(), 25, 'a quarter of the prompt\'s part of the bar');
+      await host({ type: 'meter', meter: { ...small, tools: { tokens: 1264, sent: 7, offered: 7, short: false }, used: 3000, window: 32768 } });
+      assert.match((await meter()).title, /^Tool definitions: 1,264 tokens \(4 %\), 7 of 7 tools$/m);
+      assert.equal(await part(), 42);
+      await host({ type: 'meter', meter: METER });
+      assert.equal(await part(), 0, 'no tools: no part');
+      assert.equal((await meter()).title.includes('Tool definitions'), false);
+    });
+
     it('a header redrawn later (the model list arriving) leaves the meter as it was', async () => {
       await host(snapshot([], { header: { ...header, profiles: PROFILES } }));
       await host({ type: 'meter', meter: METER });
