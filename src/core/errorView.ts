@@ -2,6 +2,9 @@
 import { statusWords, type ParleyError } from './errors';
 import type { ActionId, ErrorView } from '../shared/protocol';
 
+/** How a llama.cpp server takes images: said wherever an image meets a model that takes none. */
+export const IMAGES_HINT = "A llama.cpp server takes images only when started with the model's projector (--mmproj).";
+
 /** A hint when a 404 looks like a base URL with a missing or doubled version segment. */
 export function versionHint(url: string): string | undefined {
   let path: string;
@@ -69,7 +72,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
         kind: 'bad_request',
         title: `The model "${ctx.model}" takes no images (${statusWords(err.status ?? 400, err.inResponse)}). Switch to a model that takes images, or start a new chat without the image.`,
         detail,
-        hint: 'A llama.cpp server takes images only when started with the model\'s projector: llama-server --mmproj <file>.',
+        hint: IMAGES_HINT,
         actions: ['switchEndpoint', 'retry'],
       };
     case 'connection':

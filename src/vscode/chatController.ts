@@ -3,7 +3,7 @@ import {
   exportMarkdown, newConversation, settleUnfinishedCalls, titleFrom, toMessages, toView, turnView,
   type Conversation, type ContextItem, type Turn,
 } from '../core/conversation';
-import { errorView } from '../core/errorView';
+import { errorView, IMAGES_HINT } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import { applyContextBudget, budgetNote } from '../core/mentions';
 import type * as vscode from 'vscode';
@@ -392,7 +392,7 @@ export class ChatController implements vscode.Disposable {
     const vision = p ? overrideFor(p, s.model).vision : undefined;
     if (p && vision === false) return `${s.model} does not take images (vision is off for it in the profile "${p.name}").`;
     if (vision === true || (await this.views.takesImages()) !== false) return undefined;
-    return `${s.model} does not take images: the server lists it as text-only. Pick a model that takes images (for llama.cpp, start llama-server with the model's projector: --mmproj).`;
+    return `${s.model} does not take images: the server lists it as text-only. ${IMAGES_HINT}`;
   }
 
   /** Sends a user turn (from the composer, Explain Selection or Continue) and streams the reply. */
