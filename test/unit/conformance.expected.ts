@@ -967,7 +967,7 @@ export const FIXTURES: FixtureEntry[] = [
   // image sent to a text-only model is said as such, and a gateway's bare {status, message} gives its message.
   httpError('llamacpp-error-400-exceed-context-size.json', 400, "llama.cpp's overflow: type exceed_context_size_error, n_prompt_tokens and n_ctx beside the message", {
     kind: 'context_length',
-    messageIncludes: ['request (2245 tokens) exceeds the available context size (2048 tokens)'],
+    messageIncludes: ['request (2248 tokens) exceeds the available context size (2048 tokens)'],
   }),
   httpError('llamacpp-error-500-image-input-not-supported.json', 500, 'llama.cpp without a projector, sent an image: a 500 server_error that says so', {
     kind: 'no_image_input',

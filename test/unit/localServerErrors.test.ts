@@ -42,7 +42,7 @@ describe("issue 34: llama.cpp's overflow is a context-length error (item 2)", fu
       const r = await stream.result;
       assert.equal(r.error?.kind, 'context_length', String(r.error));
       assert.equal(r.error?.status, 400);
-      assert.match(String(r.error?.providerMessage), /request \(2245 tokens\) exceeds the available context size \(2048 tokens\)/);
+      assert.match(String(r.error?.providerMessage), /request \(2248 tokens\) exceeds the available context size \(2048 tokens\)/);
       assert.equal(posts(s.requests).length, 1, 'the same request overflows again: it is not retried');
       const view = errorView(r.error!, { model: 'tiny', url: s.url });
       assert.equal(view.kind, 'context_length');
@@ -78,14 +78,13 @@ describe('issue 34: an image sent to a text-only model (item 4)', function () {
     });
   });
 
-  it('what each server says of a model and images: llama.cpp (single model and router), Ollama-style capabilities, OpenRouter, LM Studio', async () => {
-    // llama.cpp's single-model /v1/models (tools/server/server-context.cpp get_res_models): `data` without capabilities,
-    // and an Ollama-style `models` beside it whose capabilities say whether a projector is loaded.
-    const single = (caps: string[]) => ({
-      models: [{ name: 'tiny.gguf', model: 'tiny.gguf', type: 'model', capabilities: caps }],
-      object: 'list',
-      data: [{ id: 'tiny.gguf', object: 'model', owned_by: 'llamacpp', meta: { n_ctx: 2048, n_ctx_train: 32768 } }],
-    });
+  it("what each server says of a model and images: llama.cpp (one model, recorded; router mode's architecture.input_modalities, as OpenRouter's), a full capability list, LM Studio", async () => {
+    // llama.cpp's single-model /v1/models: `data` without capabilities, and an Ollama-style `models` beside it whose
+    // capabilities say whether a projector is loaded. Recorded from a real llama-server without --mmproj (the `llama`
+    // helper's test/fixtures/llama-server/v1-models.json, wt-llama 609b220); with one, tools/server/server-context.cpp
+    // get_res_models lists ["completion", "multimodal"].
+    const recorded = '{"models":[{"name":"tiny","model":"tiny","modified_at":"","size":"","digest":"","type":"model","description":"","tags":[""],"capabilities":["completion"],"parameters":"","details":{"parent_model":"","format":"gguf","family":"","families":[""],"parameter_size":"","quantization_level":""}}],"object":"list","data":[{"id":"tiny","aliases":["tiny"],"tags":[],"object":"model","created":1795752157,"owned_by":"llamacpp","meta":{"vocab_type":3,"n_vocab":75,"n_ctx":2048,"n_ctx_train":32768,"n_embd":32,"n_params":7712,"size":30848,"ftype":"(guessed) all F32"}}]}';
+    const withProjector = recorded.replace('"capabilities":["completion"]', '"capabilities":["completion","multimodal"]');
     // Router mode (tools/server/server-models.cpp): architecture.input_modalities on each entry.
     const router = { object: 'list', data: [
       { id: 'text.gguf', object: 'model', owned_by: 'llamacpp', architecture: { input_modalities: ['text'], output_modalities: ['text'] } },
@@ -93,12 +92,12 @@ describe('issue 34: an image sent to a text-only model (item 4)', function () {
     ] };
     const ollama = { models: [{ name: 'llama3.2:latest', capabilities: ['completion', 'tools'] }, { name: 'llava:latest', capabilities: ['completion', 'vision'] }] };
     const lmStudio = { data: [{ id: 'qwen', object: 'model', capabilities: ['tool_use'] }] };
-    const bodies = [single(['completion']), single(['completion', 'multimodal']), router, ollama, lmStudio];
+    const bodies = [recorded, withProjector, router, ollama, lmStudio];
     let n = 0;
     await withServer((_req, res) => json(res, 200, bodies[n++]), async (s) => {
       const ask = async () => (await listModelInfo(clientOptions(s))).map((m) => [m.id, m.imageInput]);
-      assert.deepEqual(await ask(), [['tiny.gguf', false]], 'llama.cpp without --mmproj');
-      assert.deepEqual(await ask(), [['tiny.gguf', true]], 'llama.cpp with --mmproj');
+      assert.deepEqual(await ask(), [['tiny', false]], 'llama.cpp without --mmproj');
+      assert.deepEqual(await ask(), [['tiny', true]], 'llama.cpp with --mmproj');
       assert.deepEqual(await ask(), [['text.gguf', false], ['vision.gguf', true]], 'llama.cpp router mode');
       assert.deepEqual(await ask(), [['llama3.2:latest', false], ['llava:latest', true]], 'a full capability list');
       assert.deepEqual(await ask(), [['qwen', undefined]], "LM Studio's capability list names only tool use: it says nothing of images");
