@@ -24,6 +24,10 @@ export interface DiagnoseOptions {
   settings?: Partial<Omit<RequestSettings, 'model' | 'stream' | 'maxTokens'>>;
   /** True when no key is stored for this origin and the user has not said that it needs none. */
   keyMissing?: boolean;
+  /** false: the profile turned streaming off, so the test asks for one whole reply as chat does. Default true. */
+  stream?: boolean;
+  /** The named profile under test (undefined: the Default one, from parley.baseUrl), for the words of a fix. */
+  profile?: string;
   signal?: AbortSignal;
 }
 
@@ -47,9 +51,11 @@ export interface ModelsStep {
   closest?: string[];
 }
 
-/** Step 3: a streamed one-token request. */
+/** Step 3: a one-token request, streamed unless the profile turned streaming off. */
 export interface ChatStep {
   outcome: 'ok' | 'failed';
+  /** Whether it asked for a stream. */
+  streamed: boolean;
   status?: number;
   contentType?: string;
   ttfbMs?: number;
@@ -71,6 +77,7 @@ export interface ChatStep {
 export type CauseId =
   | 'add-v1'
   | 'remove-v1'
+  | 'no-v1'
   | 'trailing-slash'
   | 'wrong-path'
   | 'missing-key'
@@ -86,6 +93,7 @@ export type CauseId =
   | 'quota'
   | 'server-error'
   | 'not-openai-compatible'
+  | 'stream-off'
   | 'setting';
 
 export interface Cause {
@@ -154,7 +162,7 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> 
     adaptations: chat.adaptations,
     probes: [],
   };
-  report.causes = await findCauses(report, opts, chat.error, clean);
+  report.causes = await findCauses(report, opts, chat.error, clean, client);
   return report;
 }
 
@@ -180,7 +188,8 @@ interface ChatOutcome {
 }
 
 async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s: string) => string): Promise<ChatOutcome> {
-  const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: true, maxTokens: 1 };
+  const streamed = opts.stream !== false;
+  const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: streamed, maxTokens: 1 };
   // The fallback loop chat uses, watched one attempt at a time: the report shows the status, content type and
   // timing of the attempt that counted, and what its events were.
   let started = Date.now();
@@ -209,11 +218,12 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
   const outcome = await chatWithFallback(client, settings, PROBE_MESSAGES, opts.adaptations, onEvent, onAttempt);
   const { adaptations, dropped } = outcome;
   // No attempt: a setting is invalid, so nothing was sent.
-  if (!measured) return { step: configFailure(outcome.result.error, clean), error: outcome.result.error, adaptations };
+  if (!measured) return { step: configFailure(outcome.result.error, clean, streamed), error: outcome.result.error, adaptations };
   // The last attempt is the one chatWithFallback returns: its result is outcome.result.
   const r = outcome.result;
   const step: ChatStep = {
     outcome: r.ended === 'done' || (r.ended === 'incomplete' && (r.text !== '' || r.reasoning !== '')) ? 'ok' : 'failed',
+    streamed,
     status: measured.status,
     contentType: measured.contentType,
     ttfbMs: measured.ttfbMs,
@@ -231,8 +241,8 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
 }
 
 /** The step when a setting is invalid, so nothing was sent. */
-function configFailure(e: unknown, clean: (s: string) => string): ChatStep {
-  return { outcome: 'failed', chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
+function configFailure(e: unknown, clean: (s: string) => string, streamed: boolean): ChatStep {
+  return { outcome: 'failed', streamed, chunks: 0, sawDone: false, sawUsage: false, dropped: [], ended: 'error', finishReason: null, sample: '', error: summarize(e, clean) };
 }
 
 /** What Test Connection saw of one attempt, besides its result. */
@@ -250,7 +260,7 @@ interface Measured {
 
 const UNEXPECTED_ENDPOINT = /unexpected endpoint|invalid url|not found|no route|cannot (post|get)|unknown (url|path|endpoint)/i;
 
-async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: ParleyError | undefined, clean: (s: string) => string): Promise<Cause[]> {
+async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: ParleyError | undefined, clean: (s: string) => string, client: ClientOptions): Promise<Cause[]> {
   const causes: Cause[] = [];
   const add = (c: Cause) => {
     if (!causes.some((x) => x.id === c.id)) causes.push(c);
@@ -315,6 +325,13 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     return causes;
   }
 
+  // A gateway that breaks streamed requests only (Portkey 1.15.2 answers every one with a 500): the same request
+  // without streaming tells it apart from a server that fails whatever it is asked.
+  if (r.chat.streamed && (kind === 'server' || kind === 'protocol' || kind === 'bad_request') && (await unstreamedWorks(client, opts, r))) {
+    add({ id: 'stream-off', fix: streamOffFix(opts.profile), because: `${r.url} failed the streamed request, and answered the same request with "stream": false.` });
+    return causes;
+  }
+
   if (kind === 'server' || (status !== undefined && status >= 500)) {
     add({ id: 'server-error', fix: 'The server failed while answering. Check its own log; test again in a moment.', because: chatErr?.message });
   } else if (kind === 'protocol') {
@@ -324,6 +341,21 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     }
   }
   return causes;
+}
+
+/** Whether the one-token request succeeds when it asks for one whole reply (`stream: false`). */
+async function unstreamedWorks(client: ClientOptions, opts: DiagnoseOptions, r: DiagnosisReport): Promise<boolean> {
+  const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: false, maxTokens: 1 };
+  const { result } = await chatWithFallback(client, settings, PROBE_MESSAGES, r.adaptations);
+  return result.ended === 'done';
+}
+
+/** How to turn streaming off: in the named profile, or in a new one for the Default profile, which has no entry. */
+function streamOffFix(profile: string | undefined): string {
+  const where = profile !== undefined
+    ? `add "stream": false to the profile "${profile}" in parley.endpoints`
+    : 'add a profile with this base URL and "stream": false to parley.endpoints, then choose it with "Parley: Switch Endpoint"';
+  return `Streamed requests fail at this endpoint, but whole replies work. Turn streaming off: ${where}.`;
 }
 
 /** What is worth knowing when the connection works. */
@@ -395,7 +427,8 @@ async function pathCauses(r: DiagnosisReport, opts: DiagnoseOptions, clean: (s: 
   const doubled = path.match(/^(.*\/v\d+[a-z]*)\/v\d+[a-z]*(\/.*)?$/i);
   if (doubled) candidates.push({ id: 'remove-v1', root: withPath(`${doubled[1]}${doubled[2] ?? ''}`) });
   if (!/\/v\d+[a-z]*(\/|$)/i.test(path)) candidates.push({ id: 'add-v1', root: withPath(`${path}/v1`) });
-  else candidates.push({ id: 'remove-v1', root: withPath(path.replace(/\/v\d+[a-z]*$/i, '')) });
+  // A /v1 Parley added to a base URL without one is no "extra /v1" of the user's: the fix names the URL that answers.
+  else candidates.push({ id: opts.endpoint.versionAdded ? 'no-v1' : 'remove-v1', root: withPath(path.replace(/\/v\d+[a-z]*$/i, '')) });
   // Most servers (Ollama, LM Studio, vLLM, llama.cpp) serve the API at /v1 right under the host: try that last,
   // and suggest it only when it answers (".../api" instead of ".../v1" on Ollama is a common mix-up).
   const plain = { id: 'wrong-path' as CauseId, root: withPath('/v1') };
@@ -408,7 +441,7 @@ async function pathCauses(r: DiagnosisReport, opts: DiagnoseOptions, clean: (s: 
     r.probes.push(probe);
     if (probe.ok) {
       found = true;
-      add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root)), because: `${probe.url} answers with a model list.` });
+      add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root), true), because: `${probe.url} answers with a model list.` });
       break;
     }
   }
@@ -418,16 +451,21 @@ async function pathCauses(r: DiagnosisReport, opts: DiagnoseOptions, clean: (s: 
   const because = html
     ? `${r.url} answered with a web page, not the API.`
     : r.chat.error?.message ?? `${r.url} is not the chat endpoint.`;
-  for (const c of candidates) add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root)), because });
+  for (const c of candidates) add({ id: c.id, fix: fixFor(c.id, suggestBase(c.root), false), because });
   if (candidates.length === 0) add({ id: 'wrong-path', fix: 'Check parley.baseUrl: the server does not serve chat completions there.', because });
 }
 
-function fixFor(id: CauseId, base: string): string {
+/** The fix for a URL cause; `answered`: a probe of `base` answered (else it is what the URL's shape suggests). */
+function fixFor(id: CauseId, base: string, answered: boolean): string {
   switch (id) {
     case 'add-v1':
       return `Add /v1 to parley.baseUrl: ${base}`;
     case 'remove-v1':
       return `Remove the extra /v1 from parley.baseUrl: ${base}`;
+    case 'no-v1':
+      return answered
+        ? `Parley added /v1 to parley.baseUrl, which had none, and this server answers without it: set parley.baseUrl to ${base}`
+        : `Parley added /v1 to parley.baseUrl, which had none: if this server serves its API without /v1, set parley.baseUrl to ${base}`;
     case 'trailing-slash':
       return `Remove the trailing slash from parley.baseUrl: ${base}`;
     default:
@@ -492,7 +530,7 @@ export function reportMarkdown(r: DiagnosisReport): string {
   L.push('');
 
   const c = r.chat;
-  L.push('## 3. A streamed one-token request', '');
+  L.push(c.streamed ? '## 3. A streamed one-token request' : '## 3. A one-token request, not streamed (the profile turned streaming off)', '');
   L.push(`- HTTP status: ${c.status ?? 'none (no answer)'}`);
   L.push(`- Content type: ${c.contentType ? codeSpan(c.contentType) : 'unknown'}`);
   L.push(`- Time to first byte: ${c.ttfbMs !== undefined ? `${Math.round(c.ttfbMs)} ms` : 'unknown'}`);

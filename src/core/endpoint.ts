@@ -11,6 +11,8 @@ export interface Endpoint {
   modelsUrl: string;
   /** The base the two URLs were built from, without a trailing slash. */
   base: string;
+  /** Parley added `/v1` to a base URL that had no version segment (so "remove the extra /v1" would be wrong words). */
+  versionAdded?: true;
 }
 
 /** A path segment that names an API version: v1, v4, v1beta, v2alpha… */
@@ -48,10 +50,12 @@ export function resolveEndpoint(baseUrl: unknown): Endpoint {
   u.hash = '';
   const segments = u.pathname.split('/').filter((s) => s.length > 0);
   let baseSegments: string[];
+  let versionAdded = false;
   if (segments.length >= 2 && segments[segments.length - 2] === 'chat' && segments[segments.length - 1] === 'completions') {
     baseSegments = segments.slice(0, -2);
   } else {
-    baseSegments = segments.some((s) => VERSION_SEGMENT.test(s)) ? segments : [...segments, 'v1'];
+    versionAdded = !segments.some((s) => VERSION_SEGMENT.test(s));
+    baseSegments = versionAdded ? [...segments, 'v1'] : segments;
   }
   const basePath = baseSegments.length ? '/' + baseSegments.join('/') : '';
   const origin = u.origin;
@@ -61,5 +65,6 @@ export function resolveEndpoint(baseUrl: unknown): Endpoint {
     modelsUrl: `${origin}${basePath}/models${search}`,
     origin,
     base: `${origin}${basePath}`,
+    ...(versionAdded ? { versionAdded: true as const } : {}),
   };
 }

@@ -2,6 +2,9 @@
 import { statusWords, type ParleyError } from './errors';
 import type { ActionId, ErrorView } from '../shared/protocol';
 
+/** How a llama.cpp server takes images: said wherever an image meets a model that takes none. */
+export const IMAGES_HINT = "A llama.cpp server takes images only when started with the model's projector (--mmproj).";
+
 /** A hint when a 404 looks like a base URL with a missing or doubled version segment. */
 export function versionHint(url: string): string | undefined {
   let path: string;
@@ -61,7 +64,16 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
         kind: 'context_length',
         title: 'The conversation is too long for this model. Start a new chat or send less code.',
         detail,
+        hint: "Or raise the window the server runs: llama.cpp's -c, Ollama's num_ctx, LM Studio's context length, vLLM's --max-model-len.",
         actions: ['retry'],
+      };
+    case 'no_image_input':
+      return {
+        kind: 'bad_request',
+        title: `The model "${ctx.model}" takes no images (${statusWords(err.status ?? 400, err.inResponse)}). Switch to a model that takes images, or start a new chat without the image.`,
+        detail,
+        hint: IMAGES_HINT,
+        actions: ['switchEndpoint', 'retry'],
       };
     case 'connection':
       return {

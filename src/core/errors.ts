@@ -8,6 +8,8 @@ export type ErrorKind =
   | 'rate_limit'
   | 'quota'
   | 'context_length'
+  /** The model takes no images, and the request carried one. */
+  | 'no_image_input'
   | 'bad_request'
   | 'server'
   | 'connection'
@@ -125,7 +127,8 @@ export function wireError(body: unknown): WireError | undefined {
   if (!isRecord(body)) return undefined;
   const b = body;
   let e: unknown = b.error;
-  if (e === undefined && (b.object === 'error' || b.object === 'Error' || (typeof b.message !== 'undefined' && b.choices === undefined && (b.type !== undefined || b.code !== undefined)))) e = b;
+  // A bare `{message, type|code|status}`: vLLM's `{object: "error", …}`, Portkey's `{status: "failure", message}`.
+  if (e === undefined && (b.object === 'error' || b.object === 'Error' || (typeof b.message !== 'undefined' && b.choices === undefined && (b.type !== undefined || b.code !== undefined || b.status !== undefined)))) e = b;
   if (e === undefined && typeof b.detail === 'string') e = { message: b.detail };
   if (e === undefined && Array.isArray(b.detail)) e = { detail: b.detail };
   if (typeof e === 'string') {
@@ -156,7 +159,23 @@ export function wireError(body: unknown): WireError | undefined {
   };
 }
 
-const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|too many tokens|prompt is too long|reduce the length of the (?:messages|prompt)|exceeds the (?:model's )?(?:maximum|max)/i;
+/**
+ * A request too long for the window, in each server's words (each test/fixtures/providers file of that name says where
+ * its wording comes from): OpenAI, Azure, vLLM and Mistral ("maximum context length"), llama.cpp ("exceeds the
+ * available context size", "larger than the max context size"), LM Studio ("greater than the context length", "context
+ * length of only"), Ollama ("longer than the context length"), TGI ("`inputs` tokens + `max_new_tokens` must be <=",
+ * "`inputs` must have less than"), and an old vLLM's negative max_tokens (the prompt alone overran the window).
+ */
+const CONTEXT_LENGTH = /context[_ ]length|maximum context|context window|context size|too many tokens|prompt is too long|reduce the length of the (?:messages|prompt)|exceeds the (?:model's )?(?:maximum|max)|`?inputs`? tokens \+ `?max_new_tokens`? must be <=|`?inputs`? must have less than \d+ tokens|max_tokens must be at least 1, got -\d/i;
+const CONTEXT_CODE = /context_length|exceed_context_size/i;
+
+/**
+ * An image sent to a model that takes none: llama.cpp without a projector ("image input is not supported - hint: …
+ * mmproj", a 500), vLLM ("… is not a multimodal model", "At most 0 image(s) may be provided"), OpenAI ("image_url is
+ * only supported by certain models"), OpenRouter ("No endpoints found that support image input"), and the plain
+ * "does not support images/vision" of other servers.
+ */
+const NO_IMAGE_INPUT = /image input is not supported|(?:does not|doesn't) support (?:image|vision|multimodal)|not a multimodal model|at most 0 image|image_url is only supported by certain models|no endpoints found that support image input/i;
 
 /** Strips tags and collapses space, for showing a short excerpt of an HTML error page. */
 export function htmlExcerpt(text: string, max = 200): string {
@@ -199,8 +218,11 @@ export function errorFromWire(status: number, w: WireError, ctx: { url: string; 
   if (/insufficient_quota|billing|quota/i.test(code) || (effective === 429 && /quota|credit|billing/i.test(provider))) {
     return new ParleyError('quota', `Out of quota at ${host}: ${provider}`, details);
   }
-  if (/context_length_exceeded|context_length/i.test(code) || CONTEXT_LENGTH.test(provider)) {
+  if (CONTEXT_CODE.test(code) || CONTEXT_LENGTH.test(provider)) {
     return new ParleyError('context_length', `The request is too long for the model's context: ${provider}`, details);
+  }
+  if (NO_IMAGE_INPUT.test(provider)) {
+    return new ParleyError('no_image_input', `${ctx.model ? `The model "${ctx.model}"` : 'The model'} takes no images (${where(effective)}): ${provider}`, details);
   }
   if (effective === 401 || effective === 403 || /invalid_api_key|authentication|unauthori[sz]ed/i.test(code)) {
     const st = effective === 401 || effective === 403 ? effective : 401;

@@ -78,7 +78,7 @@ function configResult(e: unknown): ChatResult {
  * Sends a chat request, learning from a refusal: a 400/422 naming a parameter Parley sent is retried once
  * without it (max_tokens becomes max_completion_tokens). Never throws (unless onEvent does): a bad setting
  * comes back as a `config` error result before anything is sent. Chat, Generate Code and Test Connection all come here;
- * `onEvent` gets a streamed request's events as they come (never `end`), `onAttempt` each request once it ended.
+ * `onEvent` gets a request's events as they come (a non-streamed one's at its end; never `end`), `onAttempt` each request once it ended.
  */
 export async function chatWithFallback(
   opts: ClientOptions,
@@ -112,9 +112,10 @@ export async function chatWithFallback(
 }
 
 /**
- * One request of the loop: streamed (events to onEvent as they come) or not (a complete() request, whose events
- * nobody sees). An onEvent that throws stops the request, and the throw leaves chatWithFallback, as it did when
- * the loop iterated a ChatStream.
+ * One request of the loop: streamed (events to onEvent as they come) or not (one JSON completion, whose events come
+ * all at once at its end: a profile with streaming off still shows its reply in the panel and VS Code's chat). An
+ * onEvent that throws stops the request, and the throw leaves chatWithFallback, as it did when the loop iterated a
+ * ChatStream.
  */
 async function attempt(opts: ClientOptions, body: Record<string, unknown>, stream: boolean, onEvent?: (e: StreamEvent) => void): Promise<{ result: ChatResult; response: ResponseInfo | undefined; delivered: boolean }> {
   const req = new RequestAbort(opts.signal);
@@ -123,7 +124,7 @@ async function attempt(opts: ClientOptions, body: Record<string, unknown>, strea
   let thrown: { e: unknown } | undefined;
   const sent = stream ? body : unstreamed(body);
   const events = (batch: StreamEvent[]) => {
-    if (!stream || thrown) return;
+    if (thrown) return;
     for (const e of batch) {
       if (e.type === 'end') continue;
       delivered = true;

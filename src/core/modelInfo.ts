@@ -48,7 +48,17 @@ function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   if (isRecord(caps) && typeof caps.vision === 'boolean') info.imageInput = caps.vision;
   else if (Array.isArray(modalities)) info.imageInput = modalities.includes('image');
   else if (entry.type === 'vlm' || entry.type === 'llm') info.imageInput = entry.type === 'vlm';
+  else if (listsEveryCapability(caps)) info.imageInput = caps.includes('vision') || caps.includes('multimodal');
   return info;
+}
+
+/**
+ * A capability list that names every capability, "completion" first among them (Ollama's `["completion", "vision",
+ * "tools"]`, llama.cpp's `["completion", "multimodal"]`): what it leaves out, the model cannot do. LM Studio's
+ * `["tool_use"]` names only some, so it says nothing about images.
+ */
+function listsEveryCapability(caps: unknown): caps is unknown[] {
+  return Array.isArray(caps) && caps.includes('completion');
 }
 
 /** Every model in a GET /models body: OpenAI `data`, Ollama `models`, or a bare array. Undefined when it is no list. */
@@ -56,10 +66,16 @@ export function modelListFrom(json: unknown): ModelInfo[] | undefined {
   const o = json as { data?: unknown; models?: unknown } | null;
   const list = Array.isArray(o?.data) ? o.data : Array.isArray(o?.models) ? o.models : Array.isArray(json) ? (json as unknown[]) : undefined;
   if (!list) return undefined;
+  // llama.cpp's single-model /v1/models gives `data` (without capabilities) and an Ollama-style `models` beside it,
+  // whose `capabilities` say whether a projector (--mmproj) is loaded: its image answer completes the entry of that name.
+  const extra = list === o?.data && Array.isArray(o?.models) ? o.models.map(modelInfoFrom) : [];
   const out: ModelInfo[] = [];
   for (const m of list) {
     const info = modelInfoFrom(m);
-    if (info) out.push(info);
+    if (!info) continue;
+    const image = info.imageInput ?? extra.find((x) => x?.id === info.id)?.imageInput;
+    if (image !== undefined) info.imageInput = image;
+    out.push(info);
   }
   return out;
 }

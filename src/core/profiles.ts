@@ -30,6 +30,8 @@ export interface Profile {
   headers?: Record<string, string>;
   /** Per-model overrides, by model id. */
   models: Record<string, ModelOverride>;
+  /** false: every request asks for one whole reply (`stream: false`), for a gateway that breaks streamed ones. */
+  stream?: boolean;
   source: ProfileSource;
 }
 
@@ -123,7 +125,10 @@ function readProfile(raw: unknown, index: number, source: ProfileSource, problem
     if (isRecord(raw.models)) for (const [id, o] of Object.entries(raw.models)) models[id] = readOverride(o, `${at} models["${id.slice(0, 60)}"]`, problems);
     else problems.push(`${at}: models must be an object keyed by model id; ignored.`);
   }
-  return { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, source };
+  let stream: boolean | undefined;
+  if (typeof raw.stream === 'boolean') stream = raw.stream;
+  else if (raw.stream !== undefined) problems.push(`${at}: stream must be true or false; ignored.`);
+  return { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, ...(stream === undefined ? {} : { stream }), source };
 }
 
 /**

@@ -19,8 +19,11 @@ type Try = { attempt: Attempt } | (Unsent & { retry?: boolean; headers?: Headers
 
 const CANCELLED: Unsent = { ended: 'cancelled' };
 
+/** Failures that the same request meets again: out of quota, too long for the window, an image the model cannot take. */
+const FINAL_KINDS = new Set<ParleyError['kind']>(['quota', 'context_length', 'no_image_input']);
+
 function retryable(status: number, err?: ParleyError): boolean {
-  if (err?.kind === 'quota') return false;
+  if (err && FINAL_KINDS.has(err.kind)) return false;
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
@@ -76,7 +79,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 
 /**
  * POSTs `payload` to the chat URL until a 2xx response comes, at most 1 + maxRetries times. Retries connection
- * failures and 408/409/429/5xx (not a quota 429), after retry-after when the server gives one, else backoffMs.
+ * failures and 408/409/429/5xx (not one FINAL_KINDS names), after retry-after when the server gives one, else backoffMs.
  * Nothing of a body has been read when it returns, so a retry never throws away text.
  */
 export async function fetchWithRetry(opts: ClientOptions, payload: string, req: RequestAbort, model: string | undefined): Promise<Attempt | Unsent> {

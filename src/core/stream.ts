@@ -14,6 +14,8 @@ class ThinkSplitter {
   // 'gap': just past </think>, where the blank lines before the answer are dropped, whichever chunk brings them.
   private mode: 'start' | 'think' | 'gap' | 'answer' = 'start';
   private held = '';
+  /** Reasoning came in its own field before any answer: the answer's leading blank lines go, as after </think>. */
+  afterReasoning = false;
 
   /** Feeds content; returns the text and reasoning parts it can already decide on. */
   feed(chunk: string): { text: string; reasoning: string } {
@@ -32,7 +34,7 @@ class ThinkSplitter {
         return { text, reasoning }; // could still become <think>
       } else {
         this.mode = 'answer';
-        text = this.held;
+        text = this.afterReasoning ? lead : this.held;
         this.held = '';
         return { text, reasoning };
       }
@@ -75,7 +77,7 @@ class ThinkSplitter {
     const held = this.held;
     this.held = '';
     if (this.mode === 'think') return { text: '', reasoning: held };
-    return { text: held, reasoning: '' };
+    return { text: this.mode === 'start' && this.afterReasoning ? held.trimStart() : held, reasoning: '' };
   }
 }
 
@@ -274,6 +276,7 @@ export class Accumulator {
 
   private reasoningFrom(c: ChoiceState, field: ReasoningField, part: string, out: StreamEvent[], final = false): void {
     if (part) this.reasoningField ??= field;
+    if (part && field !== 'think_tag') c.think.afterReasoning = true;
     const text = c.heldReasoning.take(part, final);
     if (!text) return;
     c.reasoning += text;

@@ -3,7 +3,7 @@ import {
   exportMarkdown, newConversation, settleUnfinishedCalls, titleFrom, toMessages, toView, turnView,
   type Conversation, type ContextItem, type Turn,
 } from '../core/conversation';
-import { errorView } from '../core/errorView';
+import { errorView, IMAGES_HINT } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import { applyContextBudget, budgetNote } from '../core/mentions';
 import type * as vscode from 'vscode';
@@ -403,13 +403,10 @@ export class ChatController implements vscode.Disposable {
       channel.post({ type: 'composerError', text: checked });
       return;
     }
-    if (checked.length) {
-      const s = this.requester.selected(this.selection());
-      const p = s.profile;
-      if (p && overrideFor(p, s.model).vision === false) {
-        channel.post({ type: 'composerError', text: `${s.model} does not take images (vision is off for it in the profile "${p.name}"). Nothing was sent.` });
-        return;
-      }
+    const refused = checked.length ? await this.imagesRefused() : undefined;
+    if (refused) {
+      channel.post({ type: 'composerError', text: `${refused} Nothing was sent.` });
+      return;
     }
     const taken = context.take();
     const expanded = await this.expandContext(taken);
@@ -426,6 +423,20 @@ export class ChatController implements vscode.Disposable {
       id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined,
       ...(notes.length ? { note: notes.join(' ') } : {}), status: 'done',
     });
+  }
+
+  /**
+   * Why the open conversation's model takes no images, in words, or undefined: its profile says so (`vision: false`),
+   * or else the server's model list does (`vision: true` in the profile wins over the list). Checked before an image
+   * is sent or attached, so that a text-only model is not sent one (llama.cpp answers it with a 500).
+   */
+  async imagesRefused(): Promise<string | undefined> {
+    const s = this.requester.selected(this.selection());
+    const p = s.profile;
+    const vision = p ? overrideFor(p, s.model).vision : undefined;
+    if (p && vision === false) return `${s.model} does not take images (vision is off for it in the profile "${p.name}").`;
+    if (vision === true || (await this.views.takesImages()) !== false) return undefined;
+    return `${s.model} does not take images: the server lists it as text-only. ${IMAGES_HINT}`;
   }
 
   /** Sends a user turn (from the composer, Explain Selection or Continue) and streams the reply. */

@@ -130,6 +130,18 @@ export class ChatViewModels {
     return resolveWindow(info, { contextWindow: s.contextWindow }, s.maxTokens);
   }
 
+  /**
+   * Whether the server's model list says the open conversation's model takes images (asking GET /models once, if no
+   * answer is kept yet); undefined when there is no list or it does not say. "llama3.2" counts as "llama3.2:latest".
+   */
+  async takesImages(): Promise<boolean | undefined> {
+    const t = await this.requester.target(undefined, false, this.selection());
+    if (t.kind !== 'ready') return undefined;
+    await this.refreshModels(false, t);
+    const m = t.settings.model;
+    return this.lists.get(listKey(t))?.find((x) => x.id === m || x.id === `${m}:latest`)?.imageInput;
+  }
+
   /** Endpoint or key changed: redraw header and setup card. */
   async endpointChanged(): Promise<Target> {
     const t = await this.requester.target(undefined, false, this.selection());

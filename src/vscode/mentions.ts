@@ -4,7 +4,6 @@ import * as vscode from 'vscode';
 import type { ContextItem } from '../core/conversation';
 import { sniffImage } from '../core/images';
 import { FileListCache, isImagePath, mentionLabel, rankMentionsInSlices } from '../core/mentions';
-import { overrideFor } from '../core/profiles';
 import { ToolError } from '../core/toolPaths';
 import { decodeText, looksBinary } from '../core/toolText';
 import { LIMITS, type MentionKind } from '../shared/protocol';
@@ -150,10 +149,8 @@ function reason(e: unknown): string {
 
 /** An image file attached as an image (the composer's images), when the model takes images. */
 async function attachImage(s: Services, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
-  const model = s.requester.selected(s.chat.selection());
-  if (model.profile && overrideFor(model.profile, model.model).vision === false) {
-    throw new ToolError(`${model.model} does not take images (vision is off for it in the profile "${model.profile.name}"), so ${t.shown} was not attached.`);
-  }
+  const refused = await s.chat.imagesRefused();
+  if (refused) throw new ToolError(`${refused} ${t.shown} was not attached.`);
   if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
   // The bytes the check proved are this file's: a path swapped for a link after the check is refused, not read.
   const bytes = await ws.readBytes(t, LIMITS.imageBytes);

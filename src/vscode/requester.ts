@@ -356,7 +356,8 @@ export class Requester {
     const s = t.settings;
     return {
       model: s.model,
-      stream: opts.stream ?? true,
+      // A profile may turn streaming off (a gateway that fails streamed requests); a caller's own choice wins.
+      stream: opts.stream ?? s.profile?.stream ?? true,
       temperature: s.temperature,
       topP: s.topP,
       maxTokens: s.maxTokens,

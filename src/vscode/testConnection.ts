@@ -47,7 +47,9 @@ async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissin
       model: target.settings.model,
       adaptations: requester.adaptations(target),
       timeoutMs: target.settings.requestTimeoutSeconds * 1000,
-      settings: requester.requestSettings(target, { stream: true }),
+      settings: requester.requestSettings(target, {}),
+      stream: target.settings.profile?.stream !== false,
+      profile: target.settings.profile && target.settings.profile.source !== 'implicit' ? target.settings.profile.name : undefined,
       keyMissing,
       signal,
     });

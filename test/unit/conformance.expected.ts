@@ -962,4 +962,50 @@ export const FIXTURES: FixtureEntry[] = [
       choiceCount: 1,
     },
   ),
+
+  // Issue 34: each server's "the request does not fit the window" is a context_length error (Compact and retry), an
+  // image sent to a text-only model is said as such, and a gateway's bare {status, message} gives its message.
+  httpError('llamacpp-error-400-exceed-context-size.json', 400, "llama.cpp's overflow: type exceed_context_size_error, n_prompt_tokens and n_ctx beside the message", {
+    kind: 'context_length',
+    messageIncludes: ['request (2248 tokens) exceeds the available context size (2048 tokens)'],
+  }),
+  httpError('llamacpp-error-500-image-input-not-supported.json', 500, 'llama.cpp without a projector, sent an image: a 500 server_error that says so', {
+    kind: 'no_image_input',
+    messageIncludes: ['image input is not supported'],
+  }),
+  httpError('vllm-error-400-max-context-length.json', 400, "vLLM's {object: error} body: \"This model's maximum context length is … tokens\"", {
+    kind: 'context_length',
+    messageIncludes: ["This model's maximum context length is 16384 tokens."],
+  }),
+  httpError('vllm-error-400-negative-max-tokens.json', 400, 'an older vLLM, asked without max_tokens by a prompt that fills the window: a negative max_tokens', {
+    kind: 'context_length',
+    messageIncludes: ['max_tokens must be at least 1, got -186.'],
+  }),
+  httpError('lmstudio-error-400-context-overflow.json', 400, "LM Studio's bare-string error: more tokens to keep than the context length", {
+    kind: 'context_length',
+    messageIncludes: ['greater than the context length (n_keep: 13055>= n_ctx: 4096)'],
+  }),
+  httpError('ollama-error-400-prompt-longer-than-context.json', 400, "Ollama's /v1 overflow, in OpenAI's error shape with code null", {
+    kind: 'context_length',
+    messageIncludes: ['the prompt is longer than the context length currently available to the model'],
+  }),
+  httpError('tgi-error-422-max-total-tokens.json', 422, "TGI's 422 validation error: inputs + max_new_tokens over the limit, no context words", {
+    kind: 'context_length',
+    messageIncludes: ['`inputs` tokens + `max_new_tokens` must be <= 2048'],
+  }),
+  httpError('azure-error-400-context-length-exceeded.json', 400, "Azure OpenAI's context_length_exceeded, pretty-printed", {
+    kind: 'context_length',
+    code: 'context_length_exceeded',
+    param: 'messages',
+    messageIncludes: ["This model's maximum context length is 8192 tokens."],
+  }),
+  httpError('mistral-error-400-context-too-large.json', 400, "Mistral: too large for the model's maximum context length, code \"3051\"", {
+    kind: 'context_length',
+    code: '3051',
+    messageIncludes: ['too large for model with 131072 maximum context length'],
+  }),
+  httpError('portkey-error-500-something-went-wrong.json', 500, "Portkey's catch-all: a bare {status: failure, message}", {
+    kind: 'server',
+    messageIncludes: ['Something went wrong'],
+  }),
 ];
