@@ -146,24 +146,3 @@ export async function listModelInfo(opts: ClientOptions): Promise<ModelInfo[]> {
     req.dispose();
   }
 }
-
-/**
- * The context window llama.cpp's server reports at GET {origin}/props (`default_generation_settings.n_ctx`, or `n_ctx`
- * in older builds): what is loaded, which its /v1/models does not say. Undefined for any other server, or any failure.
- */
-export async function llamaCppContext(opts: ClientOptions): Promise<number | undefined> {
-  const req = new RequestAbort(opts.signal);
-  const stopTimer = req.after(opts.requestTimeoutMs ?? 5_000, 'timeout');
-  try {
-    const attempt = await send(opts, 'GET', `${opts.endpoint.origin}/props`, undefined, req.signal);
-    if (!attempt.response.ok) return undefined;
-    const json = JSON.parse(await readText(attempt.response, 256 * 1024)) as { n_ctx?: unknown; default_generation_settings?: { n_ctx?: unknown } };
-    const n = json?.default_generation_settings?.n_ctx ?? json?.n_ctx;
-    return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    stopTimer();
-    req.dispose();
-  }
-}

@@ -15,10 +15,15 @@ export const positive = (v: unknown): number | undefined =>
 
 /** A model's window, where it came from, and the tokens kept free for the reply. */
 export interface WindowInfo {
-  /** Undefined when neither the server nor the profile says: shown as unknown, never guessed. */
+  /** Undefined when neither the server nor the settings say: shown as unknown, never guessed. */
   window?: number;
+  /** `profile`: a contextWindow setting (the profile's for the model, else parley.contextWindow). */
   source?: 'server' | 'profile';
   reserve: number;
+  /** The window the server runs the model at, when it says: what a prompt must fit, whatever the settings say. */
+  serverWindow?: number;
+  /** A contextWindow setting larger than the server's window, which is therefore not applied. */
+  unapplied?: number;
 }
 
 /** The last request's estimated prompt tokens next to the prompt_tokens the server reported for it. */
@@ -32,8 +37,8 @@ const MIN_CORRECTION = 0.25;
 const MAX_CORRECTION = 4;
 
 /**
- * The window: the server's figure first (it knows what is loaded), then the profile's per-model setting, else unknown.
- * The reserve: the server's output limit, the profile's, parley.maxTokens, else DEFAULT_OUTPUT_TOKENS; never more than
+ * The window: the smaller of the server's figure (what it runs) and the contextWindow setting (the user's budget);
+ * either alone; else unknown. A setting larger than the server's window is not applied (`unapplied`). The reserve: the server's output limit, the profile's, parley.maxTokens, else DEFAULT_OUTPUT_TOKENS; never more than
  * half a known window, so a small local model (2,048 tokens) still has room for the prompt.
  */
 export function resolveWindow(
@@ -42,12 +47,16 @@ export function resolveWindow(
   fallbackMaxTokens?: number,
 ): WindowInfo {
   const fromServer = positive(server?.contextLength);
-  const fromProfile = positive(override.contextWindow);
-  const window = fromServer ?? fromProfile;
-  const source = fromServer !== undefined ? 'server' : fromProfile !== undefined ? 'profile' : undefined;
+  const fromSetting = positive(override.contextWindow);
+  const lower = fromSetting !== undefined && (fromServer === undefined || fromSetting < fromServer);
+  const window = lower ? fromSetting : fromServer;
   const wanted = positive(server?.maxOutputTokens) ?? positive(override.maxOutputTokens) ?? positive(fallbackMaxTokens) ?? DEFAULT_OUTPUT_TOKENS;
   const reserve = window === undefined ? wanted : Math.min(wanted, Math.floor(window / 2));
-  return source ? { window, source, reserve } : { reserve };
+  if (window === undefined) return { reserve };
+  const out: WindowInfo = { window, source: lower ? 'profile' : 'server', reserve };
+  if (fromServer !== undefined) out.serverWindow = fromServer;
+  if (fromSetting !== undefined && fromServer !== undefined && fromSetting > fromServer) out.unapplied = fromSetting;
+  return out;
 }
 
 function usable(last: LastUsage | undefined): last is LastUsage {
@@ -65,6 +74,8 @@ export function correction(last?: LastUsage): number {
  * attachments); `last` scales the estimate by how wrong it was on the previous request of this conversation.
  */
 export function contextMeter(args: WindowInfo & {
+  /** The window's words for the meter's tooltip (windowNotes in serverWindow.ts). */
+  notes?: string[];
   messages: readonly ChatMessage[];
   extraTokens?: number;
   last?: LastUsage;
@@ -83,6 +94,8 @@ export function contextMeter(args: WindowInfo & {
     meter.window = args.window;
     if (args.source) meter.windowSource = args.source;
   }
+  if (args.serverWindow !== undefined) meter.serverWindow = args.serverWindow;
+  if (args.notes?.length) meter.windowNotes = args.notes;
   return meter;
 }
 
@@ -91,8 +104,32 @@ export function fits(meter: ContextMeterView): boolean {
   return meter.window === undefined || meter.used + meter.reserve <= meter.window;
 }
 
+/**
+ * Whether the prompt alone is larger than the window the server runs: such a request fails, or worse, the server drops
+ * the start of it and answers anyway (Ollama). False when the server does not say its window.
+ */
+export function exceedsServer(meter: ContextMeterView): boolean {
+  return meter.serverWindow !== undefined && meter.used >= meter.serverWindow;
+}
+
 /** Whether the prompt fills the window past the compaction threshold; never with a threshold of 0 or no window. */
 export function overThreshold(meter: ContextMeterView): boolean {
   if (meter.threshold <= 0 || !meter.window) return false;
   return (meter.used / meter.window) * 100 >= meter.threshold;
+}
+
+/** A shortfall smaller than this is within the estimate's noise, never a dropped prompt. */
+const MIN_DROPPED_TOKENS = 256;
+
+/**
+ * Whether the server's `prompt_tokens` says it dropped part of the prompt, as Ollama does (it cuts the start of a
+ * prompt longer than its window and answers 200). `expected` is Parley's estimate of what was sent, corrected by the
+ * last real count. With the server's window known: the estimate was larger than the window, the count fits in it,
+ * and it is under 80 % of the estimate. Without it: the count is under half the estimate. Both: short by 256 or more.
+ */
+export function promptDropped(a: { expected: number; actual: number; window?: number }): boolean {
+  const { expected, actual, window } = a;
+  if (!(expected > 0 && actual > 0) || expected - actual < MIN_DROPPED_TOKENS) return false;
+  if (window !== undefined) return expected > window && actual <= window && actual < expected * 0.8;
+  return actual < expected * 0.5;
 }

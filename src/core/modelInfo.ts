@@ -1,10 +1,12 @@
 // What a server's GET /models says about each model: its id, context window, output limit and capabilities.
 //
 // Servers put the context window under different names, and none is standard. Read here, in this order:
-// LM Studio `loaded_context_length` (what is loaded now) and `max_context_length`, OpenRouter `top_provider.context_length`
-// and `context_length` (also Together), vLLM `max_model_len`, Groq `context_window`, llama.cpp `meta.n_ctx_train`,
-// LiteLLM `max_input_tokens`. Output limits: OpenRouter `top_provider.max_completion_tokens`, Groq
-// `max_completion_tokens`, LiteLLM `max_output_tokens`.
+// LM Studio `loaded_context_length` (what is loaded now), `max_context_length` (Mistral's window; for LM Studio, whose
+// entries have a `state`, only the model's maximum), OpenRouter `top_provider.context_length` and `context_length` (also
+// Together), vLLM `max_model_len`, Groq `context_window`, llama.cpp `meta.n_ctx` (the window loaded, `-c`), LiteLLM
+// `max_input_tokens`. llama.cpp's `meta.n_ctx_train` is the model's training length, not the window it runs: only
+// `modelMax`. Output limits: OpenRouter `top_provider.max_completion_tokens`, Groq `max_completion_tokens`, LiteLLM
+// `max_output_tokens`.
 import { DEFAULT_CONTEXT_TOKENS, positive, resolveWindow } from './contextWindow';
 import { isRecord } from './errors';
 
@@ -19,7 +21,16 @@ export interface ModelInfo {
   toolCalling?: boolean;
   /** Whether the server says the model takes images; undefined when it does not say. */
   imageInput?: boolean;
+  /** The model's own maximum (llama.cpp `n_ctx_train`, LM Studio's `max_context_length`), when the list says only that. */
+  modelMax?: number;
+  /** Which local server the list looks like it came from, when it says (see serverWindow.ts). */
+  server?: ServerKind;
+  /** False when the server says the model is not loaded (LM Studio `state`, llama.cpp router `status`). */
+  loaded?: boolean;
 }
+
+/** The local servers whose own endpoints say what window a model runs at. */
+export type ServerKind = 'llama.cpp' | 'ollama' | 'lmstudio' | 'vllm';
 
 const first = (...vs: unknown[]): number | undefined => vs.map(positive).find((n) => n !== undefined);
 
@@ -32,11 +43,22 @@ function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   const top = isRecord(entry.top_provider) ? entry.top_provider : {};
   const meta = isRecord(entry.meta) ? entry.meta : {};
   const info: ModelInfo = { id };
-  const context = first(entry.loaded_context_length, entry.max_context_length, top.context_length, entry.context_length,
-    entry.max_model_len, entry.context_window, meta.n_ctx_train, entry.max_input_tokens);
+  const status = isRecord(entry.status) ? entry.status : undefined;
+  // LM Studio's /api/v0 entries have a `state`; llama.cpp's router lists each model with `status.value`.
+  const lmStudio = typeof entry.state === 'string';
+  const state = lmStudio ? entry.state : status?.value;
+  const context = first(entry.loaded_context_length, lmStudio ? undefined : entry.max_context_length, top.context_length,
+    entry.context_length, entry.max_model_len, entry.context_window, meta.n_ctx, ctxArg(status?.args), entry.max_input_tokens);
   const output = first(top.max_completion_tokens, entry.max_completion_tokens, entry.max_output_tokens);
+  const max = first(meta.n_ctx_train, lmStudio ? entry.max_context_length : undefined);
   if (context !== undefined) info.contextLength = context;
   if (output !== undefined) info.maxOutputTokens = output;
+  if (max !== undefined && max !== context) info.modelMax = max;
+  const owner = entry.owned_by;
+  const server: ServerKind | undefined = owner === 'llamacpp' || entry.meta !== undefined || status ? 'llama.cpp'
+    : owner === 'vllm' ? 'vllm' : owner === 'organization_owner' || lmStudio ? 'lmstudio' : undefined;
+  if (server) info.server = server;
+  if (typeof state === 'string') info.loaded = state === 'loaded';
   const caps = entry.capabilities;
   const params = entry.supported_parameters;
   // Mistral: capabilities {function_calling, vision}; LM Studio: capabilities ["tool_use"], type "vlm"; OpenRouter:
@@ -61,6 +83,13 @@ function listsEveryCapability(caps: unknown): caps is unknown[] {
   return Array.isArray(caps) && caps.includes('completion');
 }
 
+/** llama.cpp router mode: the window a model's preset starts it with (`-c N` or `--ctx-size N` in `status.args`). */
+function ctxArg(args: unknown): number | undefined {
+  if (!Array.isArray(args)) return undefined;
+  const i = args.findIndex((a) => a === '-c' || a === '--ctx-size');
+  return i < 0 ? undefined : positive(Number(args[i + 1]));
+}
+
 /** Every model in a GET /models body: OpenAI `data`, Ollama `models`, or a bare array. Undefined when it is no list. */
 export function modelListFrom(json: unknown): ModelInfo[] | undefined {
   const o = json as { data?: unknown; models?: unknown } | null;
@@ -81,14 +110,15 @@ export function modelListFrom(json: unknown): ModelInfo[] | undefined {
 }
 
 /**
- * A model's token limits for VS Code's language-model API: the server's figures, else the settings (`contextWindow`,
- * `maxTokens`), else the defaults. The input limit is the window less the reply's room, so that a full prompt still
- * leaves space for the answer. The arithmetic is the context meter's (resolveWindow), so both agree; only here an
- * unknown window becomes DEFAULT_CONTEXT_TOKENS, because the API needs a number.
+ * A model's token limits for VS Code's language-model API: the window the server runs, lowered by a smaller
+ * `contextWindow` setting, else the setting, else `unknown`; the reply's room from the server, else `maxTokens`, else
+ * the default. The input limit is the window less the reply's room, so that a full prompt still leaves space for the
+ * answer. The arithmetic is the context meter's (resolveWindow), so both agree; only here an unknown window becomes a
+ * number (DEFAULT_CONTEXT_TOKENS, or the server's own default), because the API needs one.
  */
-export function tokenLimits(info: Pick<ModelInfo, 'contextLength' | 'maxOutputTokens'>, settings: { contextWindow?: number; maxTokens?: number }): { maxInputTokens: number; maxOutputTokens: number } {
+export function tokenLimits(info: Pick<ModelInfo, 'contextLength' | 'maxOutputTokens'>, settings: { contextWindow?: number; maxTokens?: number }, unknown = DEFAULT_CONTEXT_TOKENS): { maxInputTokens: number; maxOutputTokens: number } {
   const { window, reserve } = resolveWindow(info, { contextWindow: settings.contextWindow }, settings.maxTokens);
-  const context = window ?? DEFAULT_CONTEXT_TOKENS;
+  const context = window ?? unknown;
   const output = Math.min(reserve, Math.floor(context / 2));
   return { maxInputTokens: context - output, maxOutputTokens: output };
 }

@@ -228,8 +228,12 @@ export interface ContextMeterView {
   used: number;
   /** The model's context window in tokens; undefined when unknown (shown as unknown, never guessed). */
   window?: number;
-  /** Where the window came from: the server's model list, or the profile's per-model setting. */
+  /** Where the window came from: the server, or a contextWindow setting smaller than the server's window. */
   windowSource?: 'server' | 'profile';
+  /** The window the server runs the model at, when it says; a prompt larger than it is not sent. */
+  serverWindow?: number;
+  /** The window's source and any setting not applied, in words, for the tooltip (plain text). */
+  windowNotes?: string[];
   /** Tokens kept free for the reply (the output limit), counted against the window. */
   reserve: number;
   /** The estimate was scaled by the last request's real prompt_tokens. */

@@ -19,11 +19,12 @@ import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
 import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
 import { overrideFor } from '../core/profiles';
-import { contextMeter, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
+import { contextMeter, correction, exceedsServer, fits, overThreshold, promptDropped, type WindowInfo } from '../core/contextWindow';
+import { raiseHint } from '../core/serverWindow';
 import { fitTools, type ToolFit } from '../core/toolFit';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
-import type { ActionId, ContextMeterView, HistoryItem } from '../shared/protocol';
+import type { ActionId, ContextMeterView, ErrorView, HistoryItem } from '../shared/protocol';
 import type { ReadyTarget, Target } from './requester';
 import type { UsageRecord } from '../core/usageLedger';
 import type { Toolbox } from './toolbox';
@@ -482,10 +483,14 @@ export class ChatController implements vscode.Disposable {
         askBeforeReading: box.settings.askBeforeReading,
       }, messages, box.settings);
       const r = end.result;
-      // One request with a real count: how far off the estimate was, for the meter.
-      if ((turn.requests ?? 1) === 1 && turn.usage && !turn.usage.estimated && turn.usage.prompt > 0) c.lastPrompt = { estimated, actual: turn.usage.prompt };
+      // One request with a real count: how far off the estimate was, for the meter; or a sign the server cut the prompt.
+      let dropped: ErrorView | undefined;
+      if ((turn.requests ?? 1) === 1 && turn.usage && !turn.usage.estimated && turn.usage.prompt > 0) {
+        dropped = await this.droppedPrompt(target, turn, Math.round(estimated * correction(c.lastPrompt)), turn.usage.prompt);
+        if (!dropped) c.lastPrompt = { estimated, actual: turn.usage.prompt };
+      } else await views.afterReply(target, r.error?.kind === 'context_length');
       if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });
-      const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : undefined;
+      const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : dropped;
       if (error && r.error?.kind === 'context_length' && this.compaction(settings, w, fitted.fit, c.turns.filter((x) => x !== turn)).plan) {
         error.actions = ['compactRetry', ...error.actions.filter((a) => a !== 'compactRetry')];
       }
@@ -528,7 +533,9 @@ export class ChatController implements vscode.Disposable {
   /**
    * The messages to send, after making room when they would not fit the window: past the compaction threshold older
    * turns are summarized first (the reader is told), and with automatic compaction off a request that cannot fit is
-   * not sent: the turn ends with a card that offers Compact and retry. Undefined when the turn has ended.
+   * not sent: the turn ends with a card that offers Compact and retry. A prompt larger than the window the server runs
+   * is never sent (the server would refuse it, or drop its start and answer anyway): with nothing left to compact the
+   * card says how to raise the server's window. Undefined when the turn has ended.
    */
   private async makeRoom(target: ReadyTarget, turn: Turn, messages: ChatMessage[], tools: FittedTools, signal: AbortSignal): Promise<ChatMessage[] | undefined> {
     const m = await this.meter(target, messages, tools);
@@ -539,20 +546,56 @@ export class ChatController implements vscode.Disposable {
       if (signal.aborted) return void this.runner.end(turn, 'stopped');
       if (done !== true) {
         this.channel.post({ type: 'notice', text: done.why, actions: done.actions });
-        return messages;
+        return exceedsServer(m) ? this.refuse(target, turn, m) : messages;
       }
       await this.snapshot();
       const s = target.settings;
-      return toMessages(s.systemPrompt, this.conversation.turns.filter((x) => x !== turn), { sendReasoningBack: s.sendReasoningBack });
+      const after = toMessages(s.systemPrompt, this.conversation.turns.filter((x) => x !== turn), { sendReasoningBack: s.sendReasoningBack });
+      const left = await this.meter(target, after, tools);
+      return exceedsServer(left) ? this.refuse(target, turn, left) : after;
     }
-    if (fits(m) || m.compactable === 0) return messages;
+    if ((fits(m) || m.compactable === 0) && !exceedsServer(m)) return messages;
+    return this.refuse(target, turn, m);
+  }
+
+  /** Ends `turn` unsent, with a card: Compact and retry when there is something to summarize, and how to raise the server's window. */
+  private async refuse(target: ReadyTarget, turn: Turn, m: ContextMeterView): Promise<undefined> {
+    const w = await this.views.windowFor(target);
+    // The window may be raised before the next try (a server restarted with a larger -c): it is asked again then.
+    await this.views.afterReply(target, true);
+    const n = (x: number | undefined) => (x ?? 0).toLocaleString('en-US');
+    const over = exceedsServer(m);
+    const limit = over ? `the ${n(m.serverWindow)} tokens the server runs ${target.settings.model} at` : `${n(m.window)}`;
+    const raise = over ? ` ${raiseHint(w.server, m.used + m.reserve)}` : '';
     this.runner.end(turn, 'error', {
       kind: 'context_length',
-      title: `This conversation no longer fits the model's window: about ${m.used.toLocaleString('en-US')} tokens and ${m.reserve.toLocaleString('en-US')} for the reply, of ${m.window?.toLocaleString('en-US')}. Nothing was sent.`,
-      hint: 'Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.',
-      actions: ['compactRetry'],
+      title: `This conversation no longer fits the model's window: about ${n(m.used)} tokens and ${n(m.reserve)} for the reply, of ${limit}. Nothing was sent.`,
+      hint: m.compactable > 0
+        ? `Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.${raise}`
+        : `There is nothing older to summarize (the last ${target.settings.compaction.keepTurns} questions are kept word for word): start a new chat, or shorten the question.${raise}`,
+      actions: m.compactable > 0 ? ['compactRetry'] : ['retry'],
     });
     return undefined;
+  }
+
+  /**
+   * The card for a reply whose prompt_tokens says the server dropped part of the prompt (see promptDropped), asked
+   * after the server's window is read again (loading the model settled it); undefined when nothing was dropped.
+   */
+  private async droppedPrompt(target: ReadyTarget, turn: Turn, expected: number, actual: number): Promise<ErrorView | undefined> {
+    await this.views.afterReply(target);
+    const w = await this.views.windowFor(target);
+    if (!promptDropped({ expected, actual, window: w.serverWindow })) return undefined;
+    await this.views.afterReply(target, true);
+    const n = (x: number) => x.toLocaleString('en-US');
+    const where = w.serverWindow !== undefined ? `, and it runs ${target.settings.model} at ${n(w.serverWindow)}` : '';
+    const compactable = planCompaction(this.conversation.turns.filter((x) => x !== turn), target.settings.compaction.keepTurns) !== undefined;
+    return {
+      kind: 'context_length',
+      title: `The server dropped part of the prompt: it read ${n(actual)} tokens where Parley sent about ${n(expected)}${where}. This reply did not see the start of the conversation.`,
+      hint: `${compactable ? 'Compact the conversation, then regenerate. ' : ''}${raiseHint(w.server, expected + w.reserve)}`,
+      actions: compactable ? ['compact'] : [],
+    };
   }
 
   /** The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none. */

@@ -5,7 +5,9 @@ import { listModelInfo } from '../core/client';
 import { ParleyError } from '../core/errors';
 import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
 import { tokenLimits, type ModelInfo } from '../core/modelInfo';
+import { mapOrdered } from '../core/orderedPool';
 import { overrideFor } from '../core/profiles';
+import { OLLAMA_DEFAULT_CONTEXT, WindowProbe, type ServerWindow } from '../core/serverWindow';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import type { Log } from './log';
@@ -16,6 +18,8 @@ import type { ApiKeyStore } from './secrets';
 const MODELS_TTL_MS = 5 * 60_000;
 /** How long VS Code's picker waits for GET /models before it gets the configured model alone. */
 const MODELS_TIMEOUT_MS = 10_000;
+/** Models whose window is asked of a local server at once (Ollama's /api/show is one request per model). */
+const WINDOW_PROBES_AT_ONCE = 4;
 
 type Obj = Record<string, unknown>;
 
@@ -44,7 +48,7 @@ function withModel(t: ReadyTarget, model: string): ReadyTarget {
 export class ParleyChatProvider extends Disposable implements vscode.LanguageModelChatProvider {
   private readonly changed = this._register(new vscode.EventEmitter<void>());
   readonly onDidChangeLanguageModelChatInformation = this.changed.event;
-  private cache: { host: string; at: number; ids: string; models: ModelInfo[] } | undefined;
+  private cache: { host: string; at: number; ids: string; models: ModelInfo[]; windows: ServerWindow[] } | undefined;
 
   /** `modelsTimeoutMs`: how long GET /models may take (a test sets it far off, so that only its cancel can end one). */
   constructor(
@@ -70,12 +74,16 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       if (!options.silent) void vscode.commands.executeCommand('parley.openChat');
       return [];
     }
-    const models = await this.models(t, token);
+    const { models, windows } = await this.models(t, token);
     const p = t.settings.profile;
     const override = (id: string) => (p ? overrideFor(p, id) : {});
-    return models.map((m) => {
+    return models.map((m, i) => {
       const o = override(m.id);
-      const { maxInputTokens, maxOutputTokens } = tokenLimits(m, { contextWindow: o.contextWindow ?? t.settings.contextWindow, maxTokens: o.maxOutputTokens ?? t.settings.maxTokens });
+      // The window the server runs, lowered by a smaller setting; unknown on Ollama: the window it loads a model at by default.
+      const w = windows[i] ?? {};
+      const { maxInputTokens, maxOutputTokens } = tokenLimits({ contextLength: w.window, maxOutputTokens: m.maxOutputTokens },
+        { contextWindow: o.contextWindow ?? t.settings.contextWindow, maxTokens: o.maxOutputTokens ?? t.settings.maxTokens },
+        w.kind === 'ollama' ? OLLAMA_DEFAULT_CONTEXT : undefined);
       // A server that refused `tools` for this model (learnt from vscode.lm requests in this window) gets none offered.
       const refused = this.requester.adaptations(withModel(t, m.id), 'vscode-chat')?.drop?.includes('tools') === true;
       return {
@@ -90,26 +98,38 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     });
   }
 
-  /** GET /models (cached per endpoint), or the configured model when the server lists none or cannot be asked. */
-  private async models(t: ReadyTarget, token: vscode.CancellationToken): Promise<ModelInfo[]> {
+  /**
+   * GET /models and the window the server runs each model at (cached per endpoint), or the configured model when the
+   * server lists none or cannot be asked.
+   */
+  private async models(t: ReadyTarget, token: vscode.CancellationToken): Promise<{ models: ModelInfo[]; windows: ServerWindow[] }> {
     const c = this.cache;
-    if (c && c.host === t.host && Date.now() - c.at < MODELS_TTL_MS && c.models.length > 0) return c.models;
+    if (c && c.host === t.host && Date.now() - c.at < MODELS_TTL_MS && c.models.length > 0) return c;
     const stop = new AbortController();
     const sub = token.onCancellationRequested(() => stop.abort());
     let models: ModelInfo[] = [];
+    const windows: ServerWindow[] = [];
     try {
-      models = await listModelInfo(this.requester.clientOptions(t, AbortSignal.any([stop.signal, AbortSignal.timeout(this.modelsTimeoutMs)])));
-    } catch (e) {
-      this.log.debug(`GET models for VS Code's chat failed: ${e instanceof Error ? e.message : String(e)}`);
+      const signal = AbortSignal.any([stop.signal, AbortSignal.timeout(this.modelsTimeoutMs)]);
+      const opts = this.requester.clientOptions(t, signal);
+      try {
+        models = await listModelInfo(opts);
+      } catch (e) {
+        this.log.debug(`GET models for VS Code's chat failed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      if (models.length === 0 && t.settings.model.trim()) models = [{ id: t.settings.model.trim() }];
+      const probe = new WindowProbe(opts, models);
+      for await (const w of mapOrdered(models, WINDOW_PROBES_AT_ONCE, (m) => probe.windowOf(m.id), signal)) windows.push(w.ok ? w.value : {});
+    } catch {
+      // Cancelled while asking the windows: the models go without them.
     } finally {
       sub.dispose();
     }
-    if (models.length === 0 && t.settings.model.trim()) models = [{ id: t.settings.model.trim() }];
     const ids = models.map((m) => m.id).join('\n');
     const listChanged = c !== undefined && c.host === t.host && c.ids !== ids;
-    this.cache = { host: t.host, at: Date.now(), ids, models };
+    this.cache = { host: t.host, at: Date.now(), ids, models, windows };
     if (listChanged) this.changed.fire();
-    return models;
+    return { models, windows };
   }
 
   async provideLanguageModelChatResponse(

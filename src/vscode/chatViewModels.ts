@@ -1,7 +1,8 @@
 // What the chat view shows around the conversation: the header (endpoint, model, model list) and the setup card.
-import { listModelInfo, llamaCppContext } from '../core/client';
+import { listModelInfo } from '../core/client';
 import { resolveWindow, type WindowInfo } from '../core/contextWindow';
 import type { ModelInfo } from '../core/modelInfo';
+import { windowNotes, WindowProbe, type ServerWindow } from '../core/serverWindow';
 import { errorView } from '../core/errorView';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
@@ -24,8 +25,10 @@ export class ChatViewModels {
   private readonly asked = new Map<string, Promise<ModelInfo[]>>();
   /** The lists that have answered (empty when the request failed): what the header shows, and context windows. */
   private readonly lists = new Map<string, ModelInfo[]>();
-  /** llama.cpp's loaded context (GET /props), per list, asked once; undefined when the server is not llama.cpp. */
-  private readonly props = new Map<string, Promise<number | undefined>>();
+  /** Each list's window probe (the server's own endpoints, see serverWindow.ts), made again when forgotten. */
+  private readonly probes = new Map<string, WindowProbe>();
+  /** What each probe said, by list and model. */
+  private readonly windows = new Map<string, Promise<ServerWindow>>();
 
   constructor(
     private readonly requester: Requester,
@@ -94,10 +97,7 @@ export class ChatViewModels {
     if (t.kind !== 'ready') return [];
     const key = listKey(t);
     let asking = force ? undefined : this.asked.get(key);
-    if (!asking) {
-      if (force) this.props.delete(key);
-      this.asked.set(key, (asking = this.fetchModels(t, key)));
-    }
+    if (!asking) this.asked.set(key, (asking = this.fetchModels(t, key)));
     return (await asking).map((m) => m.id);
   }
 
@@ -109,25 +109,47 @@ export class ChatViewModels {
       this.log.debug(`GET models failed: ${e instanceof Error ? e.message : String(e)}`);
     }
     this.lists.set(key, list);
+    this.forgetWindows(key);
     this.channel.post({ type: 'header', header: this.header(t) });
     return list;
   }
 
   /**
-   * The model's window: what the server's model list says, else llama.cpp's /props, else the profile's setting for the
-   * model (already in the target's settings), else unknown. The reply's room from the same sources.
+   * The model's window: what the server runs it at (its model list, else its own endpoints: llama.cpp's /props,
+   * Ollama's /api/ps, LM Studio's model table), lowered by a smaller contextWindow setting (the profile's for the model
+   * or parley.contextWindow, already in the target's settings), else the setting, else unknown; with its words for the
+   * meter. The reply's room from the same sources.
    */
-  async windowFor(t: ReadyTarget): Promise<WindowInfo> {
+  async windowFor(t: ReadyTarget): Promise<WindowInfo & { notes: string[]; server: ServerWindow }> {
     const s = t.settings;
     const key = listKey(t);
-    let info = this.lists.get(key)?.find((m) => m.id === s.model);
-    if (info?.contextLength === undefined && this.lists.has(key)) {
-      let asked = this.props.get(key);
-      if (!asked) this.props.set(key, (asked = llamaCppContext(this.requester.clientOptions(t, AbortSignal.timeout(5_000)))));
-      const n = await asked;
-      if (n !== undefined) info = { ...(info ?? { id: s.model }), contextLength: n };
+    const mk = `${key}\n${s.model}`;
+    let asked = this.windows.get(mk);
+    if (!asked && this.lists.has(key)) {
+      let probe = this.probes.get(key);
+      if (!probe) this.probes.set(key, (probe = new WindowProbe(this.requester.clientOptions(t), this.lists.get(key) ?? [])));
+      this.windows.set(mk, (asked = probe.windowOf(s.model)));
     }
-    return resolveWindow(info, { contextWindow: s.contextWindow }, s.maxTokens);
+    const server = (await asked) ?? {};
+    const info = this.lists.get(key)?.find((m) => m.id === s.model);
+    const w = resolveWindow({ contextLength: server.window, maxOutputTokens: info?.maxOutputTokens }, { contextWindow: s.contextWindow }, s.maxTokens);
+    return { ...w, notes: windowNotes(server, w, s.model), server };
+  }
+
+  /**
+   * After a reply: a window read while the model was not loaded (or not read at all from a local server) is asked
+   * again, since loading it settled the window; `always` (a context error, a dropped prompt): asked again anyway.
+   */
+  async afterReply(t: ReadyTarget, always = false): Promise<void> {
+    const key = listKey(t);
+    const mk = `${key}\n${t.settings.model}`;
+    const known = await this.windows.get(mk);
+    if (always || (known?.kind !== undefined && known.loaded !== true)) this.forgetWindows(key);
+  }
+
+  private forgetWindows(key: string): void {
+    this.probes.delete(key);
+    for (const k of this.windows.keys()) if (k.startsWith(`${key}\n`)) this.windows.delete(k);
   }
 
   /**

@@ -8,11 +8,11 @@ const WARN_PERCENT = 85;
 /** Percent of the window from which the Compact button shows (when there is something to compact). */
 const COMPACT_FROM_PERCENT = 50;
 
-const UNKNOWN_WINDOW_TITLE = 'Context window unknown: the server does not report it; set contextWindow for this model in the profile';
+const UNKNOWN_WINDOW_TITLE = 'Context window unknown: the server does not report it; set parley.contextWindow, or contextWindow for this model in the profile';
 
 const SOURCE_WORDS: Record<NonNullable<ContextMeterView['windowSource']>, string> = {
-  server: 'Window: from the server\'s model list',
-  profile: 'Window: from the profile\'s contextWindow setting',
+  server: 'Window: what the server runs',
+  profile: 'Window: your contextWindow setting',
 };
 
 /** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
@@ -63,7 +63,7 @@ export class ContextMeter {
       for (const a of ['aria-valuemin', 'aria-valuemax', 'aria-valuenow', 'aria-valuetext']) g.removeAttribute(a);
       g.setAttribute('role', 'img');
       g.setAttribute('aria-label', `Context: ${formatCount(used)} tokens, window unknown`);
-      g.title = UNKNOWN_WINDOW_TITLE;
+      g.title = [UNKNOWN_WINDOW_TITLE, ...(meter.windowNotes ?? [])].join('\n');
       this.compact.classList.add('hidden');
       return;
     }
@@ -92,9 +92,11 @@ export class ContextMeter {
       tools ? `Tool definitions: ${formatCount(tools.tokens)} tokens (${Math.round((tools.tokens / window) * 100)} %), ${tools.sent} of ${tools.offered} tools`
         + (tools.short ? ', in short form: at most a quarter of the room for the prompt' : '') : '',
       meter.corrected ? 'Tokens: estimate corrected by the server\'s last count' : 'Tokens: a pure estimate (no count from the server yet)',
-      meter.windowSource ? SOURCE_WORDS[meter.windowSource] : 'Window: source not reported',
+      ...(meter.windowNotes ?? [meter.windowSource ? SOURCE_WORDS[meter.windowSource] : 'Window: source not reported']),
       meter.threshold > 0 ? `Parley compacts on its own past ${meter.threshold} %` : 'Parley does not compact on its own',
-      over ? 'The prompt and the reply\'s reserve do not fit in the window: compact, or start a new chat.' : '',
+      meter.serverWindow !== undefined && used >= meter.serverWindow
+        ? 'The prompt is larger than the window the server runs: it will not be sent. Compact, or start a new chat.'
+        : over ? 'The prompt and the reply\'s reserve do not fit in the window: compact, or start a new chat.' : '',
     ].filter(Boolean).join('\n');
     const n = meter.compactable;
     this.compact.classList.toggle('hidden', !(n > 0 && percent >= COMPACT_FROM_PERCENT));

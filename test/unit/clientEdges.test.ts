@@ -1,7 +1,8 @@
 // The core client's edges against a real local HTTP server: split <think> tags, odd tool-call numbering, bodies
 // that lie about their type, hanging error bodies, early exits, late iterators, redirects, logs and the fallback.
 import * as assert from 'node:assert/strict';
-import { listModels, llamaCppContext, streamChat, type ClientOptions } from '../../src/core/client';
+import { listModels, streamChat, type ClientOptions } from '../../src/core/client';
+import { WindowProbe } from '../../src/core/serverWindow';
 import { chatWithFallback } from '../../src/core/fallback';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { errorFromResponse, ParleyError, wireError } from '../../src/core/errors';
@@ -264,7 +265,7 @@ describe('nothing hangs, nothing is lost', function () {
   it('an already aborted signal sends no GET either: not /models, not llama.cpp\'s /props', async () => {
     await withServer((_req, res) => void res.end('{"data":[]}'), async (s) => {
       await assert.rejects(listModels(clientOptions(s, { signal: AbortSignal.abort() })), (e: unknown) => e instanceof ParleyError && e.kind === 'cancelled');
-      assert.equal(await llamaCppContext(clientOptions(s, { signal: AbortSignal.abort() })), undefined);
+      assert.deepEqual(await new WindowProbe(clientOptions(s, { signal: AbortSignal.abort() }), []).windowOf('m'), {});
       assert.equal(s.requests.length, 0);
     });
   });

@@ -36,8 +36,9 @@ function longConversation(pairs: number): Turn[] {
 }
 
 describe('context window', () => {
-  it('takes the window from the server, else the profile, else leaves it unknown', () => {
-    assert.deepEqual(resolveWindow({ id: 'm', contextLength: 8192 }, { contextWindow: 4096 }), { window: 8192, source: 'server', reserve: DEFAULT_OUTPUT_TOKENS });
+  it('takes the smaller of the server\'s window and the setting, else either, else leaves it unknown', () => {
+    assert.deepEqual(resolveWindow({ id: 'm', contextLength: 8192 }, { contextWindow: 4096 }), { window: 4096, source: 'profile', reserve: 2048, serverWindow: 8192 });
+    assert.deepEqual(resolveWindow({ id: 'm', contextLength: 8192 }, {}), { window: 8192, source: 'server', reserve: DEFAULT_OUTPUT_TOKENS, serverWindow: 8192 });
     assert.deepEqual(resolveWindow({ id: 'm' }, { contextWindow: 4096 }), { window: 4096, source: 'profile', reserve: 2048 });
     assert.deepEqual(resolveWindow(undefined, {}), { reserve: DEFAULT_OUTPUT_TOKENS });
     assert.deepEqual(resolveWindow(undefined, { contextWindow: 0 }), { reserve: DEFAULT_OUTPUT_TOKENS }, 'a zero setting is no window');
@@ -70,7 +71,7 @@ describe('context window', () => {
     const base = estimatePromptTokens(messages) + 100;
     const window = resolveWindow({ id: 'm', contextLength: 8192, maxOutputTokens: 1000 }, {});
     const plain = contextMeter({ messages, extraTokens: 100, ...window, threshold: 80, compactable: 3 });
-    assert.deepEqual(plain, { used: base, window: 8192, windowSource: 'server', reserve: 1000, corrected: false, threshold: 80, compactable: 3 });
+    assert.deepEqual(plain, { used: base, window: 8192, windowSource: 'server', serverWindow: 8192, reserve: 1000, corrected: false, threshold: 80, compactable: 3 });
     const scaled = contextMeter({ messages, extraTokens: 100, last: { estimated: 200, actual: 300 }, ...window, threshold: 80, compactable: 3 });
     assert.equal(scaled.used, Math.round(base * 1.5));
     assert.equal(scaled.corrected, true);

@@ -25,7 +25,7 @@ describe('LM provider: model lists', () => {
         { id: 'openai/gpt-4o', context_length: 128000, architecture: { input_modalities: ['text', 'image'] }, top_provider: { context_length: 128000, max_completion_tokens: 16384 }, supported_parameters: ['tools', 'temperature'] },
         { id: 'x/text-only', context_length: 8192, architecture: { input_modalities: ['text'] }, supported_parameters: ['temperature'] },
         // LM Studio /api/v0/models
-        { id: 'qwen2-vl-7b', object: 'model', type: 'vlm', max_context_length: 32768, loaded_context_length: 8192, capabilities: ['tool_use'] },
+        { id: 'qwen2-vl-7b', object: 'model', type: 'vlm', state: 'loaded', max_context_length: 32768, loaded_context_length: 8192, capabilities: ['tool_use'] },
         // vLLM
         { id: 'meta-llama/Llama-3.1-8B', object: 'model', owned_by: 'vllm', max_model_len: 131072 },
         // Groq
@@ -40,19 +40,21 @@ describe('LM provider: model lists', () => {
     assert.deepEqual(list, [
       { id: 'openai/gpt-4o', contextLength: 128000, maxOutputTokens: 16384, toolCalling: true, imageInput: true },
       { id: 'x/text-only', contextLength: 8192, toolCalling: false, imageInput: false },
-      { id: 'qwen2-vl-7b', contextLength: 8192, toolCalling: true, imageInput: true },
-      { id: 'meta-llama/Llama-3.1-8B', contextLength: 131072 },
+      { id: 'qwen2-vl-7b', contextLength: 8192, modelMax: 32768, server: 'lmstudio', loaded: true, toolCalling: true, imageInput: true },
+      { id: 'meta-llama/Llama-3.1-8B', contextLength: 131072, server: 'vllm' },
       { id: 'llama-3.3-70b-versatile', contextLength: 131072, maxOutputTokens: 32768 },
       { id: 'mistral-small', contextLength: 32000, toolCalling: true, imageInput: false },
       { id: 'gpt-4o-mini' },
     ]);
-    // Ollama's native list and llama.cpp's meta.
-    assert.deepEqual(modelListFrom({ models: [{ name: 'llama3.2:latest' }, { id: 'gguf', meta: { n_ctx_train: 4096 } }] }), [{ id: 'llama3.2:latest' }, { id: 'gguf', contextLength: 4096 }]);
+    // Ollama's native list and llama.cpp's meta: n_ctx is the window loaded, n_ctx_train only the model's maximum.
+    assert.deepEqual(modelListFrom({ models: [{ name: 'llama3.2:latest' }, { id: 'gguf', meta: { n_ctx_train: 4096 } }, { id: 'c2048', meta: { n_ctx: 2048, n_ctx_train: 32768 } }] }),
+      [{ id: 'llama3.2:latest' }, { id: 'gguf', modelMax: 4096, server: 'llama.cpp' }, { id: 'c2048', contextLength: 2048, modelMax: 32768, server: 'llama.cpp' }]);
     assert.equal(modelListFrom({ error: 'nope' }), undefined);
   });
 
-  it('token limits: the server, else the settings, else the stated defaults; the reply room comes off the input', () => {
+  it('token limits: the server, lowered by a smaller setting, else the settings, else the stated defaults; the reply room comes off the input', () => {
     assert.deepEqual(tokenLimits({ contextLength: 128000, maxOutputTokens: 16384 }, { contextWindow: 999999, maxTokens: 10 }), { maxInputTokens: 111616, maxOutputTokens: 16384 });
+    assert.deepEqual(tokenLimits({ contextLength: 128000, maxOutputTokens: 16384 }, { contextWindow: 32768 }), { maxInputTokens: 16384, maxOutputTokens: 16384 });
     assert.deepEqual(tokenLimits({}, { contextWindow: 65536, maxTokens: 2000 }), { maxInputTokens: 63536, maxOutputTokens: 2000 });
     assert.deepEqual(tokenLimits({}, {}), { maxInputTokens: DEFAULT_CONTEXT_TOKENS - DEFAULT_OUTPUT_TOKENS, maxOutputTokens: DEFAULT_OUTPUT_TOKENS });
     // A reply limit larger than half the window is capped, so the prompt keeps room.

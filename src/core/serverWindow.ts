@@ -1,0 +1,204 @@
+// The window a local server really runs a model at, from its own endpoints, where its model list does not say it:
+// llama.cpp GET /props (`?model=` in router mode, whose bare /props answers `n_ctx: 0`), Ollama GET /api/ps (a loaded
+// model's `context_length`) and POST /api/show (a Modelfile's `num_ctx`), LM Studio GET /api/v0/models
+// (`loaded_context_length`). vLLM's list says it (`max_model_len`, read in modelInfo.ts).
+import { isRecord } from './errors';
+import { positive } from './contextWindow';
+import type { ModelInfo, ServerKind } from './modelInfo';
+import { readText, RequestAbort, send, type ClientOptions } from './transport';
+
+/** What the server says about the window it runs one model at. Unknown fields are undefined, never guessed. */
+export interface ServerWindow {
+  /** The window the server runs the model at, or will load it at (a configured `-c` or `num_ctx`). */
+  window?: number;
+  kind?: ServerKind;
+  /** Where the window came from, in words for the meter's tooltip. */
+  from?: string;
+  /** The model's own maximum (its training length), when the server runs it at less. */
+  modelMax?: number;
+  /** False while the model is not loaded: the figure may change when it is, so it is asked again after a reply. */
+  loaded?: boolean;
+}
+
+/**
+ * Ollama's window for a model with no `num_ctx` anywhere: 2,048 before 0.6.7, then 4,096; since 0.15.5 it is 4,096
+ * below 24 GiB of GPU memory, 32,768 from 24 GiB and 262,144 from 48 GiB (server/routes.go, `defaultNumCtx`), unless
+ * OLLAMA_CONTEXT_LENGTH sets it. Parley cannot see the GPU, so this is only the figure VS Code's chat is given.
+ */
+export const OLLAMA_DEFAULT_CONTEXT = 4096;
+
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** Ollama's names, with `:latest` added to an untagged one: `llama3.2` and `llama3.2:latest` are one model. */
+const ollamaName = (n: string): string => (/:[^/]*$/.test(n) ? n : `${n}:latest`);
+
+/**
+ * Asks a server what windows it runs its models at. The answers that cover every model (llama.cpp's /props, Ollama's
+ * /api/ps, LM Studio's model table) are asked once per probe and shared; make a new probe to ask again.
+ */
+export class WindowProbe {
+  private readonly shared = new Map<string, Promise<unknown>>();
+  /** Where the server's own endpoints live: the base URL without its `/v1`, so a path prefix (a proxy) is kept. */
+  private readonly root: string;
+
+  constructor(private readonly opts: ClientOptions, private readonly list: readonly ModelInfo[]) {
+    this.root = opts.endpoint.base.replace(/\/v1$/, '');
+  }
+
+  /** The window `model` runs at, by what its list entry says and, for a local server, what its own endpoints say. */
+  async windowOf(model: string): Promise<ServerWindow> {
+    const info = this.list.find((m) => m.id === model);
+    const fromList: ServerWindow = {
+      ...(info?.contextLength ? { window: info.contextLength, from: 'the server\'s model list' } : {}),
+      ...(info?.modelMax ? { modelMax: info.modelMax } : {}),
+      ...(info?.server ? { kind: info.server } : {}),
+      ...(info?.loaded === false ? { loaded: false } : {}),
+    };
+    const kind = info?.server ?? this.list.find((m) => m.server)?.server;
+    // vLLM's max_model_len is what it runs; any other list figure from a server Parley does not know is taken as is.
+    if (kind === 'vllm' || (kind === undefined && info?.contextLength)) return fromList;
+    // Only plain-HTTP servers (local ones) are asked for Ollama's and LM Studio's endpoints without a sign of them.
+    const local = kind === undefined && this.opts.endpoint.origin.startsWith('http:');
+    if (kind === 'llama.cpp' || kind === undefined) {
+      const w = await this.llamaCpp(model);
+      if (w) return { ...fromList, ...w, kind: 'llama.cpp' };
+      if (kind === 'llama.cpp') return fromList;
+    }
+    if (kind === 'lmstudio' || local) {
+      const w = await this.lmStudio(model);
+      if (w) return { ...fromList, ...w };
+    }
+    if (kind === 'ollama' || local) {
+      const w = await this.ollama(model);
+      if (w) return w;
+    }
+    return fromList;
+  }
+
+  /** GET {root}{path} (or POST it `body`) as JSON; undefined on any failure. */
+  private async json(path: string, body?: unknown): Promise<unknown> {
+    const req = new RequestAbort(this.opts.signal);
+    const stop = req.after(Math.min(this.opts.requestTimeoutMs ?? PROBE_TIMEOUT_MS, PROBE_TIMEOUT_MS), 'timeout');
+    try {
+      const a = await send(this.opts, body === undefined ? 'GET' : 'POST', `${this.root}${path}`, body === undefined ? undefined : JSON.stringify(body), req.signal);
+      if (!a.response.ok) {
+        await a.response.body?.cancel().catch(() => undefined);
+        return undefined;
+      }
+      return JSON.parse(await readText(a.response, 1024 * 1024));
+    } catch {
+      return undefined;
+    } finally {
+      stop();
+      req.dispose();
+    }
+  }
+
+  private once(path: string): Promise<unknown> {
+    let p = this.shared.get(path);
+    if (!p) this.shared.set(path, (p = this.json(path)));
+    return p;
+  }
+
+  /**
+   * llama.cpp: `default_generation_settings.n_ctx` of GET /props, the window of one slot (`n_ctx` in older builds).
+   * `?model=` picks the model in router mode and is ignored by a single-model server; `autoload=false` keeps the
+   * router from loading a model just to be asked (it answers 400 "model is not loaded" instead).
+   */
+  private async llamaCpp(model: string): Promise<ServerWindow | undefined> {
+    const props = await this.once(`/props?model=${encodeURIComponent(model)}&autoload=false`);
+    if (!isRecord(props)) return undefined;
+    const settings = isRecord(props.default_generation_settings) ? props.default_generation_settings : undefined;
+    const n = positive(settings?.n_ctx ?? props.n_ctx);
+    if (n !== undefined) return { window: n, from: 'llama.cpp\'s /props', loaded: true };
+    return settings || props.role === 'router' ? {} : undefined;
+  }
+
+  /** LM Studio: its own model table says `loaded_context_length` for a loaded model, `max_context_length` for any. */
+  private async lmStudio(model: string): Promise<ServerWindow | undefined> {
+    const table = await this.once('/api/v0/models');
+    const data = isRecord(table) && Array.isArray(table.data) ? table.data : undefined;
+    if (!data?.some((e) => isRecord(e) && typeof e.state === 'string')) return undefined;
+    const e = data.find((x): x is Record<string, unknown> => isRecord(x) && x.id === model);
+    const max = positive(e?.max_context_length);
+    const loaded = positive(e?.loaded_context_length);
+    return {
+      kind: 'lmstudio',
+      ...(loaded ? { window: loaded, from: 'LM Studio (the model as loaded)' } : {}),
+      ...(max && max !== loaded ? { modelMax: max } : {}),
+      loaded: e?.state === 'loaded',
+    };
+  }
+
+  /**
+   * Ollama: a loaded model's `context_length` in GET /api/ps (0.10 and later); else a Modelfile's `num_ctx` from POST
+   * /api/show, which Ollama loads it at (capped at the model's own length, `<arch>.context_length` in `model_info`).
+   * Neither: Ollama's default, which Parley cannot know (see OLLAMA_DEFAULT_CONTEXT): the window stays unknown.
+   */
+  private async ollama(model: string): Promise<ServerWindow | undefined> {
+    const ps = await this.once('/api/ps');
+    if (!isRecord(ps) || !Array.isArray(ps.models)) return undefined;
+    const name = ollamaName(model);
+    const running = ps.models.find((m): m is Record<string, unknown> => isRecord(m) && (m.name === name || m.model === name || m.name === model));
+    const n = positive(running?.context_length);
+    if (n !== undefined) return { kind: 'ollama', window: n, from: 'Ollama (/api/ps: the model as loaded)', loaded: true };
+    const show = await this.json('/api/show', { model });
+    const params = isRecord(show) && typeof show.parameters === 'string' ? show.parameters : '';
+    const info = isRecord(show) && isRecord(show.model_info) ? show.model_info : {};
+    const max = positive(Object.entries(info).find(([k]) => k.endsWith('.context_length'))?.[1]);
+    const numCtx = positive(Number(/^num_ctx\s+(\d+)/m.exec(params)?.[1]));
+    const window = numCtx !== undefined && max !== undefined ? Math.min(numCtx, max) : numCtx;
+    return {
+      kind: 'ollama', loaded: false,
+      ...(window ? { window, from: 'Ollama (num_ctx in the model\'s Modelfile)' } : {}),
+      ...(max && max !== window ? { modelMax: max } : {}),
+    };
+  }
+}
+
+const count = (n: number): string => n.toLocaleString('en-US');
+const SERVER_NAMES: Record<ServerKind, string> = { 'llama.cpp': 'llama.cpp', ollama: 'Ollama', lmstudio: 'LM Studio', vllm: 'vLLM' };
+
+/**
+ * How to make the server run a larger window, in words, for a prompt of `needed` tokens: each server's own switch,
+ * with the next power of two above `needed` (at most the model's own maximum) as the example.
+ */
+export function raiseHint(sw: Pick<ServerWindow, 'kind' | 'modelMax'>, needed: number): string {
+  if (sw.modelMax !== undefined && sw.modelMax < needed) {
+    return `The model itself takes at most ${count(sw.modelMax)} tokens, so only a shorter conversation fits.`;
+  }
+  let n = 4096;
+  while (n < needed) n *= 2;
+  if (sw.modelMax !== undefined) n = Math.min(n, sw.modelMax);
+  switch (sw.kind) {
+    case 'llama.cpp': return `To give the model more room, start llama-server with a larger window: -c ${n} (--ctx-size; in router mode, c = ${n} in the model's preset).`;
+    case 'ollama': return `To give the model more room, set OLLAMA_CONTEXT_LENGTH=${n} where the Ollama server runs, or PARAMETER num_ctx ${n} in the model's Modelfile (then ollama create).`;
+    case 'lmstudio': return `To give the model more room, load it in LM Studio with a larger context length (${n}: its load settings, or lms load --context-length ${n}).`;
+    case 'vllm': return `To give the model more room, start vLLM with a larger --max-model-len (${n}).`;
+    default: return 'To give the model more room, run it with a larger window on the server.';
+  }
+}
+
+/** The meter tooltip's lines about the window: where it came from, a setting not applied and why, a model not loaded. */
+export function windowNotes(sw: ServerWindow, w: { window?: number; source?: 'server' | 'profile'; serverWindow?: number; unapplied?: number }, model: string): string[] {
+  const name = sw.kind ? SERVER_NAMES[sw.kind] : 'The server';
+  const notes: string[] = [];
+  if (w.source === 'server') notes.push(`Window: what ${sw.kind ? name : 'the server'} runs (${sw.from ?? 'the server\'s model list'})`);
+  else if (w.source === 'profile') {
+    notes.push(w.serverWindow !== undefined
+      ? `Window: your contextWindow setting, smaller than the ${count(w.serverWindow)} tokens the server runs`
+      : 'Window: your contextWindow setting (the server does not say what it runs)');
+  }
+  if (w.unapplied !== undefined && w.serverWindow !== undefined) {
+    notes.push(`Your contextWindow setting (${count(w.unapplied)}) is not applied: the server runs this model at ${count(w.serverWindow)} tokens, and a longer prompt would fail or lose its start.`);
+  }
+  if (sw.modelMax !== undefined && w.serverWindow !== undefined && sw.modelMax > w.serverWindow) {
+    notes.push(`The model itself takes up to ${count(sw.modelMax)} tokens.`);
+  }
+  if (w.window === undefined && sw.loaded === false && sw.kind) {
+    notes.push(sw.kind === 'ollama'
+      ? `Ollama has not loaded ${model} yet and nothing sets its num_ctx: it will run it at Ollama's default window (${count(OLLAMA_DEFAULT_CONTEXT)} tokens on most machines; OLLAMA_CONTEXT_LENGTH changes it). Parley reads the real one once the model is loaded.`
+      : `${name} has not loaded ${model} yet: Parley reads its window once the model is loaded.`);
+  }
+  return notes;
+}

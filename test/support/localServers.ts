@@ -1,0 +1,164 @@
+// What four local servers answer about their models' windows, reproduced from their source where no recording exists,
+// and a request handler that serves them on the test server: llama.cpp (one model, and router mode), Ollama, LM
+// Studio and vLLM. Each body says where its shape comes from.
+import type { ServerResponse } from 'node:http';
+import type { RecordedRequest } from './server';
+
+type Json = Record<string, unknown>;
+
+/**
+ * llama.cpp `llama-server -m tiny.gguf -c <nCtx>`: GET /v1/models as the issue recorded it (`meta.n_ctx` is the
+ * window loaded, `meta.n_ctx_train` the model's training length), with the Ollama-style `models` list beside `data`
+ * (tools/server/server-context.cpp, handle_models).
+ */
+export function llamaCppModels(nCtx: number, nCtxTrain = 32_768, id = 'tiny.gguf'): Json {
+  return {
+    models: [{
+      name: id, model: id, modified_at: '', size: '', digest: '', type: 'model', description: '', tags: [''],
+      capabilities: ['completion'], parameters: '',
+      details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' },
+    }],
+    object: 'list',
+    data: [{
+      id, aliases: [], tags: [], object: 'model', created: 1_764_000_000, owned_by: 'llamacpp',
+      meta: { vocab_type: 2, n_vocab: 151_936, n_ctx_train: nCtxTrain, n_ctx: nCtx, n_embd: 896, n_params: 494_032_768, size: 391_000_000 },
+    }],
+  };
+}
+
+/**
+ * llama.cpp GET /props: `default_generation_settings.n_ctx` is one slot's window (`-c` divided among `-np` slots
+ * unless the cache is unified). Public, no key (tools/server/README.md, "GET /props").
+ */
+export function llamaCppProps(slotCtx: number, alias = 'tiny.gguf'): Json {
+  return {
+    default_generation_settings: {
+      id: 0, id_task: -1, n_ctx: slotCtx, speculative: false, is_processing: false,
+      params: { n_predict: -1, seed: 4_294_967_295, temperature: 0.8, top_k: 40, top_p: 0.95, min_p: 0.05 },
+    },
+    total_slots: 1, model_alias: alias, model_path: `/models/${alias}`, modalities: { vision: false, audio: false },
+    chat_template: '{{ messages }}', bos_token: '<s>', eos_token: '</s>', build_info: 'b6500-0123abcd', is_sleeping: false,
+  };
+}
+
+/**
+ * llama.cpp router mode (`llama-server --models-dir`): GET /v1/models lists every model with `status` (value and the
+ * child's args, where a preset's `-c` shows) and merges what a running child reported; GET /props without `?model=`
+ * is the router's own, with `n_ctx: 0` (tools/server/server-models.cpp, get_router_models and get_router_props).
+ */
+export const llamaCppRouter = {
+  models(models: Array<{ id: string; loaded: boolean; nCtx?: number; args?: string[] }>): Json {
+    return {
+      data: models.map((m) => ({
+        id: m.id, aliases: [], tags: [], object: 'model', owned_by: 'llamacpp', created: 1_764_000_000,
+        status: { value: m.loaded ? 'loaded' : 'unloaded', args: ['llama-server', '--host', '127.0.0.1', '--port', '0', '--alias', m.id, '-m', `/models/${m.id}.gguf`, ...(m.args ?? [])] },
+        architecture: { input_modalities: ['text'], output_modalities: ['text'] },
+        source: 'models_dir', can_remove: false,
+        ...(m.loaded && m.nCtx ? { meta: { vocab_type: 2, n_vocab: 151_936, n_ctx_train: 32_768, n_ctx: m.nCtx, n_embd: 896 } } : {}),
+      })),
+      object: 'list',
+    };
+  },
+  props: {
+    role: 'router', max_instances: 4, models_autoload: true, model_alias: 'llama-server', model_path: 'none',
+    default_generation_settings: { params: {}, n_ctx: 0 }, build_info: 'b6500-0123abcd',
+  },
+  /** router_validate_model with autoload off: `format_error_response("model is not loaded", ERROR_TYPE_INVALID_REQUEST)`. */
+  notLoaded: { error: { code: 400, message: 'model is not loaded', type: 'invalid_request_error' } },
+};
+
+/**
+ * Ollama (ollama/ollama at fb307609): GET /v1/models (openai/openai.go ToListCompletion: `owned_by` is the name's
+ * namespace), GET /api/ps (server/routes.go PsHandler; `context_length` since 0.10.0), POST /api/show (api/types.go
+ * ShowResponse: `parameters` as `ollama show` prints a Modelfile's, `model_info` with `<arch>.context_length`).
+ */
+export const ollama = {
+  models(ids: string[]): Json {
+    return { object: 'list', data: ids.map((id) => ({ id, object: 'model', created: 1_750_000_000, owned_by: 'library' })) };
+  },
+  ps(loaded: Array<{ name: string; contextLength: number }>): Json {
+    return {
+      models: loaded.map((m) => ({
+        name: m.name, model: m.name, size: 6_654_289_920, digest: '2ae6f6dd7a3dd734790bbbf58b8909a606e0e7e97e94b7604e0aa7ae4490e6d8',
+        details: { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'], parameter_size: '7.6B', quantization_level: 'Q4_K_M' },
+        expires_at: '2026-06-04T14:38:31.83753-07:00', size_vram: 6_654_289_920, context_length: m.contextLength,
+      })),
+    };
+  },
+  show(numCtx: number | undefined, trained: number): Json {
+    return {
+      modelfile: `# Modelfile generated by "ollama show"\nFROM /models/blobs/sha256-aaaa\n${numCtx ? `PARAMETER num_ctx ${numCtx}\n` : ''}PARAMETER stop "<|im_end|>"`,
+      parameters: `${numCtx ? `num_ctx                        ${numCtx}\n` : ''}stop                           "<|im_end|>"`,
+      template: '{{ .Prompt }}',
+      details: { parent_model: '', format: 'gguf', family: 'qwen2', families: ['qwen2'], parameter_size: '7.6B', quantization_level: 'Q4_K_M' },
+      model_info: { 'general.architecture': 'qwen2', 'general.parameter_count': 7_615_616_512, 'qwen2.context_length': trained, 'qwen2.embedding_length': 3584 },
+      capabilities: ['completion', 'tools'],
+      modified_at: '2026-05-10T08:06:48.639712648-07:00',
+    };
+  },
+};
+
+/**
+ * LM Studio: GET /v1/models gives ids only (`owned_by: organization_owner`); GET /api/v0/models has `state` and
+ * `max_context_length`, and `loaded_context_length` once loaded (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx).
+ * An unknown path answers 200 with a bare-string error (fixture lmstudio-200-unexpected-endpoint.http).
+ */
+export const lmStudio = {
+  models(ids: string[]): Json {
+    return { data: ids.map((id) => ({ id, object: 'model', owned_by: 'organization_owner' })), object: 'list' };
+  },
+  v0(models: Array<{ id: string; loaded?: number; max: number }>): Json {
+    return {
+      object: 'list',
+      data: models.map((m) => ({
+        id: m.id, object: 'model', type: 'llm', publisher: 'lmstudio-community', arch: 'qwen3', compatibility_type: 'gguf',
+        quantization: 'Q4_K_M', state: m.loaded ? 'loaded' : 'not-loaded', max_context_length: m.max,
+        ...(m.loaded ? { loaded_context_length: m.loaded } : {}),
+      })),
+    };
+  },
+  unexpected: (method: string, path: string): Json => ({ error: `Unexpected endpoint or method. (${method} ${path})` }),
+};
+
+/** vLLM GET /v1/models (vllm/entrypoints/openai/protocol.py ModelCard): `max_model_len` is the window it runs. */
+export function vllmModels(id: string, maxModelLen: number): Json {
+  return {
+    object: 'list',
+    data: [{
+      id, object: 'model', created: 1_750_000_000, owned_by: 'vllm', root: id, parent: null, max_model_len: maxModelLen,
+      permission: [{ id: 'modelperm-1', object: 'model_permission', created: 1_750_000_000, allow_create_engine: false, allow_sampling: true, allow_logprobs: true, allow_search_indices: false, allow_view: true, allow_fine_tuning: false, organization: '*', group: null, is_blocking: false }],
+    }],
+  };
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+/** What a local server answers to a GET or POST other than chat, by path; undefined: not one of these paths. */
+export type Routes = Record<string, (req: RecordedRequest) => { status?: number; body: unknown } | undefined>;
+
+/**
+ * Serves `routes` (by path without the query; the query is in `req.path`); an unknown path gets the server's own
+ * not-found answer: `kind` says whose (llama.cpp and vLLM 404 JSON, Ollama 404 plain text, LM Studio 200 JSON).
+ */
+export function serveRoutes(kind: 'llama.cpp' | 'ollama' | 'lmstudio' | 'vllm', routes: Routes) {
+  return (req: RecordedRequest, res: ServerResponse): boolean => {
+    const path = req.path.split('?')[0];
+    const route = routes[path];
+    const answer = route?.(req);
+    if (answer) {
+      json(res, answer.status ?? 200, answer.body);
+      return true;
+    }
+    if (req.method === 'POST' && path.endsWith('/chat/completions')) return false;
+    if (kind === 'ollama') {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('404 page not found');
+    } else if (kind === 'lmstudio') json(res, 200, lmStudio.unexpected(req.method, path));
+    else if (kind === 'vllm') json(res, 404, { detail: 'Not Found' });
+    else json(res, 404, { error: { code: 404, message: 'File Not Found', type: 'not_found_error' } });
+    return true;
+  };
+}
