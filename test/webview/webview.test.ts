@@ -1381,8 +1381,19 @@ describe('chat webview (Chromium)', function () {
       assert.deepEqual(unknown, {
         visible: true, state: 'unknown', text: '3.2k / ?', role: 'img', name: 'Context: 3,200 tokens, window unknown',
         min: null, max: null, now: null, valuetext: null,
-        title: 'Context window unknown: the server does not report it; set contextWindow for this model in the profile', fill: NaN, compact: false,
+        title: 'Context window unknown: the server does not report it; set parley.contextWindow, or contextWindow for this model in the profile', fill: NaN, compact: false,
       });
+      // The host's words about the window replace the generic line: where it came from, a setting not applied.
+      const notes = ['Window: what llama.cpp runs (llama.cpp\'s /props)', 'Your contextWindow setting (65,536) is not applied: the server runs this model at 2,048 tokens, and a longer prompt would fail or lose its start.'];
+      await host({ type: 'meter', meter: { ...METER, used: 1200, window: 2048, serverWindow: 2048, reserve: 1024, windowNotes: notes } });
+      const noted = (await meter()).title.split('\n');
+      assert.deepEqual(noted.slice(3, 5), notes);
+      assert.equal(noted.some((l) => l.startsWith('Window: from')), false);
+      // A prompt larger than the server's window: it will not be sent.
+      await host({ type: 'meter', meter: { ...METER, used: 2100, window: 2048, serverWindow: 2048, reserve: 1024, windowNotes: notes } });
+      assert.match((await meter()).title, /^The prompt is larger than the window the server runs: it will not be sent\. Compact, or start a new chat\.$/m);
+      await host({ type: 'meter', meter: { ...METER, window: undefined, windowSource: undefined, windowNotes: ['Ollama has not loaded qwen yet'] } });
+      assert.equal((await meter()).title, 'Context window unknown: the server does not report it; set parley.contextWindow, or contextWindow for this model in the profile\nOllama has not loaded qwen yet');
       assert.equal(await page.getByRole('meter').count(), 0);
       // Before the endpoint is ready there is no meter at all.
       await host({ type: 'meter' });
