@@ -49,6 +49,8 @@ const LAZY = {
   promptQuestion: 'src/vscode/promptQuestion.ts',
   /** Tool calls a model writes as text: loaded by the first request that offers tools. */
   textToolCalls: 'src/core/textToolCalls.ts',
+  /** What window a local server runs a model at, and its words: loaded by the first context meter. */
+  serverWindow: 'src/core/serverWindow.ts',
 };
 
 /**

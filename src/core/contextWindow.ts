@@ -117,19 +117,3 @@ export function overThreshold(meter: ContextMeterView): boolean {
   if (meter.threshold <= 0 || !meter.window) return false;
   return (meter.used / meter.window) * 100 >= meter.threshold;
 }
-
-/** A shortfall smaller than this is within the estimate's noise, never a dropped prompt. */
-const MIN_DROPPED_TOKENS = 256;
-
-/**
- * Whether the server's `prompt_tokens` says it dropped part of the prompt, as Ollama does (it cuts the start of a
- * prompt longer than its window and answers 200). `expected` is Parley's estimate of what was sent, corrected by the
- * last real count. With the server's window known: the estimate was larger than the window, the count fits in it,
- * and it is under 80 % of the estimate. Without it: the count is under half the estimate. Both: short by 256 or more.
- */
-export function promptDropped(a: { expected: number; actual: number; window?: number }): boolean {
-  const { expected, actual, window } = a;
-  if (!(expected > 0 && actual > 0) || expected - actual < MIN_DROPPED_TOKENS) return false;
-  if (window !== undefined) return expected > window && actual <= window && actual < expected * 0.8;
-  return actual < expected * 0.5;
-}

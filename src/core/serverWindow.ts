@@ -1,7 +1,9 @@
 // The window a local server really runs a model at, from its own endpoints, where its model list does not say it:
 // llama.cpp GET /props (`?model=` in router mode, whose bare /props answers `n_ctx: 0`), Ollama GET /api/ps (a loaded
 // model's `context_length`) and POST /api/show (a Modelfile's `num_ctx`), LM Studio GET /api/v0/models
-// (`loaded_context_length`). vLLM's list says it (`max_model_len`, read in modelInfo.ts).
+// (`loaded_context_length`). vLLM's list says it (`max_model_len`, read in modelInfo.ts). With the words about it:
+// the meter's notes, how to raise each server's window, the card of a prompt not sent, and of one the server cut.
+import type { ContextMeterView, ErrorView } from '../shared/protocol';
 import { isRecord } from './errors';
 import { positive } from './contextWindow';
 import type { ModelInfo, ServerKind } from './modelInfo';
@@ -201,4 +203,50 @@ export function windowNotes(sw: ServerWindow, w: { window?: number; source?: 'se
       : `${name} has not loaded ${model} yet: Parley reads its window once the model is loaded.`);
   }
   return notes;
+}
+
+/**
+ * The card of a turn not sent because its prompt does not fit: past the window (the server's, or a smaller setting)
+ * with older turns to summarize, Compact and retry; past the window the server runs, also how to raise it; with
+ * nothing to summarize, Retry (once the server's window is raised).
+ */
+export function notSentCard(m: ContextMeterView, sw: ServerWindow, model: string, keepTurns: number): ErrorView {
+  const over = m.serverWindow !== undefined && m.used >= m.serverWindow;
+  const limit = over ? `the ${count(m.serverWindow ?? 0)} tokens the server runs ${model} at` : count(m.window ?? 0);
+  const raise = over ? ` ${raiseHint(sw, m.used + m.reserve)}` : '';
+  return {
+    kind: 'context_length',
+    title: `This conversation no longer fits the model's window: about ${count(m.used)} tokens and ${count(m.reserve)} for the reply, of ${limit}. Nothing was sent.`,
+    hint: m.compactable > 0
+      ? `Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.${raise}`
+      : `There is nothing older to summarize (the last ${keepTurns} questions are kept word for word): start a new chat, or shorten the question.${raise}`,
+    actions: m.compactable > 0 ? ['compactRetry'] : ['retry'],
+  };
+}
+
+/** The card under a reply whose prompt the server cut (see promptDropped in contextWindow.ts). */
+export function droppedCard(a: { expected: number; actual: number; window?: number; reserve: number; compactable: boolean }, sw: ServerWindow, model: string): ErrorView {
+  const where = a.window !== undefined ? `, and it runs ${model} at ${count(a.window)}` : '';
+  return {
+    kind: 'context_length',
+    title: `The server dropped part of the prompt: it read ${count(a.actual)} tokens where Parley sent about ${count(a.expected)}${where}. This reply did not see the start of the conversation.`,
+    hint: `${a.compactable ? 'Compact the conversation, then regenerate. ' : ''}${raiseHint(sw, a.expected + a.reserve)}`,
+    actions: a.compactable ? ['compact'] : [],
+  };
+}
+
+/** A shortfall smaller than this is within the estimate's noise, never a dropped prompt. */
+const MIN_DROPPED_TOKENS = 256;
+
+/**
+ * Whether the server's `prompt_tokens` says it dropped part of the prompt, as Ollama does (it cuts the start of a
+ * prompt longer than its window and answers 200). `expected` is Parley's estimate of what was sent, corrected by the
+ * last real count. With the server's window known: the estimate was larger than the window, the count fits in it,
+ * and it is under 80 % of the estimate. Without it: the count is under half the estimate. Both: short by 256 or more.
+ */
+export function promptDropped(a: { expected: number; actual: number; window?: number }): boolean {
+  const { expected, actual, window } = a;
+  if (!(expected > 0 && actual > 0) || expected - actual < MIN_DROPPED_TOKENS) return false;
+  if (window !== undefined) return expected > window && actual <= window && actual < expected * 0.8;
+  return actual < expected * 0.5;
 }

@@ -230,7 +230,7 @@ export interface ContextMeterView {
   window?: number;
   /** Where the window came from: the server, or a contextWindow setting smaller than the server's window. */
   windowSource?: 'server' | 'profile';
-  /** The window the server runs the model at, when it says; a prompt larger than it is not sent. */
+  /** The window a local server runs the model at, when it says; a prompt larger than it is not sent. */
   serverWindow?: number;
   /** The window's source and any setting not applied, in words, for the tooltip (plain text). */
   windowNotes?: string[];

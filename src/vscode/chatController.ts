@@ -19,8 +19,8 @@ import { profileName, type Requester, type Selection } from './requester';
 import { guardMessage } from '../core/toolLoop';
 import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
 import { overrideFor } from '../core/profiles';
-import { contextMeter, correction, exceedsServer, fits, overThreshold, promptDropped, type WindowInfo } from '../core/contextWindow';
-import { raiseHint } from '../core/serverWindow';
+import { contextMeter, correction, exceedsServer, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
+import type * as ServerWindowModule from '../core/serverWindow';
 import { fitTools, type ToolFit } from '../core/toolFit';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
@@ -61,6 +61,9 @@ function pinToLastUsed(c: Conversation): void {
   c.profile = last.profile;
   c.model = last.model;
 }
+
+/** The cards about the server's window, with the window probe (dist/serverWindow.js, loaded by the first meter). */
+const windowWords = () => require('./serverWindow.js') as typeof ServerWindowModule;
 
 /** Images labelled by their bytes, not by what the file or the clipboard claimed, or why one is refused. */
 function checkImages(images: ImageView[]): ImageView[] | string {
@@ -563,18 +566,7 @@ export class ChatController implements vscode.Disposable {
     const w = await this.views.windowFor(target);
     // The window may be raised before the next try (a server restarted with a larger -c): it is asked again then.
     await this.views.afterReply(target, true);
-    const n = (x: number | undefined) => (x ?? 0).toLocaleString('en-US');
-    const over = exceedsServer(m);
-    const limit = over ? `the ${n(m.serverWindow)} tokens the server runs ${target.settings.model} at` : `${n(m.window)}`;
-    const raise = over ? ` ${raiseHint(w.server, m.used + m.reserve)}` : '';
-    this.runner.end(turn, 'error', {
-      kind: 'context_length',
-      title: `This conversation no longer fits the model's window: about ${n(m.used)} tokens and ${n(m.reserve)} for the reply, of ${limit}. Nothing was sent.`,
-      hint: m.compactable > 0
-        ? `Compact it: older turns are summarized by the same model and the latest are kept word for word. Or start a new chat.${raise}`
-        : `There is nothing older to summarize (the last ${target.settings.compaction.keepTurns} questions are kept word for word): start a new chat, or shorten the question.${raise}`,
-      actions: m.compactable > 0 ? ['compactRetry'] : ['retry'],
-    });
+    this.runner.end(turn, 'error', windowWords().notSentCard(m, w.server, target.settings.model, target.settings.compaction.keepTurns));
     return undefined;
   }
 
@@ -585,17 +577,11 @@ export class ChatController implements vscode.Disposable {
   private async droppedPrompt(target: ReadyTarget, turn: Turn, expected: number, actual: number): Promise<ErrorView | undefined> {
     await this.views.afterReply(target);
     const w = await this.views.windowFor(target);
-    if (!promptDropped({ expected, actual, window: w.serverWindow })) return undefined;
+    // Only a local server cuts a prompt silently; a cloud API refuses it, and may count cached tokens apart.
+    if (w.server.kind === undefined || !windowWords().promptDropped({ expected, actual, window: w.serverWindow })) return undefined;
     await this.views.afterReply(target, true);
-    const n = (x: number) => x.toLocaleString('en-US');
-    const where = w.serverWindow !== undefined ? `, and it runs ${target.settings.model} at ${n(w.serverWindow)}` : '';
     const compactable = planCompaction(this.conversation.turns.filter((x) => x !== turn), target.settings.compaction.keepTurns) !== undefined;
-    return {
-      kind: 'context_length',
-      title: `The server dropped part of the prompt: it read ${n(actual)} tokens where Parley sent about ${n(expected)}${where}. This reply did not see the start of the conversation.`,
-      hint: `${compactable ? 'Compact the conversation, then regenerate. ' : ''}${raiseHint(w.server, expected + w.reserve)}`,
-      actions: compactable ? ['compact'] : [],
-    };
+    return windowWords().droppedCard({ expected, actual, window: w.serverWindow, reserve: w.reserve, compactable }, w.server, target.settings.model);
   }
 
   /** The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none. */

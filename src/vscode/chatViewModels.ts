@@ -2,7 +2,8 @@
 import { listModelInfo } from '../core/client';
 import { resolveWindow, type WindowInfo } from '../core/contextWindow';
 import type { ModelInfo } from '../core/modelInfo';
-import { windowNotes, WindowProbe, type ServerWindow } from '../core/serverWindow';
+import type * as ServerWindowModule from '../core/serverWindow';
+import type { ServerWindow, WindowProbe } from '../core/serverWindow';
 import { errorView } from '../core/errorView';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
@@ -10,6 +11,9 @@ import type { Log } from './log';
 import { profileName, type ReadyTarget, type Requester, type Selection, type Target, type TargetProblem } from './requester';
 import { isLoopbackOrigin } from './secrets';
 import type { ViewChannel } from './viewChannel';
+
+/** The window probe and its words, in a file of their own (dist/serverWindow.js), loaded by the first meter. */
+const serverWindow = () => require('./serverWindow.js') as typeof ServerWindowModule;
 
 /**
  * Which list a target's models come from: its profile (headers can change what a gateway lists) and its models URL
@@ -118,7 +122,8 @@ export class ChatViewModels {
    * The model's window: what the server runs it at (its model list, else its own endpoints: llama.cpp's /props,
    * Ollama's /api/ps, LM Studio's model table), lowered by a smaller contextWindow setting (the profile's for the model
    * or parley.contextWindow, already in the target's settings), else the setting, else unknown; with its words for the
-   * meter. The reply's room from the same sources.
+   * meter. The reply's room from the same sources. `serverWindow` only for a local server (llama.cpp, Ollama, LM
+   * Studio, vLLM).
    */
   async windowFor(t: ReadyTarget): Promise<WindowInfo & { notes: string[]; server: ServerWindow }> {
     const s = t.settings;
@@ -127,13 +132,17 @@ export class ChatViewModels {
     let asked = this.windows.get(mk);
     if (!asked && this.lists.has(key)) {
       let probe = this.probes.get(key);
-      if (!probe) this.probes.set(key, (probe = new WindowProbe(this.requester.clientOptions(t), this.lists.get(key) ?? [])));
+      if (!probe) this.probes.set(key, (probe = new (serverWindow().WindowProbe)(this.requester.clientOptions(t), this.lists.get(key) ?? [])));
       this.windows.set(mk, (asked = probe.windowOf(s.model)));
     }
     const server = (await asked) ?? {};
     const info = this.lists.get(key)?.find((m) => m.id === s.model);
     const w = resolveWindow({ contextLength: server.window, maxOutputTokens: info?.maxOutputTokens }, { contextWindow: s.contextWindow }, s.maxTokens);
-    return { ...w, notes: windowNotes(server, w, s.model), server };
+    const notes = serverWindow().windowNotes(server, w, s.model);
+    // A prompt past serverWindow is not sent: only to a local server, which may cut it silently. A cloud API's error
+    // says so itself, and Parley's estimate is not close enough to refuse a prompt near a 128k window.
+    if (!server.kind) delete w.serverWindow;
+    return { ...w, notes, server };
   }
 
   /**

@@ -4,10 +4,10 @@
 // dropped prompt. Against a real server on 127.0.0.1 serving each server's bodies.
 import * as assert from 'node:assert/strict';
 import { listModelInfo } from '../../src/core/client';
-import { promptDropped, resolveWindow } from '../../src/core/contextWindow';
+import { resolveWindow } from '../../src/core/contextWindow';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { modelListFrom, tokenLimits } from '../../src/core/modelInfo';
-import { OLLAMA_DEFAULT_CONTEXT, raiseHint, windowNotes, WindowProbe } from '../../src/core/serverWindow';
+import { droppedCard, notSentCard, OLLAMA_DEFAULT_CONTEXT, promptDropped, raiseHint, windowNotes, WindowProbe } from '../../src/core/serverWindow';
 import { clientOptions } from '../support/client';
 import { llamaCppModels, llamaCppProps, llamaCppRouter, lmStudio, ollama, serveRoutes, vllmModels } from '../support/localServers';
 import { withServer, type RecordedRequest, type TestServer } from '../support/server';
@@ -193,5 +193,24 @@ describe('silent truncation: a prompt count far below the estimate', () => {
     assert.match(raiseHint({ kind: 'lmstudio', modelMax: 32_768 }, 40_000), /at most 32,768 tokens, so only a shorter conversation fits/);
     assert.match(raiseHint({ kind: 'vllm' }, 9000), /--max-model-len \(16384\)/);
     assert.match(raiseHint({}, 9000), /larger window on the server/);
+  });
+
+  it('the cards: a prompt not sent (Compact and retry, or Retry once the window is raised), and one the server cut', () => {
+    const m = { used: 6010, reserve: 2048, window: 4096, serverWindow: 4096, corrected: false, threshold: 85, compactable: 0 };
+    const alone = notSentCard(m, { kind: 'ollama' }, 'qwen2.5-coder:7b', 4);
+    assert.deepEqual(alone.actions, ['retry']);
+    assert.equal(alone.title, 'This conversation no longer fits the model\'s window: about 6,010 tokens and 2,048 for the reply, of the 4,096 tokens the server runs qwen2.5-coder:7b at. Nothing was sent.');
+    assert.match(alone.hint ?? '', /^There is nothing older to summarize \(the last 4 questions are kept word for word\): start a new chat, or shorten the question\. To give the model more room, set OLLAMA_CONTEXT_LENGTH=8192/);
+    const older = notSentCard({ ...m, compactable: 2 }, { kind: 'ollama' }, 'qwen2.5-coder:7b', 4);
+    assert.deepEqual(older.actions, ['compactRetry']);
+    // Past a smaller setting only: the setting's window, and nothing about the server.
+    const budget = notSentCard({ ...m, used: 1400, reserve: 750, window: 1500, compactable: 2 }, { kind: 'ollama' }, 'q', 4);
+    assert.match(budget.title, /of 1,500\. Nothing was sent\.$/);
+    assert.equal(budget.hint?.includes('OLLAMA_CONTEXT_LENGTH'), false);
+
+    const cut = droppedCard({ expected: 6010, actual: 3900, window: 4096, reserve: 2048, compactable: false }, { kind: 'ollama' }, 'qwen2.5-coder:7b');
+    assert.equal(cut.title, 'The server dropped part of the prompt: it read 3,900 tokens where Parley sent about 6,010, and it runs qwen2.5-coder:7b at 4,096. This reply did not see the start of the conversation.');
+    assert.deepEqual(cut.actions, []);
+    assert.deepEqual(droppedCard({ expected: 6010, actual: 2000, reserve: 2048, compactable: true }, { kind: 'lmstudio' }, 'q').actions, ['compact']);
   });
 });
