@@ -56,7 +56,7 @@ function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   if (max !== undefined && max !== context) info.modelMax = max;
   const owner = entry.owned_by;
   const server: ServerKind | undefined = owner === 'llamacpp' || entry.meta !== undefined || status ? 'llama.cpp'
-    : owner === 'vllm' ? 'vllm' : owner === 'organization_owner' || lmStudio ? 'lmstudio' : undefined;
+    : owner === 'vllm' ? 'vllm' : owner === 'organization_owner' || lmStudio ? 'lmstudio' : owner === 'library' ? 'ollama' : undefined;
   if (server) info.server = server;
   if (typeof state === 'string') info.loaded = state === 'loaded';
   const caps = entry.capabilities;

@@ -119,8 +119,8 @@ describe('the window the server runs: Ollama, LM Studio, vLLM', () => {
   it('Ollama: a loaded model\'s context_length from /api/ps', async () => {
     await withServer(ollamaServer, async (s) => {
       assert.deepEqual(await windowOf(s, 'qwen2.5-coder:7b'), { kind: 'ollama', window: 4096, from: 'Ollama (/api/ps: the model as loaded)', loaded: true });
-      // llama.cpp's /props is asked first and is not there; LM Studio's table neither.
-      assert.deepEqual(gets(s), ['GET /v1/models', 'GET /props?model=qwen2.5-coder%3A7b&autoload=false', 'GET /api/v0/models', 'GET /api/ps']);
+      // Ollama's list names the official models' owner `library`: no other server's endpoints are asked.
+      assert.deepEqual(gets(s), ['GET /v1/models', 'GET /api/ps']);
     });
   });
 
@@ -153,6 +153,16 @@ describe('the window the server runs: Ollama, LM Studio, vLLM', () => {
     await withServer((req, res) => void serveRoutes('vllm', { '/v1/models': () => ({ body: vllmModels('Qwen/Qwen2.5-7B-Instruct', 8192) }) })(req, res), async (s) => {
       assert.deepEqual(await windowOf(s, 'Qwen/Qwen2.5-7B-Instruct'), { window: 8192, from: 'the server\'s model list', kind: 'vllm' });
       assert.deepEqual(gets(s), ['GET /v1/models']);
+    });
+  });
+
+  it('a model of no namespace Ollama knows: llama.cpp\'s /props and LM Studio\'s table are asked, then /api/ps', async () => {
+    await withServer((req, res) => void serveRoutes('ollama', {
+      '/v1/models': () => ({ body: { object: 'list', data: [{ id: 'hf.co/bartowski/Qwen:Q4_K_M', object: 'model', created: 1_750_000_000, owned_by: 'bartowski' }] } }),
+      '/api/ps': () => ({ body: ollama.ps([{ name: 'hf.co/bartowski/Qwen:Q4_K_M', contextLength: 8192 }]) }),
+    })(req, res), async (s) => {
+      assert.equal((await windowOf(s, 'hf.co/bartowski/Qwen:Q4_K_M')).window, 8192);
+      assert.deepEqual(gets(s), ['GET /v1/models', 'GET /props?model=hf.co%2Fbartowski%2FQwen%3AQ4_K_M&autoload=false', 'GET /api/v0/models', 'GET /api/ps']);
     });
   });
 
