@@ -1,69 +1,69 @@
-// What four local servers answer about their models' windows, reproduced from their source where no recording exists,
-// and a request handler that serves them on the test server: llama.cpp (one model, and router mode), Ollama, LM
-// Studio and vLLM. Each body says where its shape comes from.
+// What four local servers answer about their models' windows (llama.cpp's as recorded from a real llama-server, the
+// others reproduced from their source), and a request handler that serves them on the test server: llama.cpp (one
+// model, and router mode), Ollama, LM Studio and vLLM. Each body says where its shape comes from.
+import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
+import { resolve } from 'node:path';
 import type { RecordedRequest } from './server';
 
 type Json = Record<string, unknown>;
 
+/** A recorded body in test/fixtures/windows (SOURCES.md there says how each was recorded). */
+function recorded(name: string): Json {
+  // Bundled into out/test/<unit|integration>/: three levels below the repository.
+  return JSON.parse(readFileSync(resolve(__dirname, '../../../test/fixtures/windows', name), 'utf8')) as Json;
+}
+
+type Entry = Json & { meta: Json; status: Json };
+
 /**
- * llama.cpp `llama-server -m tiny.gguf -c <nCtx>`: GET /v1/models as the issue recorded it (`meta.n_ctx` is the
- * window loaded, `meta.n_ctx_train` the model's training length), with the Ollama-style `models` list beside `data`
- * (tools/server/server-context.cpp, handle_models).
+ * llama.cpp `llama-server -m tiny.gguf -c <nCtx>`: GET /v1/models as recorded from a real server at `-c 2048`
+ * (`meta.n_ctx` is the window loaded, `meta.n_ctx_train` the model's training length), with its id and those two set.
  */
 export function llamaCppModels(nCtx: number, nCtxTrain = 32_768, id = 'tiny.gguf'): Json {
-  return {
-    models: [{
-      name: id, model: id, modified_at: '', size: '', digest: '', type: 'model', description: '', tags: [''],
-      capabilities: ['completion'], parameters: '',
-      details: { parent_model: '', format: 'gguf', family: '', families: [''], parameter_size: '', quantization_level: '' },
-    }],
-    object: 'list',
-    data: [{
-      id, aliases: [], tags: [], object: 'model', created: 1_764_000_000, owned_by: 'llamacpp',
-      meta: { vocab_type: 2, n_vocab: 151_936, n_ctx_train: nCtxTrain, n_ctx: nCtx, n_embd: 896, n_params: 494_032_768, size: 391_000_000 },
-    }],
-  };
+  const body = recorded('llamacpp-v1-models-single-c2048.json') as Json & { models: Json[]; data: Entry[] };
+  body.models[0].name = body.models[0].model = id;
+  const entry = body.data[0];
+  Object.assign(entry, { id, aliases: [id] });
+  Object.assign(entry.meta, { n_ctx: nCtx, n_ctx_train: nCtxTrain });
+  return body;
 }
 
 /**
- * llama.cpp GET /props: `default_generation_settings.n_ctx` is one slot's window (`-c` divided among `-np` slots
- * unless the cache is unified). Public, no key (tools/server/README.md, "GET /props").
+ * llama.cpp GET /props, recorded (`-c 2048`, 4 slots sharing one unified cache): `default_generation_settings.n_ctx`
+ * is one slot's window. Public, no key. `slotCtx` and `alias` replace the recorded ones.
  */
 export function llamaCppProps(slotCtx: number, alias = 'tiny.gguf'): Json {
-  return {
-    default_generation_settings: {
-      id: 0, id_task: -1, n_ctx: slotCtx, speculative: false, is_processing: false,
-      params: { n_predict: -1, seed: 4_294_967_295, temperature: 0.8, top_k: 40, top_p: 0.95, min_p: 0.05 },
-    },
-    total_slots: 1, model_alias: alias, model_path: `/models/${alias}`, modalities: { vision: false, audio: false },
-    chat_template: '{{ messages }}', bos_token: '<s>', eos_token: '</s>', build_info: 'b6500-0123abcd', is_sleeping: false,
-  };
+  const body = recorded('llamacpp-props-single-c2048.json') as Json & { default_generation_settings: Json };
+  body.default_generation_settings.n_ctx = slotCtx;
+  Object.assign(body, { model_alias: alias, model_path: alias });
+  return body;
 }
 
 /**
- * llama.cpp router mode (`llama-server --models-dir`): GET /v1/models lists every model with `status` (value and the
- * child's args, where a preset's `-c` shows) and merges what a running child reported; GET /props without `?model=`
- * is the router's own, with `n_ctx: 0` (tools/server/server-models.cpp, get_router_models and get_router_props).
+ * llama.cpp router mode (`llama-server --models-dir`), recorded with two models loaded: GET /v1/models lists each with
+ * `status` (its value and the child's args, where a preset's `-c` shows) and, while it runs, the child's `meta`; GET
+ * /props without `?model=` is the router's own, `n_ctx: 0`. A model not loaded is the recorded entry without `meta`,
+ * status `unloaded` (tools/server/server-models.cpp, get_router_models: loaded_info is merged only while running).
  */
 export const llamaCppRouter = {
   models(models: Array<{ id: string; loaded: boolean; nCtx?: number; args?: string[] }>): Json {
+    const [template] = (recorded('llamacpp-router-v1-models-both-loaded.json') as { data: Entry[] }).data;
     return {
-      data: models.map((m) => ({
-        id: m.id, aliases: [], tags: [], object: 'model', owned_by: 'llamacpp', created: 1_764_000_000,
-        status: { value: m.loaded ? 'loaded' : 'unloaded', args: ['llama-server', '--host', '127.0.0.1', '--port', '0', '--alias', m.id, '-m', `/models/${m.id}.gguf`, ...(m.args ?? [])] },
-        architecture: { input_modalities: ['text'], output_modalities: ['text'] },
-        source: 'models_dir', can_remove: false,
-        ...(m.loaded && m.nCtx ? { meta: { vocab_type: 2, n_vocab: 151_936, n_ctx_train: 32_768, n_ctx: m.nCtx, n_embd: 896 } } : {}),
-      })),
+      data: models.map((m) => {
+        const { meta, status, ...rest } = structuredClone(template);
+        const args = (status.args as string[]).map((a) => a.replace(/tiny-a/g, m.id)).concat(m.args ?? []);
+        return {
+          ...rest, id: m.id,
+          status: { ...status, value: m.loaded ? 'loaded' : 'unloaded', args },
+          ...(m.loaded ? { meta: { ...meta, n_ctx: m.nCtx ?? meta.n_ctx } } : {}),
+        };
+      }),
       object: 'list',
     };
   },
-  props: {
-    role: 'router', max_instances: 4, models_autoload: true, model_alias: 'llama-server', model_path: 'none',
-    default_generation_settings: { params: {}, n_ctx: 0 }, build_info: 'b6500-0123abcd',
-  },
-  /** router_validate_model with autoload off: `format_error_response("model is not loaded", ERROR_TYPE_INVALID_REQUEST)`. */
+  props: recorded('llamacpp-router-props-no-model.json'),
+  /** Reproduced from source: router_validate_model with autoload off, `format_error_response("model is not loaded", ERROR_TYPE_INVALID_REQUEST)`. */
   notLoaded: { error: { code: 400, message: 'model is not loaded', type: 'invalid_request_error' } },
 };
 

@@ -3,6 +3,8 @@
 // contextWindow setting wins and a larger one is shown as not applied; a prompt count far below the estimate is a
 // dropped prompt. Against a real server on 127.0.0.1 serving each server's bodies.
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { listModelInfo } from '../../src/core/client';
 import { resolveWindow } from '../../src/core/contextWindow';
 import { resolveEndpoint } from '../../src/core/endpoint';
@@ -19,7 +21,27 @@ async function windowOf(s: TestServer, model: string) {
 }
 const gets = (s: TestServer) => s.requests.map((r) => `${r.method} ${r.path}`);
 
+/** A recorded body from test/fixtures/windows, as it is. */
+const fixture = (name: string): unknown => JSON.parse(readFileSync(resolve(__dirname, '../../../test/fixtures/windows', name), 'utf8'));
+
 describe('the window the server runs: llama.cpp (issue 34, item 1)', () => {
+  it('the recorded bodies of a real llama-server, as they are: -c 2048 in /v1/models and /props; router mode per model', async () => {
+    assert.deepEqual(modelListFrom(fixture('llamacpp-v1-models-single-c2048.json')), [{ id: 'exp/tiny.gguf', contextLength: 2048, modelMax: 32_768, server: 'llama.cpp' }]);
+    assert.deepEqual(modelListFrom(fixture('llamacpp-router-v1-models-both-loaded.json')), [
+      { id: 'tiny-a', contextLength: 4096, server: 'llama.cpp', loaded: true, imageInput: false },
+      { id: 'tiny-b', contextLength: 8192, server: 'llama.cpp', loaded: true, imageInput: false },
+    ]);
+    await withServer((req, res) => void serveRoutes('llama.cpp', {
+      '/v1/models': () => ({ body: fixture('llamacpp-router-v1-models-both-loaded.json') }),
+      '/props': (r) => ({ body: fixture(r.path.includes('model=tiny-a') ? 'llamacpp-router-props-model-tiny-a.json' : 'llamacpp-router-props-no-model.json') }),
+    })(req, res), async (s) => {
+      assert.equal((await windowOf(s, 'tiny-a')).window, 4096, 'the child\'s /props');
+      // Were /props asked without ?model=, its n_ctx 0 would say nothing: the list's meta.n_ctx stands.
+      assert.equal((await windowOf(s, 'tiny-b')).window, 8192);
+    });
+  });
+
+
   it('-c 2048 is the window, not the model\'s training length of 32,768: in the list, the meter and VS Code\'s chat', () => {
     const [m] = modelListFrom(llamaCppModels(2048, 32_768)) ?? [];
     assert.equal(m.contextLength, 2048, 'meta.n_ctx, the window loaded');
@@ -87,7 +109,7 @@ describe('the window the server runs: llama.cpp router mode (issue 34, item 3)',
 
   it('a loaded model\'s window comes from /props?model=, never from the router\'s own n_ctx 0', async () => {
     await withServer(router, async (s) => {
-      assert.deepEqual(await windowOf(s, 'qwen-small'), { window: 4096, from: 'llama.cpp\'s /props', modelMax: 32_768, kind: 'llama.cpp', loaded: true });
+      assert.deepEqual(await windowOf(s, 'qwen-small'), { window: 4096, from: 'llama.cpp\'s /props', kind: 'llama.cpp', loaded: true });
     });
   });
 
