@@ -18,10 +18,10 @@ type Entry = Json & { meta: Json; status: Json };
 
 /**
  * llama.cpp `llama-server -m tiny.gguf -c <nCtx>`: GET /v1/models as recorded from a real server at `-c 2048`
- * (`meta.n_ctx` is the window loaded, `meta.n_ctx_train` the model's training length), with its id and those two set.
+ * (`meta.n_ctx` is the window it runs, `meta.n_ctx_train` the model's training length), with its id and those two set.
  */
 export function llamaCppModels(nCtx: number, nCtxTrain = 32_768, id = 'tiny.gguf'): Json {
-  const body = recorded('llamacpp-v1-models-single-c2048.json') as Json & { models: Json[]; data: Entry[] };
+  const body = recorded('llamacpp-v1-models.json') as Json & { models: Json[]; data: Entry[] };
   body.models[0].name = body.models[0].model = id;
   const entry = body.data[0];
   Object.assign(entry, { id, aliases: [id] });
@@ -30,29 +30,28 @@ export function llamaCppModels(nCtx: number, nCtxTrain = 32_768, id = 'tiny.gguf
 }
 
 /**
- * llama.cpp GET /props, recorded (`-c 2048`, 4 slots sharing one unified cache): `default_generation_settings.n_ctx`
- * is one slot's window. Public, no key. `slotCtx` and `alias` replace the recorded ones.
+ * llama.cpp GET /props, recorded at `-c 2048`: `default_generation_settings.n_ctx` is one slot's window. Public, no
+ * key. A router answers GET /props?model= with its child's, the same. `slotCtx` and `alias` replace the recorded ones.
  */
 export function llamaCppProps(slotCtx: number, alias = 'tiny.gguf'): Json {
-  const body = recorded('llamacpp-props-single-c2048.json') as Json & { default_generation_settings: Json };
+  const body = recorded('llamacpp-props.json') as Json & { default_generation_settings: Json };
   body.default_generation_settings.n_ctx = slotCtx;
   Object.assign(body, { model_alias: alias, model_path: alias });
   return body;
 }
 
 /**
- * llama.cpp router mode (`llama-server --models-dir`), recorded with two models loaded: GET /v1/models lists each with
- * `status` (its value and the child's args, where a preset's `-c` shows) and, while it runs, the child's `meta`; GET
- * /props without `?model=` is the router's own, `n_ctx: 0`. A model not loaded is the recorded entry without `meta`,
- * status `unloaded` (tools/server/server-models.cpp, get_router_models: loaded_info is merged only while running).
+ * llama.cpp router mode (`llama-server --models-dir`), recorded: GET /v1/models lists each model with `status` (its
+ * value and the child's args, where a preset's `-c` shows) and, only while it runs, the child's `meta`; GET /props
+ * without `?model=` is the router's own, `n_ctx: 0`. `models()` makes the list from the recorded loaded entry.
  */
 export const llamaCppRouter = {
   models(models: Array<{ id: string; loaded: boolean; nCtx?: number; args?: string[] }>): Json {
-    const [template] = (recorded('llamacpp-router-v1-models-both-loaded.json') as { data: Entry[] }).data;
+    const template = (recorded('llamacpp-router-v1-models-one-loaded.json') as { data: Entry[] }).data.find((e) => e.meta) as Entry;
     return {
       data: models.map((m) => {
         const { meta, status, ...rest } = structuredClone(template);
-        const args = (status.args as string[]).map((a) => a.replace(/tiny-a/g, m.id)).concat(m.args ?? []);
+        const args = (status.args as string[]).map((a) => a.replace(/tiny-b/g, m.id)).concat(m.args ?? []);
         return {
           ...rest, id: m.id,
           status: { ...status, value: m.loaded ? 'loaded' : 'unloaded', args },
@@ -62,8 +61,8 @@ export const llamaCppRouter = {
       object: 'list',
     };
   },
-  props: recorded('llamacpp-router-props-no-model.json'),
-  /** Reproduced from source: router_validate_model with autoload off, `format_error_response("model is not loaded", ERROR_TYPE_INVALID_REQUEST)`. */
+  props: recorded('llamacpp-router-props.json'),
+  /** From the same source (server-models.cpp, router_validate_model): `?model=` of a model not loaded, with autoload off. */
   notLoaded: { error: { code: 400, message: 'model is not loaded', type: 'invalid_request_error' } },
 };
 

@@ -26,21 +26,28 @@ const fixture = (name: string): unknown => JSON.parse(readFileSync(resolve(__dir
 
 describe('the window the server runs: llama.cpp (issue 34, item 1)', () => {
   it('the recorded bodies of a real llama-server, as they are: -c 2048 in /v1/models and /props; router mode per model', async () => {
-    assert.deepEqual(modelListFrom(fixture('llamacpp-v1-models-single-c2048.json')), [{ id: 'exp/tiny.gguf', contextLength: 2048, modelMax: 32_768, server: 'llama.cpp' }]);
-    assert.deepEqual(modelListFrom(fixture('llamacpp-router-v1-models-both-loaded.json')), [
-      { id: 'tiny-a', contextLength: 4096, server: 'llama.cpp', loaded: true, imageInput: false },
+    assert.deepEqual(modelListFrom(fixture('llamacpp-v1-models.json')), [{ id: 'tiny', contextLength: 2048, modelMax: 32_768, server: 'llama.cpp' }]);
+    // Router mode: a model not loaded has no meta, so no window; a loaded one its child's n_ctx.
+    assert.deepEqual(modelListFrom(fixture('llamacpp-router-v1-models-one-loaded.json')), [
+      { id: 'tiny-a', server: 'llama.cpp', loaded: false, imageInput: false },
       { id: 'tiny-b', contextLength: 8192, server: 'llama.cpp', loaded: true, imageInput: false },
     ]);
-    await withServer((req, res) => void serveRoutes('llama.cpp', {
-      '/v1/models': () => ({ body: fixture('llamacpp-router-v1-models-both-loaded.json') }),
-      '/props': (r) => ({ body: fixture(r.path.includes('model=tiny-a') ? 'llamacpp-router-props-model-tiny-a.json' : 'llamacpp-router-props-no-model.json') }),
-    })(req, res), async (s) => {
-      assert.equal((await windowOf(s, 'tiny-a')).window, 4096, 'the child\'s /props');
-      // Were /props asked without ?model=, its n_ctx 0 would say nothing: the list's meta.n_ctx stands.
-      assert.equal((await windowOf(s, 'tiny-b')).window, 8192);
+    let list = 'llamacpp-router-v1-models-unloaded.json';
+    await withServer((req, res) => {
+      const q = new URL(req.path, 'http://x').searchParams;
+      void serveRoutes('llama.cpp', {
+        '/v1/models': () => ({ body: fixture(list) }),
+        '/props': () => (!q.get('model') ? { body: fixture('llamacpp-router-props.json') }
+          : q.get('model') === 'tiny-b' && list.endsWith('one-loaded.json') ? { body: llamaCppProps(8192, 'tiny-b') }
+          : { status: 400, body: llamaCppRouter.notLoaded }),
+      })(req, res);
+    }, async (s) => {
+      assert.deepEqual(await windowOf(s, 'tiny-b'), { kind: 'llama.cpp', loaded: false }, 'not loaded yet: unknown, never the router\'s 0');
+      list = 'llamacpp-router-v1-models-one-loaded.json';
+      assert.deepEqual(await windowOf(s, 'tiny-b'), { window: 8192, from: 'llama.cpp\'s /props', kind: 'llama.cpp', loaded: true });
+      assert.deepEqual(await windowOf(s, 'tiny-a'), { kind: 'llama.cpp', loaded: false });
     });
   });
-
 
   it('-c 2048 is the window, not the model\'s training length of 32,768: in the list, the meter and VS Code\'s chat', () => {
     const [m] = modelListFrom(llamaCppModels(2048, 32_768)) ?? [];
@@ -109,7 +116,8 @@ describe('the window the server runs: llama.cpp router mode (issue 34, item 3)',
 
   it('a loaded model\'s window comes from /props?model=, never from the router\'s own n_ctx 0', async () => {
     await withServer(router, async (s) => {
-      assert.deepEqual(await windowOf(s, 'qwen-small'), { window: 4096, from: 'llama.cpp\'s /props', kind: 'llama.cpp', loaded: true });
+      // The recorded entry's model is trained at 8,192; the router runs this one at 4,096.
+      assert.deepEqual(await windowOf(s, 'qwen-small'), { window: 4096, from: 'llama.cpp\'s /props', modelMax: 8192, kind: 'llama.cpp', loaded: true });
     });
   });
 
