@@ -3,7 +3,7 @@
 // Servers put the context window under different names, and none is standard. Read here, in this order:
 // LM Studio `loaded_context_length` (what is loaded now), `max_context_length` (Mistral's window; for LM Studio, whose
 // entries have a `state`, only the model's maximum), OpenRouter `top_provider.context_length` and `context_length` (also
-// Together), vLLM `max_model_len`, Groq `context_window`, llama.cpp `meta.n_ctx` (the window loaded, `-c`), LiteLLM
+// Together), vLLM `max_model_len`, Groq `context_window`, llama.cpp `meta.n_ctx` (the window it runs, `-c`), LiteLLM
 // `max_input_tokens`. llama.cpp's `meta.n_ctx_train` is the model's training length, not the window it runs: only
 // `modelMax`. Output limits: OpenRouter `top_provider.max_completion_tokens`, Groq `max_completion_tokens`, LiteLLM
 // `max_output_tokens`.
