@@ -11,8 +11,8 @@ const COMPACT_FROM_PERCENT = 50;
 const UNKNOWN_WINDOW_TITLE = 'Context window unknown: the server does not report it; set parley.contextWindow, or contextWindow for this model in the profile';
 
 const SOURCE_WORDS: Record<NonNullable<ContextMeterView['windowSource']>, string> = {
-  server: 'Window: what the server runs',
-  profile: 'Window: your contextWindow setting',
+  server: 'Window: from the server\'s model list',
+  profile: 'Window: from the profile\'s contextWindow setting',
 };
 
 /** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
