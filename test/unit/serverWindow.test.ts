@@ -26,7 +26,7 @@ const fixture = (name: string): unknown => JSON.parse(readFileSync(resolve(__dir
 
 describe('the window the server runs: llama.cpp (issue 34, item 1)', () => {
   it('the recorded bodies of a real llama-server, as they are: -c 2048 in /v1/models and /props; router mode per model', async () => {
-    assert.deepEqual(modelListFrom(fixture('llamacpp-v1-models.json')), [{ id: 'tiny', contextLength: 2048, modelMax: 32_768, server: 'llama.cpp' }]);
+    assert.deepEqual(modelListFrom(fixture('llamacpp-v1-models.json')), [{ id: 'tiny', contextLength: 2048, modelMax: 32_768, server: 'llama.cpp', imageInput: false }]);
     // Router mode: a model not loaded has no meta, so no window; a loaded one its child's n_ctx.
     assert.deepEqual(modelListFrom(fixture('llamacpp-router-v1-models-one-loaded.json')), [
       { id: 'tiny-a', server: 'llama.cpp', loaded: false, imageInput: false },
