@@ -223,6 +223,8 @@ function killGroup(pid, signal) {
 /**
  * @typedef {object} LlamaServerOptions
  * @property {string} [model]            A GGUF file: one model, the ordinary mode (`-m`).
+ * @property {string|null} [alias]      With `model`: the id the server gives it (`--alias`); default the file's name
+ *                                       without `.gguf`, as router mode names its models; null: the path, as given.
  * @property {string[]} [models]         GGUF files for router mode: linked into a temporary --models-dir, each
  *                                       served under its file name without `.gguf`.
  * @property {string} [routerModelsDir]  A --models-dir of your own, for router mode.
@@ -237,6 +239,7 @@ function killGroup(pid, signal) {
  * @typedef {object} LlamaServer
  * @property {string} url        http://127.0.0.1:PORT (no /v1)
  * @property {number} port
+ * @property {string} binary     The llama-server that runs.
  * @property {string[]} args     The command line after the binary, for reports.
  * @property {() => string} output  What the server has printed so far (stdout and stderr, the last 1 MB).
  * @property {() => Promise<void>} stop  Stops it (and, in router mode, the model processes it started).
@@ -248,13 +251,15 @@ function killGroup(pid, signal) {
  * @param {LlamaServerOptions} options
  * @returns {Promise<LlamaServer>}
  */
-export async function startLlamaServer({ model, models, routerModelsDir, ctx, apiKey, jinja = true, extraArgs = [], echo = false } = {}) {
+export async function startLlamaServer({ model, alias, models, routerModelsDir, ctx, apiKey, jinja = true, extraArgs = [], echo = false } = {}) {
   const binary = ensureLlamaServer();
   if ([model, models, routerModelsDir].filter((x) => x !== undefined).length !== 1) throw new Error('startLlamaServer: give exactly one of model, models or routerModelsDir');
   let tempDir;
   let modelArgs;
   if (model) {
     modelArgs = ['-m', resolve(model)];
+    const id = alias === undefined ? basename(model).replace(/\.gguf$/i, '') : alias;
+    if (id !== null) modelArgs.push('--alias', id);
   } else {
     let dir = routerModelsDir;
     if (models) {
@@ -324,7 +329,7 @@ export async function startLlamaServer({ model, models, routerModelsDir, ctx, ap
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, port, args, output: () => output, stop };
+  return { url, port, binary, args, output: () => output, stop };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

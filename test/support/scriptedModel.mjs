@@ -115,10 +115,10 @@ export const selectorToken = (script) => `<|script:${script}|>`;
  * between the selector and the reply.
  */
 function chatTemplate(scripts, defaultScript, afterToolScript) {
-  const triggers = scripts
-    .filter((s) => s.trigger)
-    .map((s, i) => `        {%- ${i ? 'elif' : 'if'} ${jinjaString(s.trigger)} in sel.text %}{%- set sel.script = ${jinjaString(s.name)} %}\n`)
-    .join('');
+  const triggered = scripts.filter((s) => s.trigger);
+  const triggers = triggered.length
+    ? `${triggered.map((s, i) => `        {%- ${i ? 'elif' : 'if'} ${jinjaString(s.trigger)} in sel.text %}{%- set sel.script = ${jinjaString(s.name)} %}\n`).join('')}        {%- endif %}\n`
+    : '';
   return `{%- if tools %}
     {{- '<|im_start|>system\\n' }}
     {%- if messages[0].role == 'system' %}
@@ -204,8 +204,7 @@ function chatTemplate(scripts, defaultScript, afterToolScript) {
         {%- set sel.script = ${jinjaString(afterToolScript)} %}
     {%- elif messages[-1].role == 'user' and messages[-1].content is string %}
         {%- set sel.text = messages[-1].content %}
-${triggers}        {%- endif %}
-    {%- endif %}
+${triggers}    {%- endif %}
     {{- '<|im_start|>assistant\\n<|script:' + sel.script + '|>' }}
 {%- endif %}`;
 }
