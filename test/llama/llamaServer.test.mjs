@@ -194,6 +194,15 @@ describe('llama-server (real, from llama.cpp source) with a scripted model, -c 2
     assert.equal(untooled.choices[0].message.tool_calls, undefined);
   });
 
+  it('answers 500 when the scripted call does not fit the tools offered (the grammar llama.cpp holds a call to)', async () => {
+    const other = { type: 'function', function: { name: 'search_text', parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } };
+    const r = await post(server, '/v1/chat/completions', { messages: [{ role: 'user', content: 'Read the README. #tool' }], tools: [other] });
+    assert.equal(r.status, 500);
+    const text = await r.text();
+    assert.match(JSON.parse(text).error.message, /Unexpected empty grammar stack/);
+    matchesRecording('error-500-grammar-empty-stack.json', text, scrub);
+  });
+
   it('answers a tool result with the after-tool script', async () => {
     const calls = [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"README.md"}' } }];
     const messages = [

@@ -30,6 +30,8 @@ import { GGUF_TYPE, encodeGguf } from './gguf.mjs';
 export const DEFAULT_SCRIPTS = Object.freeze([
   { name: 'plain', reply: 'Hello from the tiny model. It answers every question the same way.' },
   { name: 'think', trigger: '#think', reply: '<think>\nThe user asks for 2 + 2. That is 4.\n</think>\n\nThe answer is 4.' },
+  // With tools offered llama.cpp holds a call to them by a grammar: offer a read_file that takes a path, or the
+  // server answers 500 ("Unexpected empty grammar stack…"). Without tools the call stays text in the content.
   { name: 'tool', trigger: '#tool', reply: '<tool_call>\n{"name": "read_file", "arguments": {"path": "README.md"}}\n</tool_call>' },
   { name: 'answer', reply: 'The tool answered. That is all I needed.' },
   { name: 'json', trigger: '#json', reply: '{"answer": 4, "unit": "apples", "sure": true}' },
