@@ -25,7 +25,10 @@ const LOCK = `${LLAMA_DIR}.lock`;
 /** Where the built server lives once ensureLlamaServer() has run. */
 export const llamaPaths = Object.freeze({ dir: LLAMA_DIR, binary: join(LLAMA_DIR, 'bin', 'llama-server'), stamp: STAMP });
 
-/** The cmake options: the server alone, on any x86-64 with AVX2 (not just this CPU), nothing fetched at build time. */
+/**
+ * The cmake options: the server alone, for this architecture in general rather than this CPU (on x86-64: AVX2),
+ * nothing fetched at build time.
+ */
 export const CMAKE_OPTIONS = Object.freeze([
   '-DCMAKE_BUILD_TYPE=Release',
   '-DBUILD_SHARED_LIBS=OFF',
@@ -148,6 +151,8 @@ function build() {
   checkBuildTools();
   const t0 = Date.now();
   mkdirSync(CACHE_DIR, { recursive: true });
+  // Under the lock, a build folder left here is one of a build that was killed.
+  for (const old of readdirSync(CACHE_DIR)) if (old.startsWith('llama-build-')) rmSync(join(CACHE_DIR, old), { recursive: true, force: true });
   // Beside the result, so that the final rename stays on one file system; removed whatever happens.
   const work = mkdtempSync(join(CACHE_DIR, 'llama-build-'));
   try {
