@@ -148,9 +148,7 @@ function takeLock() {
 
 /** Downloads node-llama-cpp's tarball, builds the server from its llama.cpp bundle, and installs it with its stamp. */
 function build() {
-  checkBuildTools();
   const t0 = Date.now();
-  mkdirSync(CACHE_DIR, { recursive: true });
   // Under the lock, a build folder left here is one of a build that was killed.
   for (const old of readdirSync(CACHE_DIR)) if (old.startsWith('llama-build-')) rmSync(join(CACHE_DIR, old), { recursive: true, force: true });
   // Beside the result, so that the final rename stays on one file system; removed whatever happens.
@@ -200,6 +198,8 @@ export function ensureLlamaServer() {
     return own;
   }
   if (isBuilt()) return llamaPaths.binary;
+  checkBuildTools();
+  mkdirSync(CACHE_DIR, { recursive: true });
   if (!takeLock()) return llamaPaths.binary;
   try {
     if (!isBuilt()) build();
