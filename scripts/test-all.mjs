@@ -1,5 +1,5 @@
-// `npm test`: every test in one command: set-up, unit tests (plain Node), webview tests (Chromium), `npm start` smoke
-// check, integration suite in a real VS Code, UI tests. One summary.
+// `npm test`: every test in one command: set-up, unit tests (plain Node), a real llama.cpp server, webview tests
+// (Chromium), `npm start` smoke check, integration suite in a real VS Code, UI tests. One summary.
 //
 // Each phase runs even when an earlier one failed (except that nothing needing VS Code runs when the set-up failed),
 // so one run shows everything that is broken. Exit code 1 when anything failed.
@@ -20,6 +20,9 @@ const node = process.execPath;
 const phases = [
   { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
   { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
+  // A real llama.cpp llama-server with tiny scripted models (test/llama/): built from source on the first run
+  // (scripts/llama-server.mjs: minutes, with cmake and g++), cached in .vscode-test/ after that.
+  { name: 'llama-server tests (real llama.cpp)', cmd: 'npm', args: ['run', 'test:llama'] },
   // The webview in headless Chromium (test/webview/): needs the set-up's Chromium. `npm run test:webview` builds first;
   // after a passing unit phase, which has just built the same, mocha runs on out/test/webview directly (`built`).
   {
