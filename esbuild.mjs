@@ -51,6 +51,8 @@ const LAZY = {
   textToolCalls: 'src/core/textToolCalls.ts',
   /** What window a local server runs a model at, and its words: loaded by the first context meter. */
   serverWindow: 'src/core/serverWindow.ts',
+  /** Inline completions (Parley Complete): loaded by the first completion request or the status bar's menu. */
+  completion: 'src/vscode/completion/engine.ts',
 };
 
 /**

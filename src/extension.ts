@@ -5,6 +5,7 @@ import { ChatController } from './vscode/chatController';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { mentionsModule, registerCommands } from './vscode/commands';
+import { Completions } from './vscode/completions';
 import { SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
@@ -21,7 +22,7 @@ import { workspaceToolbox } from './vscode/toolbox';
 import { routeWebviewMessage } from './vscode/webviewRoutes';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
-export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder };
+export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder; completions: Completions };
 
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const started = performance.now();
@@ -50,6 +51,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   context.subscriptions.push({ dispose: () => clearTimeout(recovery) });
 
   const lmProvider = new LazyChatProvider(requester, settings, keys, log);
+  const completions = new Completions(services, context.globalState);
   const endpointChanged = () => void chat.endpointChanged();
   context.subscriptions.push(
     settings,
@@ -63,14 +65,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     vscode.window.registerWebviewViewProvider(VIEW_ID, view),
     lmProvider,
     vscode.lm.registerLanguageModelChatProvider(VENDOR, lmProvider),
-    ...registerCommands(services),
+    completions,
+    ...registerCommands(services, completions),
     // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
     settings.onDidChange(endpointChanged),
     keys.onDidChange(endpointChanged),
   );
   // For bench/latency.mjs, which reads it from the log file at `debug`; one clock read, nothing else.
   log.debug(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
-  return recorded ? { ...services, context, view, recorded } : undefined;
+  return recorded ? { ...services, context, view, recorded, completions } : undefined;
 }
 
 export function deactivate(): void {}

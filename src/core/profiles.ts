@@ -33,6 +33,8 @@ export interface Profile {
   /** false: every request asks for one whole reply (`stream: false`), for a gateway that breaks streamed ones. */
   stream?: boolean;
   source: ProfileSource;
+  /** The model inline completions use while this profile is active: one of its own, or of the profile named. */
+  completionModel?: { profile?: string; model: string };
 }
 
 /** The implicit profile's name, unless a named profile already uses it. */
@@ -128,7 +130,13 @@ function readProfile(raw: unknown, index: number, source: ProfileSource, problem
   let stream: boolean | undefined;
   if (typeof raw.stream === 'boolean') stream = raw.stream;
   else if (raw.stream !== undefined) problems.push(`${at}: stream must be true or false; ignored.`);
-  return { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, ...(stream === undefined ? {} : { stream }), source };
+  const p: Profile = { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, ...(stream === undefined ? {} : { stream }), source };
+  const cm = raw.completionModel;
+  if (typeof cm === 'string' && cm.trim()) p.completionModel = { model: cm.trim() };
+  else if (isRecord(cm) && typeof cm.model === 'string' && cm.model.trim()) {
+    p.completionModel = { model: cm.model.trim(), ...(typeof cm.profile === 'string' && cm.profile.trim() ? { profile: cm.profile.trim() } : {}) };
+  } else if (cm !== undefined) problems.push(`${at}: completionModel must be a model id, or {"profile": name, "model": id}; ignored.`);
+  return p;
 }
 
 /**

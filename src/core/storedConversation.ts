@@ -78,7 +78,7 @@ const ACTION: Record<ActionId, true> = {
   compactRetry: true, switchEndpoint: true,
 };
 const MENTION: Record<MentionKind, true> = { file: true, selection: true, problems: true, open: true };
-const SOURCE: Record<UsageRecord['source'], true> = { chat: true, explain: true, generate: true, test: true, 'vscode-chat': true, compact: true };
+const SOURCE: Record<UsageRecord['source'], true> = { chat: true, explain: true, generate: true, test: true, 'vscode-chat': true, compact: true, complete: true };
 
 /** A stored image: its data URL, or (written since images have files of their own) `ref` with the data URL empty. */
 const image = shape<ImageView & { ref?: string }>({ name: text, dataUrl: text }, { ref: text });

@@ -15,8 +15,8 @@ export interface UsageRecord {
   cached?: number;
   estimated: boolean;
   durationMs: number;
-  /** What asked: Parley's panel (`chat`), its editor commands, Test Connection, or VS Code's chat and `vscode.lm` callers. */
-  source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat' | 'compact';
+  /** What asked: Parley's panel (`chat`), its editor commands, Test Connection, VS Code's chat and `vscode.lm` callers, or inline completions. */
+  source: 'chat' | 'explain' | 'generate' | 'test' | 'vscode-chat' | 'compact' | 'complete';
   /**
    * The request's id, when a crash could make it counted twice: a reply's request, and the estimate recorded for it
    * after a crash (core/recovery.ts). The merge counts one record per id (the server's count over an estimate).
@@ -32,6 +32,7 @@ const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
   test: 'Test Connection',
   'vscode-chat': "VS Code's chat (vscode.lm)",
   compact: 'Compaction (summaries of older turns)',
+  complete: 'Completions',
 };
 
 /** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */

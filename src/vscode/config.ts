@@ -1,5 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
+import { readCompletionSettings, type CompletionSettings } from '../core/completion/settings';
 import { readProfiles, type Profile } from '../core/profiles';
 import { clampNumber, readToolsSettings, type ToolsSettings } from '../core/scopedSettings';
 import { Disposable } from './disposable';
@@ -61,6 +62,8 @@ export interface Settings {
   pricing: Record<string, Price>;
   logLevel: 'off' | 'info' | 'debug' | 'trace';
   tools: ToolsSettings;
+  /** `parley.completion.*`: inline completions (the model only from user settings). */
+  completion: CompletionSettings;
   /** Out-of-range or mistyped tuning values that were replaced, in words, for the log. */
   adjusted: string[];
 }
@@ -136,6 +139,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),
+    completion: readCompletionSettings((key) => c.inspect<unknown>(key), trusted),
     adjusted,
   };
 }

@@ -1,6 +1,7 @@
 // The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
 import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
+import type { Completions } from './completions';
 import { addProfile } from './config';
 import { setApiKey } from './keyCommands';
 import { askText, pickOne, showError, showInfo } from './notices';
@@ -64,8 +65,9 @@ export async function applyPreset(s: Services, id: string): Promise<void> {
 }
 
 /** Parley: Reset Endpoint Adaptations. */
-export async function resetAdaptations(s: Services): Promise<void> {
+export async function resetAdaptations(s: Services, completions?: Completions): Promise<void> {
   await s.requester.resetAdaptations();
+  if (completions?.loaded) completions.engine.forgetRoutes();
   s.log.info('Endpoint adaptations forgotten.');
   void showInfo('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
 }

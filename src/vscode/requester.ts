@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { resolveEndpoint, type Endpoint } from '../core/endpoint';
 import { ParleyError } from '../core/errors';
 import { chatAndLearn, memoryAdaptationStore, stateAdaptationStore, type AdaptationStore } from '../core/adaptations';
+import { COMPLETION_ROUTES_STATE } from '../core/completion/settings';
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
@@ -385,10 +386,11 @@ export class Requester {
     await this.learnt.set(t.endpoint.origin, t.settings.model, adaptations);
   }
 
-  /** Forgets what was learnt, the panel's and this window's `vscode.lm` requests' alike. */
+  /** Forgets what was learnt, the panel's and this window's `vscode.lm` requests' alike, and the completion routes. */
   async resetAdaptations(): Promise<void> {
     await this.learnt.clear();
     await this.lmLearnt.clear();
+    await this.state.update(COMPLETION_ROUTES_STATE, undefined);
   }
 
   /** Counts usage found after the fact (a reply interrupted by its window going away, see core/recovery.ts). */

@@ -93,7 +93,8 @@ export class UsageTracker extends Disposable {
   }
 
   async record(r: UsageRecord): Promise<void> {
-    this.last = r;
+    // Inline completions count in the ledger under their own source; the status bar keeps showing the chat's last request.
+    if (r.source !== 'complete') this.last = r;
     // Taken out of `unsaved` first, so a record made while this one is appended cannot append these lines again.
     const batch = [...this.unsaved.splice(0), r];
     try {
