@@ -61,12 +61,13 @@ export function shapeCompletion(raw: string, ctx: ShapeContext): string {
 
 /** The text without `<think>…</think>`; an unclosed `<think>` drops the rest, a lone `</think>` what came before it. */
 export function withoutThinking(text: string): string {
-  let t = text.replace(/<think>[\s\S]*?<\/think>\s*/g, '');
+  let t = text.replace(/<think>[\s\S]*?<\/think>/g, '');
   const open = t.indexOf('<think>');
   if (open >= 0) t = t.slice(0, open);
   const close = t.lastIndexOf('</think>');
-  if (close >= 0) t = t.slice(close + '</think>'.length).replace(/^\s*\n/, '');
-  return t;
+  if (close >= 0) t = t.slice(close + '</think>'.length);
+  // The blank lines a model leaves after its thinking; the code's own indentation stays.
+  return t === text ? t : t.replace(/^(?:[ \t]*\n)+/, '');
 }
 
 /** The text up to the first of `stops`. */
