@@ -22,7 +22,7 @@ import { workspaceToolbox } from './vscode/toolbox';
 import { routeWebviewMessage } from './vscode/webviewRoutes';
 
 /** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
-export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder; completions: Completions };
+export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder };
 
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const started = performance.now();
@@ -40,7 +40,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
-  const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools };
+  const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
+  const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools, completions };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   if (recorded) recordShownTexts(recorded.shown);
   const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.prefetch());
@@ -51,7 +52,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   context.subscriptions.push({ dispose: () => clearTimeout(recovery) });
 
   const lmProvider = new LazyChatProvider(requester, settings, keys, log);
-  const completions = new Completions(services, context.globalState);
   const endpointChanged = () => void chat.endpointChanged();
   context.subscriptions.push(
     settings,
@@ -66,14 +66,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     lmProvider,
     vscode.lm.registerLanguageModelChatProvider(VENDOR, lmProvider),
     completions,
-    ...registerCommands(services, completions),
+    ...registerCommands(services),
     // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
     settings.onDidChange(endpointChanged),
     keys.onDidChange(endpointChanged),
   );
   // For bench/latency.mjs, which reads it from the log file at `debug`; one clock read, nothing else.
   log.debug(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
-  return recorded ? { ...services, context, view, recorded, completions } : undefined;
+  return recorded ? { ...services, context, view, recorded } : undefined;
 }
 
 export function deactivate(): void {}

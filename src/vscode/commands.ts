@@ -1,7 +1,6 @@
 // Registers every command: each id (written once here and once in package.json) to the function in the file of its job.
 import * as vscode from 'vscode';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
-import type { Completions } from './completions';
 import { revealChatView } from './chatView';
 import { addSelectionToChat, explainSelection, generateCode } from './editorCommands';
 import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } from './endpointCommands';
@@ -43,7 +42,7 @@ export async function closeStaleReviews(): Promise<void> {
 }
 
 /** Registers every command; the caller disposes them. */
-export function registerCommands(s: Services, completions: Completions): vscode.Disposable[] {
+export function registerCommands(s: Services): vscode.Disposable[] {
   const commands: Record<string, (...args: unknown[]) => unknown> = {
     'parley.openChat': revealChatView,
     'parley.newChat': () => newChat(s),
@@ -61,7 +60,7 @@ export function registerCommands(s: Services, completions: Completions): vscode.
     'parley.showUsage': () => s.usage.showReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
     'parley.testConnection': () => testConnectionModule().testConnection(s),
-    'parley.resetAdaptations': () => resetAdaptations(s, completions),
+    'parley.resetAdaptations': () => resetAdaptations(s),
     'parley.resetWorkspaceOrigins': () => resetWorkspaceOrigins(s),
     'parley.selectModel': () => selectModel(s),
     'parley.showLog': () => s.log.show(),
@@ -73,8 +72,8 @@ export function registerCommands(s: Services, completions: Completions): vscode.
     // The editor title passes the diff's URI: the review to decide.
     'parley.acceptProposal': (uri) => applyModule().acceptProposal(uri),
     'parley.rejectProposal': (uri) => applyModule().rejectProposal(uri),
-    'parley.completionMenu': () => completions.engine.menu(),
-    'parley.selectCompletionModel': () => completions.engine.switchModel(),
+    'parley.completionMenu': () => s.completions.engine.menu(),
+    'parley.selectCompletionModel': () => s.completions.engine.switchModel(),
   };
   // Not awaited: activation does not wait for tabs to close, and a failure leaves only an inert tab.
   closeStaleReviews().catch(() => undefined);

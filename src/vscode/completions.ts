@@ -7,6 +7,9 @@ import { Disposable } from './disposable';
 import { StatusEntry } from './notices';
 import type { Services } from './services';
 
+/** What completions use of the window's objects. */
+export type CompletionDeps = Pick<Services, 'settings' | 'requester' | 'log' | 'usage' | 'keys'>;
+
 /** The engine's module, loaded on first use. */
 export function completionModule(): typeof Engine {
   return require('./completion.js') as typeof Engine;
@@ -21,7 +24,7 @@ export class Completions extends Disposable implements vscode.InlineCompletionIt
   readonly status = this._register(new StatusEntry('parley.completions', vscode.StatusBarAlignment.Right, 101, 'Parley Completions', 'parley.completionMenu'));
   private real: Engine.CompletionEngine | undefined;
 
-  constructor(private readonly s: Services, private readonly state: vscode.Memento) {
+  constructor(private readonly s: CompletionDeps, private readonly state: vscode.Memento) {
     super();
     this._register(vscode.languages.registerInlineCompletionItemProvider({ pattern: '**' }, this));
     this._register(s.settings.onDidChange(() => (this.real ? this.real.settingsChanged() : this.render())));
@@ -34,6 +37,12 @@ export class Completions extends Disposable implements vscode.InlineCompletionIt
     return this.real;
   }
 
+  /** Whether a completion model is set (whether or not completions are on). */
+  get configured(): boolean {
+    const settings = this.s.settings.current;
+    return !('off' in completionChoice(settings.completion, settings.profiles, settings.activeProfile));
+  }
+
   /** Whether the engine was loaded (tests, and Reset Endpoint Adaptations, which has nothing to tell an unloaded one). */
   get loaded(): boolean {
     return this.real !== undefined;
@@ -41,7 +50,7 @@ export class Completions extends Disposable implements vscode.InlineCompletionIt
 
   provideInlineCompletionItems(doc: vscode.TextDocument, pos: vscode.Position, ctx: vscode.InlineCompletionContext, token: vscode.CancellationToken) {
     const settings = this.s.settings.current;
-    if (!this.real && (!settings.completion.enabled || 'off' in completionChoice(settings.completion, settings.profiles, settings.activeProfile))) return undefined;
+    if (!this.real && (!settings.completion.enabled || !this.configured)) return undefined;
     return this.engine.provide(doc, pos, ctx, token);
   }
 

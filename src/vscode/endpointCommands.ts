@@ -1,7 +1,6 @@
 // The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
 import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
-import type { Completions } from './completions';
 import { addProfile } from './config';
 import { setApiKey } from './keyCommands';
 import { askText, pickOne, showError, showInfo } from './notices';
@@ -65,9 +64,9 @@ export async function applyPreset(s: Services, id: string): Promise<void> {
 }
 
 /** Parley: Reset Endpoint Adaptations. */
-export async function resetAdaptations(s: Services, completions?: Completions): Promise<void> {
+export async function resetAdaptations(s: Services): Promise<void> {
   await s.requester.resetAdaptations();
-  if (completions?.loaded) completions.engine.forgetRoutes();
+  if (s.completions.loaded) s.completions.engine.forgetRoutes();
   s.log.info('Endpoint adaptations forgotten.');
   void showInfo('Parley: forgot what it learnt about endpoints; the next request sends every parameter again.');
 }

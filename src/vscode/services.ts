@@ -1,5 +1,6 @@
 // The objects extension.ts builds, in order, and hands to the commands and the chat view's routes.
 import type { ChatController } from './chatController';
+import type { Completions } from './completions';
 import type { SettingsSnapshot } from './config';
 import type { EditorTracker } from './editors';
 import type { ExternalTools } from './externalTools';
@@ -22,4 +23,5 @@ export interface Services {
   reports: ReportDocuments;
   editors: EditorTracker;
   externalTools: ExternalTools;
+  completions: Completions;
 }

@@ -20,7 +20,7 @@ export async function testConnection(s: Services): Promise<void> {
     { location: vscode.ProgressLocation.Notification, title: `Parley: testing ${target.host}…`, cancellable: true },
     (_progress, token) => {
       const sub = token.onCancellationRequested(() => abort.abort());
-      return runDiagnosis(s, found, abort.signal).finally(() => sub.dispose());
+      return runDiagnosis(s, found, abort.signal).then(async (r) => r && { ...r, completion: await completionSection(s, abort.signal) }).finally(() => sub.dispose());
     },
   );
   if (abort.signal.aborted) {
@@ -121,10 +121,10 @@ function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarge
 }
 
 /** Opens the report as a read-only document and says in a notification whether the connection works. */
-async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport): Promise<void> {
+async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport & { completion?: string }): Promise<void> {
   const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
-  const markdown = log.clean(withProfile(reportMarkdown(report), target));
+  const markdown = log.clean(withProfile(reportMarkdown(report), target) + (report.completion ? `\n\n${report.completion}` : ''));
   log.info(log.clean(reportSummary(report)));
   // A read-only document: selectable and copyable, with nothing to save when it is closed.
   await s.reports.open('Parley Test Connection.md', markdown);
@@ -143,6 +143,16 @@ async function showReport(s: Services, target: ReadyTarget, report: DiagnosisRep
       void showInfo('Parley: report copied to the clipboard.');
     }
   });
+}
+
+/** The completion model's routes (dist/completion.js, loaded only when a completion model is set), as a section. */
+async function completionSection(s: Services, signal: AbortSignal): Promise<string | undefined> {
+  if (!s.completions.configured) return undefined;
+  try {
+    return await s.completions.engine.diagnose(signal);
+  } catch (e) {
+    return `## Inline completions\n\nNot tested: ${markdownProse(e instanceof Error ? e.message : String(e))}\n`;
+  }
 }
 
 /**

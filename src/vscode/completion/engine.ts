@@ -16,7 +16,7 @@ import { writeUserSetting } from '../config';
 import { Disposable } from '../disposable';
 import { askText, pickOne, showError, type StatusEntry } from '../notices';
 import { usageHost, type ReadyTarget } from '../requester';
-import type { Services } from '../services';
+import type { CompletionDeps } from '../completions';
 import { DocumentGate, SnippetWatch } from './gate';
 
 /** Where completions go now, or why they cannot. */
@@ -74,7 +74,7 @@ export class CompletionEngine extends Disposable {
   private lastRoute: RouteId | undefined;
   private waiting = false;
 
-  constructor(private readonly s: Services, state: vscode.Memento, private readonly status: StatusEntry) {
+  constructor(private readonly s: CompletionDeps, state: vscode.Memento, private readonly status: StatusEntry) {
     super();
     this.routes = stateRouteStore(state);
     this.gate = new DocumentGate(() => s.settings.current.tools.exclude);
