@@ -5,7 +5,7 @@ import { ChatController } from './vscode/chatController';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { mentionsModule, registerCommands } from './vscode/commands';
-import { Completions } from './vscode/completions';
+import { Completions, WIRE } from './vscode/completions';
 import { SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
@@ -40,7 +40,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
-  const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
+  const completions = new Completions({ settings, log, keys, usage, requester, wire: WIRE }, context.globalState);
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools, completions };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   if (recorded) recordShownTexts(recorded.shown);

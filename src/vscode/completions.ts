@@ -1,14 +1,21 @@
 // Inline completions, registered at activation and loaded on the first request: dist/completion.js (LAZY in
 // esbuild.mjs) holds the routes, the context and the status bar's states, so a window that never completes loads none.
 import * as vscode from 'vscode';
+import { listModels } from '../core/client';
+import type { Wire } from '../core/completion/routes';
 import { completionChoice } from '../core/completion/settings';
+import { errorFromResponse } from '../core/errors';
+import { failedFetch, readText, send } from '../core/transport';
 import type * as Engine from './completion/engine';
 import { Disposable } from './disposable';
 import { StatusEntry } from './notices';
 import type { Services } from './services';
 
-/** What completions use of the window's objects. */
-export type CompletionDeps = Pick<Services, 'settings' | 'requester' | 'log' | 'usage' | 'keys'>;
+/** What completions use of the window's objects, and the wire functions this bundle already has. */
+export type CompletionDeps = Pick<Services, 'settings' | 'requester' | 'log' | 'usage' | 'keys'> & { wire: Wire };
+
+/** The client's wire functions, from this bundle: dist/completion.js uses them rather than carry its own copy. */
+export const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
 
 /** The engine's module, loaded on first use. */
 export function completionModule(): typeof Engine {

@@ -2,11 +2,14 @@
 // OpenAI do (bodies from test/fixtures/completion, see SOURCES.md): the probe finds the route, remembers it per origin
 // and model, asks it straight away next time, and says why when none works.
 import * as assert from 'node:assert/strict';
+import { listModels } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
+import { errorFromResponse } from '../../src/core/errors';
+import { failedFetch, readText, send } from '../../src/core/transport';
 import { fimPrompt } from '../../src/core/completion/fim';
 import {
   parseRouteResponse, probeRoutes, requestCompletion, routeRequest, serverRoot, stateRouteStore,
-  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type RouteState,
+  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type RouteState, type Wire,
 } from '../../src/core/completion/routes';
 import { COMPLETION_ROUTES_STATE } from '../../src/core/completion/settings';
 import { clientOptions } from '../support/client';
@@ -39,6 +42,9 @@ function memoryState(): RouteState & { data: Record<string, unknown> } {
   };
 }
 
+/** The wire the extension hands in: the client's own functions. */
+const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
+
 const paths = (s: TestServer) => s.requests.map((r) => r.path);
 const isOk = (r: RawCompletion | CompletionFailure): r is RawCompletion => 'text' in r;
 
@@ -46,9 +52,9 @@ async function probe(kind: CompletionServerKind, input: FimInput = INPUT) {
   return withServer(completionServer(kind), async (s) => {
     const state = memoryState();
     const store = stateRouteStore(state);
-    const first = await requestCompletion(clientOptions(s), store, input);
+    const first = await requestCompletion(clientOptions(s), WIRE, store, input);
     const probed = paths(s);
-    const second = await requestCompletion(clientOptions(s), store, input);
+    const second = await requestCompletion(clientOptions(s), WIRE, store, input);
     return { first, second, probed, again: paths(s).slice(probed.length), state, server: s };
   });
 }
@@ -174,7 +180,7 @@ describe('completion routes (issue 36)', () => {
       res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
     }, async (s) => {
-      const r = await requestCompletion(clientOptions(s, { apiKey: 'sk-test-1234567890abcdef' }), store, INPUT);
+      const r = await requestCompletion(clientOptions(s, { apiKey: 'sk-test-1234567890abcdef' }), WIRE, store, INPUT);
       assert.ok(!isOk(r));
       assert.equal(r.error.kind, 'auth');
       assert.equal(r.final, false);
@@ -186,7 +192,7 @@ describe('completion routes (issue 36)', () => {
     const s = await startTestServer(completionServer('ollama'));
     try {
       await store.set(s.origin, INPUT.model, 'infill');
-      const r = await requestCompletion(clientOptions(s), store, INPUT);
+      const r = await requestCompletion(clientOptions(s), WIRE, store, INPUT);
       assert.ok(isOk(r));
       assert.equal(r.route, 'completions');
       assert.deepEqual(paths(s), ['/infill', '/infill', '/v1/completions'], 'the remembered route, then the probe from the start');
@@ -200,7 +206,7 @@ describe('completion routes (issue 36)', () => {
     const s = await startTestServer(() => new Promise(() => undefined));
     try {
       const controller = new AbortController();
-      const pending = requestCompletion(clientOptions(s, { signal: controller.signal }), stateRouteStore(memoryState()), INPUT);
+      const pending = requestCompletion(clientOptions(s, { signal: controller.signal }), WIRE, stateRouteStore(memoryState()), INPUT);
       while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
       controller.abort();
       const r = await pending;
@@ -217,7 +223,7 @@ describe('completion routes (issue 36)', () => {
   it('Test Connection probes every route and says what each did', async () => {
     await withServer(completionServer('vllm'), async (s) => {
       const outcomes: RouteOutcome[] = [];
-      const r = await probeRoutes(clientOptions(s), { ...INPUT, model: 'Qwen/Qwen2.5-Coder-1.5B' }, outcomes, true);
+      const r = await probeRoutes(clientOptions(s), WIRE, { ...INPUT, model: 'Qwen/Qwen2.5-Coder-1.5B' }, outcomes, true);
       assert.ok(isOk(r));
       assert.deepEqual(outcomes.map((o) => [o.route, o.verdict, o.status]), [
         ['infill', 'refused', 404], ['completions', 'refused', 400], ['fim', 'refused', 404], ['generate', 'refused', 404], ['tokens', 'works', undefined],

@@ -7,13 +7,26 @@
 // "suffix is not currently supported" (vllm serving_completion.py / online_renderer.py); Ollama answers 400
 // {"error":"<model> does not support insert"} for a model whose template has no suffix (server/images.go
 // errCapabilityInsert, routes.go handleScheduleError), wrapped in OpenAI's error shape on /v1 (openai.NewError).
+import type { listModels } from '../client';
 import type { Endpoint } from '../endpoint';
-import { errorFromResponse, isRecord, ParleyError, withoutSecrets } from '../errors';
+import { isRecord, ParleyError, withoutSecrets, type errorFromResponse } from '../errors';
 import { estimateTokens } from '../tokenEstimate';
-import { failedFetch, MAX_ERROR_BODY, readText, RequestAbort, secretsOf, send, type ClientOptions } from '../transport';
+import { MAX_ERROR_BODY, RequestAbort, secretsOf, type ClientOptions, type failedFetch, type readText, type send } from '../transport';
 import type { Usage } from '../types';
 import { fimPrompt, fimStops, type FimExtra, type FimFamily } from './fim';
 import { COMPLETION_ROUTES_STATE } from './settings';
+
+/**
+ * The client's wire functions, handed in: the extension's own bundle has them already, so the completion bundle, loaded
+ * later, does not carry a second copy (the tests hand in the same functions).
+ */
+export interface Wire {
+  send: typeof send;
+  readText: typeof readText;
+  errorFromResponse: typeof errorFromResponse;
+  failedFetch: typeof failedFetch;
+  listModels: typeof listModels;
+}
 
 /** A way of asking for a fill-in-the-middle completion. */
 export type RouteId = 'infill' | 'completions' | 'fim' | 'generate' | 'tokens' | 'generate-tokens';
@@ -259,7 +272,7 @@ function probeOrder(hints: { ollama: boolean; lmStudio: boolean }, family: FimFa
 type Tried = { ok: RawCompletion } | { verdict: Verdict; error: ParleyError };
 
 /** One request on one route; never throws. The HTTP request is aborted when `opts.signal` is. */
-export async function tryRoute(opts: ClientOptions, route: RouteId, input: FimInput, onUrl?: (url: string) => void): Promise<Tried | undefined> {
+export async function tryRoute(opts: ClientOptions, wire: Wire, route: RouteId, input: FimInput, onUrl?: (url: string) => void): Promise<Tried | undefined> {
   const r = routeRequest(route, opts.endpoint, input);
   if (!r) return undefined;
   onUrl?.(r.url);
@@ -272,24 +285,24 @@ export async function tryRoute(opts: ClientOptions, route: RouteId, input: FimIn
     let response: Response;
     let text: string;
     try {
-      response = (await send(opts, 'POST', r.url, JSON.stringify(r.body), req.signal)).response;
-      text = await readText(response, response.ok ? 4 * 1024 * 1024 : MAX_ERROR_BODY);
+      response = (await wire.send(opts, 'POST', r.url, JSON.stringify(r.body), req.signal)).response;
+      text = await wire.readText(response, response.ok ? 4 * 1024 * 1024 : MAX_ERROR_BODY);
     } catch (e) {
       if (req.why === 'cancelled') return fail(new ParleyError('cancelled', `POST ${r.url} was cancelled.`, { url: r.url }));
       if (req.why === 'timeout') return fail(new ParleyError('timeout', `POST ${r.url} got no answer within ${Math.round(timeoutMs / 1000)} s.`, { url: r.url }));
-      return fail(e instanceof ParleyError ? e : failedFetch(e, r.url));
+      return fail(e instanceof ParleyError ? e : wire.failedFetch(e, r.url));
     }
     const contentType = response.headers.get('content-type');
     const ctx = { url: r.url, model: input.model, secrets };
-    if (!response.ok) return fail(errorFromResponse(response.status, contentType, text, ctx));
+    if (!response.ok) return fail(wire.errorFromResponse(response.status, contentType, text, ctx));
     let json: unknown;
     try {
       json = JSON.parse(text);
     } catch {
-      return fail(errorFromResponse(response.status, contentType, text, ctx));
+      return fail(wire.errorFromResponse(response.status, contentType, text, ctx));
     }
     const parsed = parseRouteResponse(route, json);
-    if (!parsed) return fail(errorFromResponse(response.status, contentType, text, ctx));
+    if (!parsed) return fail(wire.errorFromResponse(response.status, contentType, text, ctx));
     const promptText = String(r.body.prompt || '') + String(r.body.input_prefix ?? '') + String(r.body.suffix ?? r.body.input_suffix ?? '');
     const usage = parsed.usage ?? { prompt_tokens: estimateTokens(promptText), completion_tokens: estimateTokens(parsed.text), total_tokens: 0, estimated: true };
     if (usage.estimated) usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
@@ -305,18 +318,18 @@ export async function tryRoute(opts: ClientOptions, route: RouteId, input: FimIn
  * now refuses), probes the routes in order and remembers the first that answers with a completion. A failure that is
  * not a refusal (a rejected key, a timeout, a server error) stops the probe and is not remembered.
  */
-export async function requestCompletion(opts: ClientOptions, store: RouteStore, input: FimInput): Promise<RawCompletion | CompletionFailure> {
+export async function requestCompletion(opts: ClientOptions, wire: Wire, store: RouteStore, input: FimInput): Promise<RawCompletion | CompletionFailure> {
   const origin = opts.endpoint.origin;
   const outcomes: RouteOutcome[] = [];
   const known = store.get(origin, input.model);
   if (known) {
-    const t = await tryRoute(opts, known, input);
+    const t = await tryRoute(opts, wire, known, input);
     if (t && 'ok' in t) return t.ok;
     if (t && t.verdict.verdict === 'failed') return { error: t.error, final: false, outcomes: [{ route: known, verdict: 'failed', why: t.verdict.why, status: t.error.status }] };
     opts.log?.(`${origin} no longer takes ${ROUTE_NAMES[known]} for ${input.model}; probing again`, 'info');
     await store.forget(origin, input.model);
   }
-  const result = await probeRoutes(opts, input, outcomes, false);
+  const result = await probeRoutes(opts, wire, input, outcomes, false);
   if ('text' in result) {
     await store.set(origin, input.model, result.route);
     opts.log?.(`Completions: ${origin} takes ${ROUTE_NAMES[result.route]} for ${input.model}; remembered.`, 'info');
@@ -328,7 +341,7 @@ export async function requestCompletion(opts: ClientOptions, store: RouteStore, 
  * Tries the routes in order. `all`: every route is tried and reported, even after one works (Test Connection);
  * otherwise the probe stops at the first that works or fails.
  */
-export async function probeRoutes(opts: ClientOptions, input: FimInput, outcomes: RouteOutcome[], all: boolean): Promise<RawCompletion | CompletionFailure> {
+export async function probeRoutes(opts: ClientOptions, wire: Wire, input: FimInput, outcomes: RouteOutcome[], all: boolean): Promise<RawCompletion | CompletionFailure> {
   const hints = { ollama: false, lmStudio: false };
   let found: RawCompletion | undefined;
   let lastRefusal: ParleyError | undefined;
@@ -339,7 +352,7 @@ export async function probeRoutes(opts: ClientOptions, input: FimInput, outcomes
     if (!route) break;
     done.add(route);
     let url: string | undefined;
-    const t = await tryRoute(opts, route, input, (u) => (url = u));
+    const t = await tryRoute(opts, wire, route, input, (u) => (url = u));
     if (!t) {
       outcomes.push({ route, verdict: 'skipped', why: `no FIM tokens are known for the model id "${input.model}"; set parley.completion.fimTokens to its family` });
       continue;
