@@ -100,6 +100,7 @@ export function setupCard(setup: SetupView): HTMLElement {
     setup.actions.includes('testConnection')
       ? h('p', null, h('button', { type: 'button', class: 'link-btn', onclick: () => post({ type: 'action', action: 'testConnection' }) }, 'Test Connection'))
       : null,
+    h('p', { class: 'setup-hint' }, 'Ghost text as you type: set parley.completion.model to a coder model of the server, such as qwen2.5-coder:1.5b-base. Off until then.'),
   );
 }
 

@@ -126,6 +126,18 @@ suite('Inline completions (issue 36)', function () {
     assert.equal(infills().length, sent);
   });
 
+  test("with the suggest widget open, the completion continues its selected item", async () => {
+    const editor = await editorWith(sample(), 'const total = ite');
+    const end = editor.document.positionAt(17);
+    const picked = { range: new vscode.Range(end.translate(0, -3), end), text: 'items' };
+    const source = new vscode.CancellationTokenSource();
+    const items = await api.completions.provideInlineCompletionItems(editor.document, end, { triggerKind: vscode.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: picked }, source.token) as vscode.InlineCompletionItem[];
+    assert.equal(infills().at(-1)?.json.input_prefix, 'const total = items', 'asked as if the item were inserted');
+    assert.equal(items.length, 1);
+    assert.equal(items[0].insertText, 'itemsa + b;');
+    assert.ok(items[0].range?.isEqual(picked.range), "it replaces the item's range");
+  });
+
   test('every keystroke closes the request before it: after 100 keystrokes no request is open at the server', async () => {
     // The server never answers a request on its own: only the client can end one.
     const open = new Set<RecordedRequest>();

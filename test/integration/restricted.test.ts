@@ -95,4 +95,41 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     await api.chat.send('What does it say?', []);
     assert.match(String(chats(user)[0].json.messages.at(-1).content), /^`restricted-note\.md`, line 1:\n```markdown\nChosen by the reader\.\n```/);
   });
+
+  test("inline completions (issue 36): the workspace's settings cannot turn them on or point them anywhere; the user's own can", async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder);
+    const file = path.join(folder.uri.fsPath, '.vscode', 'settings.json');
+    const before = await fs.readFile(file, 'utf8');
+    const infill = await startTestServer((req, res) => {
+      res.writeHead(req.path === '/infill' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(req.path === '/infill' ? JSON.stringify({ content: 'a + b', tokens_evaluated: 9, tokens_predicted: 3 }) : '{"error":{"message":"File Not Found","code":404}}');
+    });
+    try {
+      await fs.writeFile(file, JSON.stringify({
+        'parley.completion.model': 'attacker-model',
+        'parley.completion.endpoint': 'Repo',
+        'parley.completion.enabled': true,
+        'parley.endpoints': [{ name: 'Repo', baseUrl: capture.url, model: 'm', completionModel: 'attacker-model' }],
+        'parley.endpoint': 'Repo',
+        'editor.tabSize': 5,
+      }, null, 2));
+      await waitFor('the workspace settings file to be read', () => vscode.workspace.getConfiguration('editor').inspect('tabSize')?.workspaceValue === 5, 15_000);
+      await userSettings({ baseUrl: user.url, model: 'user-model', endpoints: undefined, 'completion.model': undefined, 'completion.endpoint': undefined });
+      assert.equal(api.completions.configured, false, 'no completion model: the workspace named one, the user did not');
+      const doc = await vscode.workspace.openTextDocument({ language: 'typescript', content: 'const x = ' });
+      const provide = () => api.completions.provideInlineCompletionItems(doc, doc.positionAt(10), { triggerKind: vscode.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: undefined }, new vscode.CancellationTokenSource().token);
+      assert.equal(await provide(), undefined);
+      await userSettings({ endpoints: [{ name: 'Mine', baseUrl: infill.url, model: 'mine' }], 'completion.model': 'qwen2.5-coder:1.5b', 'completion.endpoint': 'Mine' });
+      await waitFor('the user\'s completion model', () => api.completions.configured);
+      const items = await provide() as vscode.InlineCompletionItem[];
+      assert.equal(items?.[0]?.insertText, 'a + b');
+      assert.deepEqual(infill.requests.map((r) => r.path), ['/infill']);
+      assert.equal(capture.requests.length, 0, 'nothing went to the workspace\'s server');
+    } finally {
+      await userSettings({ endpoints: undefined, 'completion.model': undefined, 'completion.endpoint': undefined });
+      await fs.writeFile(file, before);
+      await infill.close();
+    }
+  });
 });

@@ -1077,6 +1077,8 @@ describe('chat webview (Chromium)', function () {
       },
     }));
     await page.getByText('No API key for https://api.openai.com').waitFor(WAIT);
+    // Issue 36: the card says how inline completions are turned on.
+    assert.equal(await page.getByText(/set parley\.completion\.model to a coder model/).count(), 1);
     await page.getByRole('button', { name: /^Ollama/ }).click();
     assert.deepEqual(await waitPosted('applyPreset'), { type: 'applyPreset', id: 'ollama' });
     await page.getByRole('button', { name: 'Set API Key' }).click();

@@ -133,18 +133,21 @@ export class CompletionEngine extends Disposable {
     this.abort();
     const auto = ctx.triggerKind === vscode.InlineCompletionTriggerKind.Automatic;
     if (auto) this.debounce.keystroke(Date.now());
-    if (this.globalOff() || this.languageOff(doc.languageId) || ctx.selectedCompletionInfo) return undefined;
+    if (this.globalOff() || this.languageOff(doc.languageId)) return undefined;
     const editor = vscode.window.activeTextEditor;
     if (editor?.document === doc && (editor.selections.length > 1 || !editor.selection.isEmpty)) return undefined;
     const offset = doc.offsetAt(pos);
     if (this.snippets.activeAt(doc, offset)) return undefined;
     const gate = await this.gate.check(doc);
     if (!gate.ok || token.isCancellationRequested) return undefined;
-    const place = placeOf(doc, pos, offset);
+    // With the suggest widget open, the completion continues its selected item (VS Code shows it only then).
+    const picked = ctx.selectedCompletionInfo;
+    const place = placeOf(doc, pos, offset, picked);
+    const item = (text: string) => (picked ? new vscode.InlineCompletionItem(picked.text + text, picked.range) : new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos)));
     const hit = this.cache.lookup(place);
     if (hit !== undefined) {
       this.stats.cacheHits++;
-      return hit ? [new vscode.InlineCompletionItem(hit, new vscode.Range(pos, pos))] : undefined;
+      return hit ? [item(hit)] : undefined;
     }
     const r = await this.resolve();
     if ('off' in r) return undefined;
@@ -158,8 +161,8 @@ export class CompletionEngine extends Disposable {
       const wait = auto ? this.debounce.delay() : 0;
       if (wait && !(await sleep(wait, controller.signal))) return undefined;
       const line = doc.lineAt(pos.line).text;
-      const lineBefore = line.slice(0, pos.character);
-      const mode = lineMode(lineBefore, line.slice(pos.character));
+      const lineBefore = picked ? line.slice(0, picked.range.start.character) + picked.text : line.slice(0, pos.character);
+      const mode = lineMode(lineBefore, line.slice(picked ? Math.max(pos.character, picked.range.end.character) : pos.character));
       const c = this.s.settings.current.completion;
       const input: FimInput = {
         model: r.choice.model,
@@ -193,7 +196,7 @@ export class CompletionEngine extends Disposable {
       // For bench/complete.mjs, which reads it at `debug`: what of the time was the debounce and the server's.
       this.s.log.debug(`completion: debounce ${wait} ms, request ${serverMs.toFixed(1)} ms, route ${result.route}`);
       if (this.s.log.traceEnabled) this.s.log.trace(`completion: ${JSON.stringify(text).slice(0, 500)}`);
-      return text && !controller.signal.aborted ? [new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos))] : undefined;
+      return text && !controller.signal.aborted ? [item(text)] : undefined;
     } finally {
       sub.dispose();
       if (this.inflight === controller) this.inflight = undefined;
@@ -393,9 +396,14 @@ export function copilotCompletes(languageId: string): boolean {
   return v !== false;
 }
 
-/** The text around the cursor within the budget, and the cursor's offset. */
-function placeOf(doc: vscode.TextDocument, pos: vscode.Position, offset: number): CompletionPlace {
-  const prefix = clipPrefix(doc.getText(new vscode.Range(Math.max(0, pos.line - 400), 0, pos.line, pos.character)));
-  const suffix = clipSuffix(doc.getText(new vscode.Range(pos.line, pos.character, pos.line + 200, 0)));
-  return { doc: doc.uri.toString(), offset, prefix, suffix };
+/**
+ * The text around the cursor within the budget, and the cursor's offset; with the suggest widget's selected item, as
+ * the text would be once that item is inserted.
+ */
+function placeOf(doc: vscode.TextDocument, pos: vscode.Position, offset: number, picked?: vscode.SelectedCompletionInfo): CompletionPlace {
+  const start = picked?.range.start ?? pos;
+  const end = picked && picked.range.end.isAfter(pos) ? picked.range.end : pos;
+  const before = doc.getText(new vscode.Range(Math.max(0, pos.line - 400), 0, start.line, start.character)) + (picked?.text ?? '');
+  const suffix = clipSuffix(doc.getText(new vscode.Range(end.line, end.character, end.line + 200, 0)));
+  return { doc: doc.uri.toString(), offset: picked ? doc.offsetAt(start) + picked.text.length : offset, prefix: clipPrefix(before), suffix };
 }
