@@ -213,6 +213,13 @@ suite('Inline completions (issue 36)', function () {
   });
 
   test('Test Connection\'s completion section says which route works and why the others did not', async () => {
+    // The command's report carries the section (the chat part fails here: this server has no chat route).
+    await userSettings({ endpoint: 'Local llama' });
+    await vscode.commands.executeCommand('parley.testConnection');
+    await userSettings({ endpoint: undefined });
+    const report = await waitFor('the Test Connection report with its completion section', () =>
+      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'parley-report' && d.getText().startsWith('# Parley: Test Connection') && d.getText().includes('## Inline completions')));
+    assert.match(report.getText(), /Completion model: `qwen2\.5-coder:1\.5b-base`/);
     const section = await api.completions.engine.diagnose(new AbortController().signal);
     assert.ok(section);
     assert.match(section, /## Inline completions/);

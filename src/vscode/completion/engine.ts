@@ -25,6 +25,8 @@ type Resolved = { target: ReadyTarget; choice: CompletionChoice } | { off: strin
 const MAX_TOKENS = { single: 64, multi: 160 };
 /** How long a failure that no retry mends (no route takes the model) holds before the next try. */
 const FINAL_FAILURE_MS = 5 * 60_000;
+/** How long any other failure (the server down, a rejected key) holds: not a request per keystroke against it. */
+const FAILURE_MS = 10_000;
 
 /** Resolves after `ms`, or early with false when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
@@ -67,6 +69,7 @@ export class CompletionEngine extends Disposable {
   private readonly routes: RouteStore;
   private inflight: AbortController | undefined;
   private resolved: Promise<Resolved> | undefined;
+  /** The last failure, said in the status bar; no request is sent until `until` (settings changes and Test Connection clear it). */
   private failure: { text: string; final: boolean; until: number } | undefined;
   private snoozedUntil = 0;
   private snoozeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -151,7 +154,7 @@ export class CompletionEngine extends Disposable {
     }
     const r = await this.resolve();
     if ('off' in r) return undefined;
-    if (this.failure?.final && Date.now() < this.failure.until) return undefined;
+    if (this.failure && Date.now() < this.failure.until) return undefined;
     const controller = new AbortController();
     this.inflight = controller;
     const sub = token.onCancellationRequested(() => {
@@ -193,8 +196,9 @@ export class CompletionEngine extends Disposable {
       this.failure = undefined;
       this.stats.lastServerMs = serverMs;
       this.stats.lastTotalMs = performance.now() - started;
-      // For bench/complete.mjs, which reads it at `debug`: what of the time was the debounce and the server's.
-      this.s.log.debug(`completion: debounce ${wait} ms, request ${serverMs.toFixed(1)} ms, route ${result.route}`);
+      // For bench/complete.mjs, which reads it at `debug`: VS Code's call to the answer, and what of it was the
+      // debounce and the request.
+      this.s.log.debug(`completion: debounce ${wait} ms, request ${serverMs.toFixed(1)} ms, provide ${this.stats.lastTotalMs.toFixed(1)} ms, route ${result.route}`);
       if (this.s.log.traceEnabled) this.s.log.trace(`completion: ${JSON.stringify(text).slice(0, 500)}`);
       return text && !controller.signal.aborted ? [item(text)] : undefined;
     } finally {
@@ -228,9 +232,12 @@ export class CompletionEngine extends Disposable {
   }
 
   private failed(why: string, final: boolean, outcomes: readonly RouteOutcome[]): void {
-    this.failure = { text: why, final, until: Date.now() + FINAL_FAILURE_MS };
-    this.s.log.warn(`Completions failing: ${why}`);
-    for (const o of outcomes) this.s.log.info(`  ${ROUTE_NAMES[o.route]}: ${o.verdict}, ${o.why}`);
+    const again = this.failure?.text === why;
+    this.failure = { text: why, final, until: Date.now() + (final ? FINAL_FAILURE_MS : FAILURE_MS) };
+    if (!again) {
+      this.s.log.warn(`Completions failing: ${why}`);
+      for (const o of outcomes) this.s.log.info(`  ${ROUTE_NAMES[o.route]}: ${o.verdict}, ${o.why}`);
+    }
     this.render();
   }
 
