@@ -104,7 +104,7 @@ suite('Inline completions (issue 36)', function () {
     const editor = await editorWith(sample(), 'const total = ');
     await trigger();
     await waitFor('the answer', () => infills().length > 0 && api.completions.engine.stats.lastTotalMs > 0);
-    await waitFor('the suggestion cached', () => api.completions.engine.cache.lookup({ doc: editor.document.uri.toString(), offset: 14, prefix: 'const total = ', suffix: '' }) === 'a + b;');
+    await waitFor('the suggestion cached', () => api.completions.engine.cache.lookup({ doc: editor.document.uri.toString(), offset: 14, prefix: 'const total = ', suffix: '' })?.text === 'a + b;');
     await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
     await vscode.commands.executeCommand('editor.action.inlineSuggest.commit');
     assert.equal(editor.document.getText(), 'const total = ');
@@ -113,7 +113,7 @@ suite('Inline completions (issue 36)', function () {
   test('typing through a suggestion sends nothing, and the rest is still there to accept', async () => {
     const editor = await editorWith(sample(), 'const total = ');
     await trigger();
-    await waitFor('the suggestion', () => api.completions.engine.cache.lookup({ doc: editor.document.uri.toString(), offset: 14, prefix: 'const total = ', suffix: '' }) === 'a + b;');
+    await waitFor('the suggestion', () => api.completions.engine.cache.lookup({ doc: editor.document.uri.toString(), offset: 14, prefix: 'const total = ', suffix: '' })?.text === 'a + b;');
     const sent = infills().length;
     const hits = api.completions.engine.stats.cacheHits;
     for (const ch of 'a + ') await vscode.commands.executeCommand('type', { text: ch });

@@ -18,12 +18,12 @@ describe('completion cache (issue 36)', () => {
   it('typing the first characters of a shown suggestion keeps the rest; going back shows what was shown there', () => {
     const c = new CompletionCache();
     c.put(at, 'a + b;');
-    assert.equal(c.lookup(at), 'a + b;');
-    assert.equal(c.lookup(typedAt(at, 'a')), ' + b;');
-    assert.equal(c.lookup(typedAt(at, 'a + ')), 'b;');
+    assert.equal(c.lookup(at)?.text, 'a + b;');
+    assert.equal(c.lookup(typedAt(at, 'a'))?.text, ' + b;');
+    assert.equal(c.lookup(typedAt(at, 'a + '))?.text, 'b;');
     assert.equal(c.lookup(typedAt(at, 'a -')), undefined, 'typed something else');
     assert.equal(c.lookup(typedAt(at, 'a + b;')), undefined, 'typed it all: nothing left to show');
-    assert.equal(c.lookup(at), 'a + b;', 'back where it was shown');
+    assert.equal(c.lookup(at)?.text, 'a + b;', 'back where it was shown');
   });
 
   it('a window that starts later (a long file) still matches by the cursor\'s offset and the text before it', () => {
@@ -31,7 +31,7 @@ describe('completion cache (issue 36)', () => {
     const long: CompletionPlace = { doc: 'd', offset: 10_030, prefix: 'x'.repeat(6000) + 'return ', suffix: '' };
     c.put(long, 'a + b');
     const moved = { ...long, offset: long.offset + 1, prefix: long.prefix.slice(1) + 'a' };
-    assert.equal(c.lookup(moved), ' + b');
+    assert.equal(c.lookup(moved)?.text, ' + b');
   });
 
   it('another document, other text after the cursor, or other text before it: no match', () => {
@@ -42,10 +42,18 @@ describe('completion cache (issue 36)', () => {
     assert.equal(c.lookup({ ...at, prefix: 'function sub(a, b) {\n  return ' }), undefined);
   });
 
+  it("a closing bracket the editor typed for the person (auto-closing) is taken over by the rest of the suggestion", () => {
+    const c = new CompletionCache();
+    const call: CompletionPlace = { doc: 'd', offset: 6, prefix: 'x = f(', suffix: ')\n' };
+    c.put({ ...call, prefix: 'x = ', offset: 4, suffix: '\n' }, 'f(a, b);');
+    assert.deepEqual(c.lookup(call), { text: 'a, b);', replace: 1 });
+    assert.equal(c.lookup({ ...call, suffix: ']\n' }), undefined, 'a closer the rest does not hold');
+  });
+
   it('an empty completion is remembered: that place asks nothing again', () => {
     const c = new CompletionCache();
     c.put(at, '');
-    assert.equal(c.lookup(at), '');
+    assert.equal(c.lookup(at)?.text, '');
   });
 });
 

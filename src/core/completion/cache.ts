@@ -44,20 +44,28 @@ export class CompletionCache {
     this.entries = [e, ...this.entries.filter((x) => !same(x))].slice(0, this.size);
   }
 
-  /** What to show at `place` with no request, or undefined when nothing recent covers it. */
-  lookup(place: CompletionPlace): string | undefined {
-    const suffixHead = place.suffix.slice(0, SUFFIX_HEAD);
+  /**
+   * What to show at `place` with no request, or undefined when nothing recent covers it. `replace` counts the closing
+   * brackets and quotes right after the cursor that the editor typed for the person since (auto-closing): the rest
+   * of the suggestion holds them, so it takes their place rather than writing them twice.
+   */
+  lookup(place: CompletionPlace): { text: string; replace: number } | undefined {
+    const closers = /^[)\]}"'`]*/.exec(place.suffix)![0];
     for (let i = 0; i < this.entries.length; i++) {
       const e = this.entries[i];
-      if (e.doc !== place.doc || e.suffixHead !== suffixHead) continue;
+      if (e.doc !== place.doc) continue;
+      const replace = place.suffix.slice(0, SUFFIX_HEAD) === e.suffixHead ? 0 : place.suffix.slice(closers.length, closers.length + SUFFIX_HEAD) === e.suffixHead ? closers.length : -1;
+      if (replace < 0) continue;
       const typed = place.offset - e.offset;
       if (typed < 0 || typed > place.prefix.length || (typed > 0 && typed >= e.completion.length)) continue;
       const before = place.prefix.slice(0, place.prefix.length - typed);
       if (typed > 0 && place.prefix.slice(before.length) !== e.completion.slice(0, typed)) continue;
       if (!before.endsWith(e.tail) || (before.length > e.tail.length && e.tail.length < TAIL)) continue;
+      const text = e.completion.slice(typed);
+      if (replace > 0 && !holdsInOrder(text, closers)) continue;
       // Most recent first, so that the next keystroke finds it at once.
       if (i > 0) this.entries = [e, ...this.entries.slice(0, i), ...this.entries.slice(i + 1)];
-      return e.completion.slice(typed);
+      return { text, replace };
     }
     return undefined;
   }
@@ -65,4 +73,14 @@ export class CompletionCache {
   clear(): void {
     this.entries = [];
   }
+}
+
+/** Whether every character of `chars` is in `text`, in that order. */
+function holdsInOrder(text: string, chars: string): boolean {
+  let at = 0;
+  for (const c of chars) {
+    at = text.indexOf(c, at) + 1;
+    if (at === 0) return false;
+  }
+  return true;
 }

@@ -146,11 +146,11 @@ export class CompletionEngine extends Disposable {
     // With the suggest widget open, the completion continues its selected item (VS Code shows it only then).
     const picked = ctx.selectedCompletionInfo;
     const place = placeOf(doc, pos, offset, picked);
-    const item = (text: string) => (picked ? new vscode.InlineCompletionItem(picked.text + text, picked.range) : new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos)));
+    const item = (text: string, replace = 0) => (picked ? new vscode.InlineCompletionItem(picked.text + text, picked.range) : new vscode.InlineCompletionItem(text, new vscode.Range(pos, pos.translate(0, replace))));
     const hit = this.cache.lookup(place);
     if (hit !== undefined) {
       this.stats.cacheHits++;
-      return hit ? [item(hit)] : undefined;
+      return hit.text ? [item(hit.text, picked ? 0 : hit.replace)] : undefined;
     }
     const r = await this.resolve();
     if ('off' in r) return undefined;
