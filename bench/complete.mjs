@@ -97,7 +97,8 @@ function completionLines(userDataDir) {
 
 /** A new file in the workspace, opened through Quick Open, the cursor at its end. */
 async function openNew(wb, name) {
-  // Parley starts after the window has (onStartupFinished): its status item says it is there.
+  // Parley starts when a person first uses it (here its view), and its completions with it: the status item says so.
+  await wb.openParleyView();
   await visible(wb.statusBarItem('Parley completions'), 'the completions status item', 30_000);
   writeFileSync(join(wb.folder, 'src', name), '');
   await wb.openFile(`src/${name}`);

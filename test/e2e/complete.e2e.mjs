@@ -62,7 +62,9 @@ async function ghostText(wb) {
 
 /** A new file in the workspace with `text`, opened, the cursor at its end. */
 async function openNew(wb, name, text) {
-  // Parley starts after the window has (onStartupFinished): its status item says it is there.
+  // Parley starts when a person first uses it (here its view; nothing starts it eagerly), and its completions with it:
+  // the status item says they are there.
+  await wb.openParleyView();
   await visible(wb.statusBarItem('Parley completions'), 'the completions status item');
   writeFileSync(join(wb.folder, 'src', name), text);
   await wb.openFile(`src/${name}`);

@@ -189,8 +189,7 @@ suite('Chat, editor commands and usage', function () {
     assert.match(restored, /^# Parley usage[\s\S]*All time: /);
     assert.match(await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: '/Old Report.md' })), /earlier window/);
     const manifest = vscode.extensions.getExtension('parley.parley')?.packageJSON as { activationEvents?: string[] };
-    // onStartupFinished (issue 36): inline completions must be there when typing starts, without a Parley command first.
-    assert.deepEqual(manifest.activationEvents, ['onFileSystem:parley-report', 'onFileSystem:parley-proposed', 'onStartupFinished'], 'restoring a report (or a stale review tab) activates Parley; otherwise it starts after the window has');
+    assert.deepEqual(manifest.activationEvents, ['onFileSystem:parley-report', 'onFileSystem:parley-proposed'], 'restoring a report (or a stale review tab) activates Parley, and nothing else does eagerly');
 
     assert.equal(await api.usage.reset(async () => false), false);
     assert.ok(Object.keys(await api.usage.ledger()).length > 0, 'declined: totals kept');
