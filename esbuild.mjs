@@ -51,6 +51,8 @@ const LAZY = {
   textToolCalls: 'src/core/textToolCalls.ts',
   /** What window a local server runs a model at, and its words: loaded by the first context meter. */
   serverWindow: 'src/core/serverWindow.ts',
+  /** Explain Selection, Add Selection to Chat and Generate Code: loaded by the first of these commands. */
+  editorCommands: 'src/vscode/editorCommands.ts',
   /** Inline completions (Parley Complete): loaded by the first completion request or the status bar's menu. */
   completion: 'src/vscode/completion/engine.ts',
 };

@@ -5,6 +5,7 @@ import {
 } from '../core/conversation';
 import { errorView, IMAGES_HINT } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
+import { newId } from '../core/ids';
 import { applyContextBudget, budgetNote } from '../core/mentions';
 import type * as vscode from 'vscode';
 import { hostname } from 'node:os';
@@ -31,13 +32,6 @@ import type { Toolbox } from './toolbox';
 import { runToolTurn, ToolSession, type TurnTool } from './toolTurn';
 import { statusOf, TurnRunner } from './turnRunner';
 import { ViewChannel } from './viewChannel';
-
-/** A new random id for a conversation, turn or chip. */
-export function newId(): string {
-  const b = new Uint8Array(8);
-  crypto.getRandomValues(b);
-  return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-}
 
 /** This extension host session, as the owner of the replies it streams (core/recovery.ts). */
 const SESSION = newId();

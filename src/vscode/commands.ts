@@ -2,7 +2,6 @@
 import * as vscode from 'vscode';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
-import { addSelectionToChat, explainSelection, generateCode } from './editorCommands';
 import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } from './endpointCommands';
 import { clearApiKey, setApiKey } from './keyCommands';
 import type { Services } from './services';
@@ -11,6 +10,7 @@ import type * as Mentions from './mentions';
 import type * as TestConnection from './testConnection';
 import type * as HeaderSecretCommand from './headerSecretCommand';
 import type * as Apply from './apply/apply';
+import type * as EditorCommands from './editorCommands';
 import { PROPOSAL_SCHEME } from './apply/scheme';
 
 /** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
@@ -30,6 +30,11 @@ export function applyModule(): typeof Apply {
 /** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
 export function mentionsModule(): typeof Mentions {
   return require('./mentions.js') as typeof Mentions;
+}
+
+/** Explain Selection, Add Selection to Chat and Generate Code, loaded on first use: dist/editorCommands.js (see LAZY in esbuild.mjs). */
+function editorCommandsModule(): typeof EditorCommands {
+  return require('./editorCommands.js') as typeof EditorCommands;
 }
 
 /**
@@ -52,11 +57,11 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.showHistory': () => showHistory(s),
     'parley.setApiKey': () => setApiKey(s),
     'parley.clearApiKey': () => clearApiKey(s),
-    'parley.addSelectionToChat': () => addSelectionToChat(s),
+    'parley.addSelectionToChat': () => editorCommandsModule().addSelectionToChat(s),
     // The explorer gives the clicked file and, with several selected, all of them.
     'parley.addFileToChat': (uri, uris) => mentionsModule().addFilesToChat(s, uri, uris),
-    'parley.explainSelection': () => explainSelection(s),
-    'parley.generateCode': (description) => generateCode(s, description),
+    'parley.explainSelection': () => editorCommandsModule().explainSelection(s),
+    'parley.generateCode': (description) => editorCommandsModule().generateCode(s, description),
     'parley.showUsage': () => s.usage.showReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
     'parley.testConnection': () => testConnectionModule().testConnection(s),

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { generateMessages, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
 import { parseGenerated } from '../core/generatedCode';
-import { newId } from './chatController';
+import { newId } from '../core/ids';
 import { revealChatView } from './chatView';
 import { openSettings } from './config';
 import { contextFromEditor, openUntitled } from './editors';
