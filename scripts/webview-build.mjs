@@ -29,8 +29,9 @@ export function webviewBuildOptions({ outfile, production = false }) {
     ...browserBuildOptions(production),
     entryPoints: [join(root, 'src/webview/main.ts')],
     outfile,
-    // markdown-it only decodes entities; the package root also drags in an unused encoding table (~24 KB).
-    alias: { entities: 'entities/lib/decode.js' },
+    // markdown-it only decodes entities (decodeHTML, decodeHTMLStrict): src/webview/entities.ts does it with the
+    // browser's own table of names, in place of the package's generated decode tables (~48 KB).
+    alias: { entities: join(root, 'src/webview/entities.ts') },
   };
 }
 

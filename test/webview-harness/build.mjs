@@ -21,3 +21,9 @@ export async function buildWebview({ outdir = join(root, 'dist'), production = f
   copyFileSync(join(root, 'media/webview.css'), join(outdir, 'webview.css'));
   return outdir;
 }
+
+/** Bundles one module of src for a page, as an iife that puts its exports on `window[globalName]`; returns its text. */
+export async function bundleForPage(entry, globalName) {
+  const result = await esbuild.build({ entryPoints: [join(root, entry)], bundle: true, format: 'iife', globalName, platform: 'browser', target: 'es2022', write: false });
+  return result.outputFiles[0].text;
+}
