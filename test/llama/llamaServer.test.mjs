@@ -38,12 +38,26 @@ const READ_FILE = {
 /** A 1x1 PNG as a data URL. */
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
+/**
+ * fetch, sent again once when a kept-alive connection turns out to have been closed by the server before any answer
+ * ("other side closed": llama-server closes idle connections after 5 s, and on a loaded machine the client can pick
+ * one up just then). Any answer, or any other failure, is returned or thrown as it is.
+ */
+async function fetchOnce(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if (e?.cause?.code !== 'UND_ERR_SOCKET' || init?.signal?.aborted) throw e;
+    return fetch(url, init);
+  }
+}
+
 function post(server, path, body, { signal, headers = AUTH } = {}) {
-  return fetch(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+  return fetchOnce(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
 }
 
 async function getJson(server, path) {
-  const r = await fetch(`${server.url}${path}`, { headers: AUTH });
+  const r = await fetchOnce(`${server.url}${path}`, { headers: AUTH });
   assert.equal(r.status, 200, `GET ${path}: ${r.status}`);
   return r.json();
 }
