@@ -37,9 +37,20 @@ export function clientOptions(url: string, apiKey: string | undefined, extra: Pa
   };
 }
 
-/** GET {url}{path} with the key, as JSON; throws on a status other than 200. */
+/**
+ * GET {url}{path} with the key, as JSON; throws on a status other than 200. Sent again when the server closed the
+ * kept-alive connection before any answer, as Parley's own GETs are (llama.cpp's router mode does that now and then).
+ */
 export async function getJson(url: string, path: string, key: string): Promise<unknown> {
-  const r = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  let r: Response;
+  for (let tries = 1; ; tries++) {
+    try {
+      r = await fetch(`${url}${path}`, { headers: { Authorization: `Bearer ${key}` } });
+      break;
+    } catch (e) {
+      if (tries >= 3 || !/other side closed/.test(String((e as { cause?: { message?: string } }).cause?.message))) throw e;
+    }
+  }
   if (r.status !== 200) throw new Error(`GET ${path}: HTTP ${r.status} ${await r.text()}`);
   return r.json();
 }
