@@ -39,25 +39,25 @@ const READ_FILE = {
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 /**
- * fetch, sent again once when a kept-alive connection turns out to have been closed by the server before any answer
- * ("other side closed": llama-server closes idle connections after 5 s, and on a loaded machine the client can pick
- * one up just then). Any answer, or any other failure, is returned or thrown as it is.
+ * fetch, sent again when the server closed the kept-alive connection it went on before any answer: llama.cpp's router
+ * mode does now and then, without `Connection: close` first (Parley's own GETs do the same: src/core/transport.ts).
  */
-async function fetchOnce(url, init) {
-  try {
-    return await fetch(url, init);
-  } catch (e) {
-    if (e?.cause?.code !== 'UND_ERR_SOCKET' || init?.signal?.aborted) throw e;
-    return fetch(url, init);
+async function fetchLive(url, init) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (tries >= 3 || !/other side closed/.test(e.cause?.message ?? '')) throw e;
+    }
   }
 }
 
 function post(server, path, body, { signal, headers = AUTH } = {}) {
-  return fetchOnce(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+  return fetchLive(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
 }
 
 async function getJson(server, path) {
-  const r = await fetchOnce(`${server.url}${path}`, { headers: AUTH });
+  const r = await fetchLive(`${server.url}${path}`, { headers: AUTH });
   assert.equal(r.status, 200, `GET ${path}: ${r.status}`);
   return r.json();
 }
@@ -253,7 +253,7 @@ describe('llama-server (real, from llama.cpp source) with a scripted model, -c 2
       assert.equal(r.status, 401);
       matchesRecording('error-401-invalid-api-key.json', await r.text(), scrub);
     }
-    assert.equal((await fetch(`${server.url}/v1/models`)).status, 401);
+    assert.equal((await fetchLive(`${server.url}/v1/models`)).status, 401);
   });
 
   it('refuses a prompt longer than the window with 400 exceed_context_size_error, whole and streamed', async () => {
@@ -350,7 +350,7 @@ describe('llama-server in router mode (--models-dir) with two models', function 
   });
 
   it('answers /props without ?model= for the router itself, with n_ctx 0', async () => {
-    const r = await fetch(`${server.url}/props`, { headers: AUTH });
+    const r = await fetchLive(`${server.url}/props`, { headers: AUTH });
     const text = await r.text();
     const props = JSON.parse(text);
     assert.equal(props.role, 'router');
