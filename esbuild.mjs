@@ -1,5 +1,6 @@
 // Builds the extension bundle (node, cjs), the webview bundle (browser, iife) and, with --tests, the tests: unit (plain
-// Node, test/unit), webview (Chromium, test/webview) and integration (inside VS Code, test/integration), all under out/test.
+// Node, test/unit), webview (Chromium, test/webview), llama (Parley against a real llama-server, test/llama) and
+// integration (inside VS Code, test/integration), all under out/test.
 import * as esbuild from 'esbuild';
 import { readdirSync, statSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
@@ -127,12 +128,13 @@ if (tests) {
   // out/test is made afresh, so a test file that moved or was deleted leaves no stale bundle for mocha to run.
   rmSync('out/test', { recursive: true, force: true });
   // One mocha bundle per *.test.ts: out/test/unit/x.test.js runs in plain Node, out/test/webview/x.test.js drives
-  // Chromium (its own phase, `npm run test:webview`).
+  // Chromium (its own phase, `npm run test:webview`), out/test/llama/x.test.js runs against the real llama-servers
+  // that test/llama/servers.mjs starts (`npm run test:llama`).
   builds.push({
     ...common,
     minify: false,
     sourcemap: 'inline',
-    entryPoints: [...findFiles('test/unit', /\.test\.ts$/), ...findFiles('test/webview', /\.test\.ts$/)],
+    entryPoints: [...findFiles('test/unit', /\.test\.ts$/), ...findFiles('test/webview', /\.test\.ts$/), ...findFiles('test/llama', /\.test\.ts$/)],
     outdir: 'out/test',
     outbase: 'test',
     platform: 'node',

@@ -21,7 +21,8 @@ const phases = [
   { name: 'set-up (code-server, Node 24, Chromium)', cmd: node, args: [join(ROOT, 'scripts', 'vscode-host.mjs')], setup: true },
   { name: 'unit tests', cmd: 'npm', args: ['run', 'test:unit'] },
   // A real llama.cpp llama-server with tiny scripted models (test/llama/): built from source on the first run
-  // (scripts/llama-server.mjs: minutes, with cmake and g++), cached in .vscode-test/ after that.
+  // (scripts/llama-server.mjs: minutes, with cmake and g++), cached in .vscode-test/ after that. Its own HTTP, then
+  // Parley's core against it (the window, compaction, errors, router mode, Stop, tools, images, Test Connection).
   { name: 'llama-server tests (real llama.cpp)', cmd: 'npm', args: ['run', 'test:llama'] },
   // The webview in headless Chromium (test/webview/): needs the set-up's Chromium. `npm run test:webview` builds first;
   // after a passing unit phase, which has just built the same, mocha runs on out/test/webview directly (`built`).

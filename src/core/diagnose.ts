@@ -1,11 +1,13 @@
 // "Test Connection": probes an endpoint step by step and explains, in plain words, what works and what to change.
-import { listModels, type ClientOptions } from './client';
+import { listModelInfo, listModels, type ClientOptions } from './client';
 import { chatWithFallback, type FallbackAttempt } from './fallback';
 import { resolveEndpoint, type Endpoint } from './endpoint';
 import { ParleyError } from './errors';
+import type { ModelInfo } from './modelInfo';
 import { codeSpan, markdownProse } from './markdownText';
 import { redact } from './redact';
 import type { Adaptations, RequestSettings } from './request';
+import { WindowProbe, type ServerWindow } from './serverWindow';
 import { secretsOf } from './transport';
 import type { ChatMessage, EndState, ReasoningField, StreamEvent } from './types';
 
@@ -49,6 +51,11 @@ export interface ModelsStep {
   modelListed?: boolean;
   /** Listed names closest to the configured one, when it is not listed. */
   closest?: string[];
+  /**
+   * The window the server runs the configured model at, as the panel's meter and compaction read it (its list, and a
+   * local server's own endpoints: llama.cpp's /props…); asked when the model is listed, or the list is empty.
+   */
+  window?: ServerWindow;
 }
 
 /** Step 3: a one-token request, streamed unless the profile turned streaming off. */
@@ -172,13 +179,17 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> 
 
 async function modelsStep(client: ClientOptions, model: string, clean: (s: string) => string): Promise<ModelsStep> {
   const url = client.endpoint.modelsUrl;
+  let list: ModelInfo[];
   try {
-    const ids = await listModels(client);
-    const listed = ids.length > 0 ? modelInList(model, ids) : undefined;
-    return { url, outcome: 'listed', ids, modelListed: listed, closest: listed === false ? closestNames(model, ids) : undefined };
+    list = await listModelInfo(client);
   } catch (e) {
     return { url, outcome: 'failed', ids: [], error: summarize(e, clean, true) };
   }
+  const ids = list.map((m) => m.id);
+  const listed = ids.length > 0 ? modelInList(model, ids) : undefined;
+  const step: ModelsStep = { url, outcome: 'listed', ids, modelListed: listed, closest: listed === false ? closestNames(model, ids) : undefined };
+  if (listed !== false) step.window = await new WindowProbe(client, list).windowOf(model);
+  return step;
 }
 
 interface ChatOutcome {
@@ -523,6 +534,7 @@ export function reportMarkdown(r: DiagnosisReport): string {
     for (const id of shown) L.push(`  - ${codeSpan(id)}${id === r.model ? ' (configured)' : ''}`);
     if (r.models.ids.length > shown.length) L.push(`  - … and ${r.models.ids.length - shown.length} more`);
     if (r.models.modelListed === false) L.push(`- ${codeSpan(r.model)} is **not** in the list.`);
+    if (r.models.window) L.push(`- ${windowLine(r.model, r.models.window)}`);
   } else {
     L.push(`- Not available: ${markdownProse(r.models.error?.message ?? 'no answer')}${statusNote(r.models.error)}`);
     L.push('  Some servers have no models endpoint; that alone is not a problem.');
@@ -559,6 +571,18 @@ export function reportMarkdown(r: DiagnosisReport): string {
   return L.join('\n');
 }
 
+/** The window of the configured model, in words: the figure the panel's meter and compaction go by. */
+function windowLine(model: string, w: ServerWindow): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const head = `Window of ${codeSpan(model)}:`;
+  if (w.window !== undefined) {
+    const max = w.modelMax !== undefined && w.modelMax > w.window ? `; the model itself takes up to ${n(w.modelMax)}` : '';
+    return `${head} ${n(w.window)} tokens, what the server runs it at (${w.from ?? 'the server\'s model list'})${max}.`;
+  }
+  if (w.loaded === false) return `${head} not known until the server loads the model; Parley reads it then.`;
+  return `${head} the server does not say (a contextWindow setting, in the profile or parley.contextWindow, tells Parley).`;
+}
+
 /** One line for the log. */
 export function reportSummary(r: DiagnosisReport): string {
   const c = r.chat;
@@ -566,6 +590,7 @@ export function reportSummary(r: DiagnosisReport): string {
   const parts = [
     `Test Connection ${head}: ${r.url} model=${r.model} key=${r.key}`,
     `models=${r.models.outcome === 'listed' ? r.models.ids.length : 'n/a'}`,
+    ...(r.models.window ? [`window=${r.models.window.window ?? 'unknown'}`] : []),
     `status=${c.status ?? '-'}`,
     `done=${c.sawDone}`,
     `usage=${c.sawUsage}`,

@@ -22,8 +22,22 @@ export function versionHint(url: string): string | undefined {
   return 'Check parley.baseUrl: with or without /v1, and no trailing path after the version.';
 }
 
-/** The error card for a failed request. `detail` is already redacted by core. */
-export function errorView(err: ParleyError, ctx: { model: string; url: string }): ErrorView {
+/**
+ * Why `model` takes no images, in words, or undefined when it may be sent one: the profile's `vision` for it wins
+ * (false refuses, true allows); else what the server's model list says (`imageInput`, see modelInfo.ts), so that a
+ * text-only model is not sent one (llama.cpp answers it with a 500).
+ */
+export function imagesRefusal(model: string, profile: { name: string; vision?: boolean } | undefined, imageInput: boolean | undefined): string | undefined {
+  if (profile?.vision === false) return `${model} does not take images (vision is off for it in the profile "${profile.name}").`;
+  if (profile?.vision === true || imageInput !== false) return undefined;
+  return `${model} does not take images: the server lists it as text-only. ${IMAGES_HINT}`;
+}
+
+/**
+ * The error card for a failed request. `detail` is already redacted by core. `compactable`: the conversation has
+ * older turns to summarize, so a context_length card offers Compact and retry first.
+ */
+export function errorView(err: ParleyError, ctx: { model: string; url: string; compactable?: boolean }): ErrorView {
   const detail = err.providerMessage && err.providerMessage !== err.message ? err.providerMessage : undefined;
   const withRetry = (...a: ActionId[]): ActionId[] => ['retry', ...a];
   switch (err.kind) {
@@ -65,7 +79,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string })
         title: 'The conversation is too long for this model. Start a new chat or send less code.',
         detail,
         hint: "Or raise the window the server runs: llama.cpp's -c, Ollama's num_ctx, LM Studio's context length, vLLM's --max-model-len.",
-        actions: ['retry'],
+        actions: ctx.compactable ? ['compactRetry', 'retry'] : ['retry'],
       };
     case 'no_image_input':
       return {

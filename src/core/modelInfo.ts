@@ -109,6 +109,11 @@ export function modelListFrom(json: unknown): ModelInfo[] | undefined {
   return out;
 }
 
+/** `model`'s entry in a model list; "llama3.2" is also "llama3.2:latest" (Ollama's default tag). */
+export function listedModel(list: readonly ModelInfo[] | undefined, model: string): ModelInfo | undefined {
+  return list?.find((x) => x.id === model || x.id === `${model}:latest`);
+}
+
 /**
  * A model's token limits for VS Code's language-model API: the window the server runs, lowered by a smaller
  * `contextWindow` setting, else the setting, else `unknown`; the reply's room from the server, else `maxTokens`, else

@@ -136,6 +136,30 @@ export function connectionFailure(e: unknown): { why: string; reached: boolean }
   return { why, reached: false };
 }
 
+/** Whether fetch failed because the server closed the connection before any answer (a stale kept-alive one). */
+function closedBeforeAnswer(e: unknown): boolean {
+  const cause = (e as { cause?: { code?: string; message?: string } })?.cause;
+  return (cause?.code === 'UND_ERR_SOCKET' && /other side closed/i.test(cause.message ?? '')) || cause?.code === 'ECONNRESET';
+}
+
+/** Tries of a GET whose kept-alive connection turned out closed: each takes another idle connection, or a new one. */
+const STALE_CONNECTION_TRIES = 3;
+
+/**
+ * fetch, with a GET sent again when the server closed the kept-alive connection it went on before any answer
+ * (llama.cpp's router mode does now and then, with no `Connection: close`): a GET changes nothing on the server. A
+ * POST is left to the chat's own retries.
+ */
+async function fetchOnLiveConnection(url: string, init: RequestInit & { signal: AbortSignal }): Promise<Response> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (init.method !== 'GET' || init.signal.aborted || tries >= STALE_CONNECTION_TRIES || !closedBeforeAnswer(e)) throw e;
+    }
+  }
+}
+
 /** The error for a request whose fetch failed before any response: `connection` (retried), or `protocol` when the server was reached. */
 export function failedFetch(e: unknown, url: string): ParleyError {
   const { why, reached } = connectionFailure(e);
@@ -159,7 +183,7 @@ export async function send(opts: ClientOptions, method: 'GET' | 'POST', url: str
     const sameOrigin = new URL(current).origin === opts.endpoint.origin;
     const h = { ...headers };
     if (opts.apiKey && sameOrigin) h.authorization = `Bearer ${opts.apiKey}`;
-    const response = await fetch(current, { method, headers: h, body, signal, redirect: 'manual' });
+    const response = await fetchOnLiveConnection(current, { method, headers: h, body, signal, redirect: 'manual' });
     if (response.status < 300 || response.status >= 400 || !response.headers.get('location')) {
       return { response, ttfbMs: Date.now() - started };
     }

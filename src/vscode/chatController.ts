@@ -3,7 +3,7 @@ import {
   exportMarkdown, newConversation, settleUnfinishedCalls, titleFrom, toMessages, toView, turnView,
   type Conversation, type ContextItem, type Turn,
 } from '../core/conversation';
-import { errorView, IMAGES_HINT } from '../core/errorView';
+import { errorView, imagesRefusal } from '../core/errorView';
 import { dataUrlHead, sniffImage } from '../core/images';
 import { newId } from '../core/ids';
 import { applyContextBudget, budgetNote } from '../core/mentions';
@@ -432,9 +432,8 @@ export class ChatController implements vscode.Disposable {
     const s = this.requester.selected(this.selection());
     const p = s.profile;
     const vision = p ? overrideFor(p, s.model).vision : undefined;
-    if (p && vision === false) return `${s.model} does not take images (vision is off for it in the profile "${p.name}").`;
-    if (vision === true || (await this.views.takesImages()) !== false) return undefined;
-    return `${s.model} does not take images: the server lists it as text-only. ${IMAGES_HINT}`;
+    // The model list is asked only when the profile does not say.
+    return imagesRefusal(s.model, p ? { name: p.name, vision } : undefined, vision === undefined ? await this.views.takesImages() : undefined);
   }
 
   /** Sends a user turn (from the composer, Explain Selection or Continue) and streams the reply. */
@@ -487,10 +486,8 @@ export class ChatController implements vscode.Disposable {
         if (!dropped) c.lastPrompt = { estimated, actual: turn.usage.prompt };
       } else await views.afterReply(target, r.error?.kind === 'context_length');
       if (end.guard) return runner.end(turn, 'incomplete', { kind: 'unknown', title: guardMessage(end.guard, box.settings), actions: ['continue'] });
-      const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url }) : dropped;
-      if (error && r.error?.kind === 'context_length' && this.compaction(settings, w, fitted.fit, c.turns.filter((x) => x !== turn)).plan) {
-        error.actions = ['compactRetry', ...error.actions.filter((a) => a !== 'compactRetry')];
-      }
+      const compactable = r.error?.kind === 'context_length' && this.compaction(settings, w, fitted.fit, c.turns.filter((x) => x !== turn)).plan !== undefined;
+      const error = r.error ? errorView(r.error, { model: settings.model, url: target.endpoint.url, compactable }) : dropped;
       runner.end(turn, statusOf(r), error);
     }, async () => {
       stopSaving();

@@ -1,7 +1,7 @@
 // What the chat view shows around the conversation: the header (endpoint, model, model list) and the setup card.
 import { listModelInfo } from '../core/client';
 import { resolveWindow, type WindowInfo } from '../core/contextWindow';
-import type { ModelInfo } from '../core/modelInfo';
+import { listedModel, type ModelInfo } from '../core/modelInfo';
 import type * as ServerWindowModule from '../core/serverWindow';
 import type { ServerWindow, WindowProbe } from '../core/serverWindow';
 import { errorView } from '../core/errorView';
@@ -169,8 +169,7 @@ export class ChatViewModels {
     const t = await this.requester.target(undefined, false, this.selection());
     if (t.kind !== 'ready') return undefined;
     await this.refreshModels(false, t);
-    const m = t.settings.model;
-    return this.lists.get(listKey(t))?.find((x) => x.id === m || x.id === `${m}:latest`)?.imageInput;
+    return listedModel(this.lists.get(listKey(t)), t.settings.model)?.imageInput;
   }
 
   /** Endpoint or key changed: redraw header and setup card. */

@@ -7,7 +7,7 @@ import type { TestApi } from '../../src/extension';
 import type { HeaderView, HostMessage } from '../../src/shared/protocol';
 import type { ServerResponse } from 'node:http';
 import { pollUntil } from '../support/pollUntil.mjs';
-import type { RecordedRequest, TestServer } from '../support/server';
+import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 
 export const EXTENSION_ID = 'parley.parley';
 
@@ -53,6 +53,28 @@ export async function parley(): Promise<TestApi> {
   const api = (await ext.activate()) as TestApi | undefined;
   if (!api) throw new Error('Parley returned no test API: is the host running in extension test mode?');
   return api;
+}
+
+/** Opens Parley's chat view and waits for its snapshot (it may be open from an earlier suite, its first long gone). */
+export async function openChatView(api: TestApi): Promise<void> {
+  await vscode.commands.executeCommand('parley.openChat');
+  await waitFor('the chat view to be ready', async () => {
+    await api.chat.snapshot();
+    return api.recorded.posted.some((m) => m.type === 'snapshot');
+  }, 20_000);
+}
+
+/** The local servers a suite starts (`start`), kept in `started` so that its teardown closes them. */
+export function serverPool(): { started: TestServer[]; start(handler: Reply): Promise<TestServer> } {
+  const started: TestServer[] = [];
+  return {
+    started,
+    async start(handler) {
+      const s = await startTestServer(handler);
+      started.push(s);
+      return s;
+    },
+  };
 }
 
 /** Waits for a condition (polled every 25 ms), failing with what was awaited. */

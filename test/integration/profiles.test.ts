@@ -2,10 +2,9 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
-import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, headerNow, parley, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { type RecordedRequest, type TestServer } from '../support/server';
+import { chats, chunk, containsSecret, headerNow, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -44,14 +43,10 @@ suite('Profiles, custom headers and compaction', function () {
   const saved = new Map<string, unknown>();
   let records: UsageRecord[] = [];
   let recording: vscode.Disposable | undefined;
-  const servers: TestServer[] = [];
+  const pool = serverPool();
 
   /** A server that ends up closed by the suite's teardown. */
-  async function server(handler: (req: RecordedRequest, res: ServerResponse) => void | Promise<void>): Promise<TestServer> {
-    const s = await startTestServer(handler);
-    servers.push(s);
-    return s;
-  }
+  const server = (handler: Reply) => pool.start(handler);
 
   suiteSetup(async () => {
     api = await parley();
@@ -59,12 +54,7 @@ suite('Profiles, custom headers and compaction', function () {
     for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
     recording = api.usage.onDidRecord((r) => records.push(r));
     // Messages reach `api.recorded.posted` only while the chat view is resolved.
-    await vscode.commands.executeCommand('parley.openChat');
-    // The view may be open already (an earlier suite opened it, and its snapshot left `posted` long ago): ask for one.
-    await waitFor('the chat view to be ready', async () => {
-      await api.chat.snapshot();
-      return api.recorded.posted.some((m) => m.type === 'snapshot');
-    }, 20_000);
+    await openChatView(api);
   });
 
   setup(async () => {
@@ -86,7 +76,7 @@ suite('Profiles, custom headers and compaction', function () {
   suiteTeardown(async () => {
     recording?.dispose();
     for (const name of ['gw', 'gateway-token', 'old-token']) await vscode.commands.executeCommand('parley.setHeaderSecret', name, '');
-    for (const s of servers) {
+    for (const s of pool.started) {
       await api.keys.delete(s.origin);
       await s.close();
     }

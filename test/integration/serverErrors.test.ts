@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
-import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, parley, userSettings, waitFor, writeSse } from './helpers';
+import { type TestServer } from '../support/server';
+import { chats, chunk, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -41,26 +41,19 @@ suite('Local servers: errors that say what to do', function () {
   this.timeout(60_000);
   let api: TestApi;
   const saved = new Map<string, unknown>();
-  const servers: TestServer[] = [];
+  const pool = serverPool();
   let records: UsageRecord[] = [];
   let recording: vscode.Disposable | undefined;
 
-  async function server(handler: (req: RecordedRequest, res: ServerResponse) => void | Promise<void>): Promise<TestServer> {
-    const s = await startTestServer(handler);
-    servers.push(s);
-    return s;
-  }
+  /** A server that ends up closed by the suite's teardown. */
+  const server = (handler: Reply) => pool.start(handler);
 
   suiteSetup(async () => {
     api = await parley();
     const c = vscode.workspace.getConfiguration('parley');
     for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
     recording = api.usage.onDidRecord((r) => records.push(r));
-    await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be ready', async () => {
-      await api.chat.snapshot();
-      return api.recorded.posted.some((m) => m.type === 'snapshot');
-    }, 20_000);
+    await openChatView(api);
   });
 
   setup(async () => {
@@ -79,7 +72,7 @@ suite('Local servers: errors that say what to do', function () {
 
   suiteTeardown(async () => {
     recording?.dispose();
-    for (const s of servers) await s.close();
+    for (const s of pool.started) await s.close();
   });
 
   function lastTurn() {

@@ -8,8 +8,8 @@ import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { ContextMeterView } from '../../src/shared/protocol';
 import { llamaCppModels, llamaCppProps, llamaCppRouter, ollama, serveRoutes } from '../support/localServers';
-import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeSse } from './helpers';
+import { type RecordedRequest, type TestServer } from '../support/server';
+import { chats, chunk, openChatView, parley, type Reply, serverPool, usageChunk, userSettings, waitFor, writeSse } from './helpers';
 
 /** Every setting the suite changes; each is put back as it was after every test. */
 const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'contextWindow', 'maxTokens', 'tools.enabled', 'systemPrompt', 'compaction.threshold'];
@@ -25,23 +25,16 @@ suite('The window the server runs', function () {
   this.timeout(60_000);
   let api: TestApi;
   const saved = new Map<string, unknown>();
-  const servers: TestServer[] = [];
+  const pool = serverPool();
 
-  async function server(handler: (req: RecordedRequest, res: ServerResponse) => void | Promise<void>): Promise<TestServer> {
-    const s = await startTestServer(handler);
-    servers.push(s);
-    return s;
-  }
+  /** A server that ends up closed by the suite's teardown. */
+  const server = (handler: Reply) => pool.start(handler);
 
   suiteSetup(async () => {
     api = await parley();
     const c = vscode.workspace.getConfiguration('parley');
     for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
-    await vscode.commands.executeCommand('parley.openChat');
-    await waitFor('the chat view to be ready', async () => {
-      await api.chat.snapshot();
-      return api.recorded.posted.some((m) => m.type === 'snapshot');
-    }, 20_000);
+    await openChatView(api);
   });
 
   setup(async () => {
@@ -58,7 +51,7 @@ suite('The window the server runs', function () {
   });
 
   suiteTeardown(async () => {
-    for (const s of servers) await s.close();
+    for (const s of pool.started) await s.close();
   });
 
   /** Points Parley at `s` with `model`, and waits until the settings and the model list are the new ones. */

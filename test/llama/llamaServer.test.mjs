@@ -38,12 +38,26 @@ const READ_FILE = {
 /** A 1x1 PNG as a data URL. */
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
+/**
+ * fetch, sent again when the server closed the kept-alive connection it went on before any answer: llama.cpp's router
+ * mode does now and then, without `Connection: close` first (Parley's own GETs do the same: src/core/transport.ts).
+ */
+async function fetchLive(url, init) {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fetch(url, init);
+    } catch (e) {
+      if (tries >= 3 || !/other side closed/.test(e.cause?.message ?? '')) throw e;
+    }
+  }
+}
+
 function post(server, path, body, { signal, headers = AUTH } = {}) {
-  return fetch(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+  return fetchLive(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
 }
 
 async function getJson(server, path) {
-  const r = await fetch(`${server.url}${path}`, { headers: AUTH });
+  const r = await fetchLive(`${server.url}${path}`, { headers: AUTH });
   assert.equal(r.status, 200, `GET ${path}: ${r.status}`);
   return r.json();
 }
@@ -239,7 +253,7 @@ describe('llama-server (real, from llama.cpp source) with a scripted model, -c 2
       assert.equal(r.status, 401);
       matchesRecording('error-401-invalid-api-key.json', await r.text(), scrub);
     }
-    assert.equal((await fetch(`${server.url}/v1/models`)).status, 401);
+    assert.equal((await fetchLive(`${server.url}/v1/models`)).status, 401);
   });
 
   it('refuses a prompt longer than the window with 400 exceed_context_size_error, whole and streamed', async () => {
@@ -336,7 +350,7 @@ describe('llama-server in router mode (--models-dir) with two models', function 
   });
 
   it('answers /props without ?model= for the router itself, with n_ctx 0', async () => {
-    const r = await fetch(`${server.url}/props`, { headers: AUTH });
+    const r = await fetchLive(`${server.url}/props`, { headers: AUTH });
     const text = await r.text();
     const props = JSON.parse(text);
     assert.equal(props.role, 'router');

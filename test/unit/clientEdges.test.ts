@@ -336,6 +336,27 @@ describe('models list', function () {
     await gone.close();
     await assert.rejects(listModels({ endpoint: resolveEndpoint(gone.url) }), (e: unknown) => e instanceof ParleyError && e.kind === 'connection');
   });
+
+  it('asks again on another connection when the server closes a kept-alive one as it is reused (llama.cpp\'s router mode does)', async () => {
+    // The first two connections reused are closed at that request, with no answer and no Connection: close before.
+    const served = new WeakSet<object>();
+    let closed = 0;
+    await withServer((req, res) => {
+      const socket = res.socket as object;
+      if (served.has(socket) && closed < 2) {
+        closed++;
+        return void res.socket?.destroy();
+      }
+      served.add(socket);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(req.path.startsWith('/props') ? { default_generation_settings: { n_ctx: 2048 } } : { object: 'list', data: [{ id: 'tiny-a' }] }));
+    }, async (s) => {
+      for (let i = 0; i < 3; i++) assert.deepEqual(await listModels(clientOptions(s)), ['tiny-a']);
+      const probe = new WindowProbe(clientOptions(s), [{ id: 'tiny-a', server: 'llama.cpp' }]);
+      assert.deepEqual(await probe.windowOf('tiny-a'), { window: 2048, from: 'llama.cpp\'s /props', kind: 'llama.cpp', loaded: true });
+      assert.equal(closed, 2, 'connections were closed as they were reused');
+    });
+  });
 });
 
 describe('redirects and logs', function () {

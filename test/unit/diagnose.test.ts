@@ -14,6 +14,9 @@ import {
   withQuirkServer,
   type QuirkProfile,
 } from '../support/quirks';
+import { llamaCppRouter, serveRoutes } from '../support/localServers';
+import type { RecordedRequest } from '../support/server';
+import type { ServerResponse } from 'node:http';
 
 const KEY = 'sk-proj-TESTKEY0123456789abcdefSECRET';
 
@@ -60,6 +63,32 @@ describe('diagnose: a server that works', function () {
       assert.match(md, /`other-model`/);
       assert.ok(!md.includes(KEY), 'the report never contains the key');
       assert.ok(!reportSummary(r).includes(KEY));
+    });
+  });
+
+  it('names the model\'s window: the server\'s figure, none said, or not until the model is loaded (router mode)', async () => {
+    await withQuirkServer({ name: 'plain', description: 'no window in the list', handler: openAiCompatible({ models: ['test-model'] }) }, async (server) => {
+      const r = await run(server.origin);
+      assert.deepEqual(r.models.window, {});
+      assert.match(reportMarkdown(r), /^- Window of `test-model`: the server does not say \(a contextWindow setting, in the profile or parley\.contextWindow, tells Parley\)\.$/m);
+      assert.match(reportSummary(r), / window=unknown /);
+    });
+    const routerModels = llamaCppRouter.models([{ id: 'test-model', loaded: false }, { id: 'coder', loaded: false, args: ['-c', '8192'] }]);
+    const router = openAiCompatible({ models: ['test-model'] }, () => false);
+    const handler = (req: RecordedRequest, res: ServerResponse) => {
+      const answered = serveRoutes('llama.cpp', {
+        '/v1/models': () => ({ body: routerModels }),
+        '/props': () => ({ status: 400, body: llamaCppRouter.notLoaded }),
+      })(req, res);
+      if (!answered) void router(req, res);
+    };
+    await withQuirkServer({ name: 'router', description: 'llama.cpp router mode', handler }, async (server) => {
+      const r = await run(server.origin);
+      assert.equal(r.ok, true, JSON.stringify(r.chat.error));
+      assert.deepEqual(r.models.window, { kind: 'llama.cpp', loaded: false });
+      assert.match(reportMarkdown(r), /^- Window of `test-model`: not known until the server loads the model; Parley reads it then\.$/m);
+      const coder = await run(server.origin, { model: 'coder' });
+      assert.match(reportMarkdown(coder), /^- Window of `coder`: 8,192 tokens, what the server runs it at \(the server's model list\)\.$/m);
     });
   });
 
