@@ -150,7 +150,8 @@ export async function startDemoEndpoint({ port = 0, host = '127.0.0.1', chunkDel
     const text = jsonMode ? JSON.stringify(cannedCode(json.messages)) : cannedAnswer(json.messages);
     const id = `chatcmpl-demo-${++counter}`;
     const created = Math.floor(Date.now() / 1000);
-    const usage = { prompt_tokens: tokens(JSON.stringify(json.messages)), completion_tokens: tokens(text) };
+    // As real servers do, the prompt counts the tool definitions sent with it.
+    const usage = { prompt_tokens: tokens(JSON.stringify(json.messages)) + (Array.isArray(json.tools) ? tokens(JSON.stringify(json.tools)) : 0), completion_tokens: tokens(text) };
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
 
     if (!json.stream) {
