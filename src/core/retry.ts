@@ -1,6 +1,7 @@
 // fetchWithRetry(): a chat POST until it has a 2xx response, retrying 408/409/429/5xx and lost connections with backoff.
 import { errorFromResponse, ParleyError } from './errors';
 import { DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, failedFetch, MAX_ERROR_BODY, readText, secretsOf, send, type Attempt, type ClientOptions, type RequestAbort, type ResponseInfo } from './transport';
+import { sleep } from './sleep';
 
 /** Backoff between retries: from 0.5 s, never more than 8 s. */
 const MIN_BACKOFF = 500;
@@ -59,22 +60,6 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
   const x = random();
   const r = x >= 0 && x <= 1 ? x : 0;
   return Math.min(MAX_BACKOFF, Math.max(MIN_BACKOFF, Math.round(low + r * low)));
-}
-
-/** Waits `ms`; false when the request was aborted first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import * as assert from 'node:assert/strict';
 import type { TestApi } from '../../src/extension';
+import type { ChatMessage } from '../../src/core/types';
 import type { HeaderView, HostMessage } from '../../src/shared/protocol';
 import type { ServerResponse } from 'node:http';
 import { pollUntil } from '../support/pollUntil.mjs';
@@ -173,4 +174,16 @@ export function textReply(text: string): Reply {
     { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: 'stop' }] },
     usageChunk(200, 5),
   ]);
+}
+
+/** The characters of every message's text: what the compaction test servers count against their limit. */
+export function charsOf(messages: ChatMessage[]): number {
+  return messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length), 0);
+}
+
+/** A long reply of about 1,500 characters of ordinary words, different for each n. */
+export function longAnswer(n: number): string {
+  let out = `Answer ${n}:`;
+  while (out.length < 1500) out += ` point ${n} lorem ipsum dolor sit amet`;
+  return out;
 }

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, containsSecret, headerNow, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { charsOf, chats, chunk, containsSecret, headerNow, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -24,18 +24,6 @@ const TOUCHED = [
 ];
 /** Settings a test may put in Workspace settings. */
 const WORKSPACE_TOUCHED = ['endpoints', 'endpoint'];
-
-/** The characters of every message's text: what the compaction servers below count against their limit. */
-function charsOf(messages: ChatMessage[]): number {
-  return messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length), 0);
-}
-
-/** A long reply of about 1,500 characters of ordinary words, different for each n. */
-function longAnswer(n: number): string {
-  let out = `Answer ${n}:`;
-  while (out.length < 1500) out += ` point ${n} lorem ipsum dolor sit amet`;
-  return out;
-}
 
 suite('Profiles, custom headers and compaction', function () {
   this.timeout(60_000);

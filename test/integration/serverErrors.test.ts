@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { type TestServer } from '../support/server';
-import { chats, chunk, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeSse } from './helpers';
+import { charsOf, chats, chunk, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -24,17 +24,6 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 function json(res: ServerResponse, status: number, body: string | object): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(typeof body === 'string' ? body : JSON.stringify(body));
-}
-
-function charsOf(messages: ChatMessage[]): number {
-  return messages.reduce((n, m) => n + (typeof m.content === 'string' ? m.content.length : JSON.stringify(m.content ?? '').length), 0);
-}
-
-/** A reply of about 1,500 characters, different for each n. */
-function longAnswer(n: number): string {
-  let out = `Answer ${n}:`;
-  while (out.length < 1500) out += ` point ${n} lorem ipsum dolor sit amet`;
-  return out;
 }
 
 suite('Local servers: errors that say what to do', function () {

@@ -10,6 +10,7 @@ import { completionChoice, languageEnabled, type CompletionChoice } from '../../
 import { lineMode, shapeCompletion } from '../../core/completion/shape';
 import { codeCell, codeSpan, markdownProse } from '../../core/markdownText';
 import type { Usage } from '../../core/types';
+import { sleep } from '../../core/sleep';
 import { recordFrom } from '../../core/usageLedger';
 import { writeUserSetting } from '../config';
 import { Disposable } from '../disposable';
@@ -27,22 +28,6 @@ const MAX_TOKENS = { single: 64, multi: 160 };
 const FINAL_FAILURE_MS = 5 * 60_000;
 /** How long any other failure (the server down, a rejected key) holds: not a request per keystroke against it. */
 const FAILURE_MS = 10_000;
-
-/** Resolves after `ms`, or early with false when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** What the engine did, for tests and the benchmark. */
 export interface CompletionStats {
