@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { ContextItem } from './core/conversation';
 import { ChatController } from './vscode/chatController';
+import { vscodeChatUi } from './vscode/chatUi';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { mentionsModule, registerCommands } from './vscode/commands';
@@ -27,7 +28,7 @@ export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatV
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const started = performance.now();
   const settings = new SettingsSnapshot();
-  const log = new Log(() => settings.current.logLevel);
+  const log = new Log(() => settings.current.logLevel, vscode.window.createOutputChannel('Parley', { log: true }));
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageTracker(context.globalStorageUri, context.globalState);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
@@ -37,18 +38,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.
   const expandContext = async (items: readonly ContextItem[]) =>
     items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
-  const chat = new ChatController(requester, history, log, settings, undefined, workspaceToolbox(settings, externalTools), expandContext);
+  const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const completions = new Completions({ settings, log, keys, usage, requester, wire: WIRE }, context.globalState);
   const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools, completions };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   if (recorded) recordShownTexts(recorded.shown);
-  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.prefetch());
+  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.views.prefetch());
   await chat.restore();
   // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once
   // the window has settled (a reload opens the conversation last opened in any window, which may not be its own).
-  const recovery = setTimeout(() => void chat.recoverOthers().catch((e) => log.warn(`Recovering interrupted replies failed: ${e instanceof Error ? e.message : String(e)}`)), 2_000);
+  const recovery = setTimeout(() => void chat.files.recoverOthers().catch((e) => log.warn(`Recovering interrupted replies failed: ${e instanceof Error ? e.message : String(e)}`)), 2_000);
   context.subscriptions.push({ dispose: () => clearTimeout(recovery) });
 
   const lmProvider = new LazyChatProvider(requester, settings, keys, log);

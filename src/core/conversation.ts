@@ -265,3 +265,16 @@ function pushStatusAndUsage(out: string[], t: Turn): void {
 export function exportMarkdown(c: Conversation, secrets: readonly string[]): string {
   return redactSecrets(toMarkdown(c), secrets);
 }
+
+/**
+ * A conversation taken up again from the history goes on with the profile and model its last
+ * reply used, whatever is selected for new chats. The open conversation follows the settings until then, or until
+ * the header's switchers pick for it.
+ */
+export function pinToLastUsed(c: Conversation): void {
+  if (c.profile !== undefined) return;
+  const last = [...c.turns].reverse().find((t) => t.role === 'assistant' && t.profile !== undefined);
+  if (!last) return;
+  c.profile = last.profile;
+  c.model = last.model;
+}

@@ -1,4 +1,5 @@
 // Checks that an attached "image" really is one, by its first bytes rather than its name.
+import type { ImageView } from '../shared/protocol';
 
 const SIGNATURES: Array<{ mime: string; test: (b: Uint8Array) => boolean }> = [
   { mime: 'image/png', test: (b) => b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47 },
@@ -22,4 +23,21 @@ export function dataUrlHead(dataUrl: string, bytes = 16): Uint8Array {
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
   return out;
+}
+
+/** Images labelled by their bytes, not by what the file or the clipboard claimed, or why one is refused. */
+export function checkImages(images: ImageView[]): ImageView[] | string {
+  const checked: ImageView[] = [];
+  for (const img of images) {
+    let kind: string | undefined;
+    try {
+      kind = sniffImage(dataUrlHead(img.dataUrl));
+    } catch {
+      kind = undefined;
+    }
+    if (!kind) return `${img.name} is not a PNG, JPEG, GIF or WebP image. Nothing was sent.`;
+    // Servers reject a JPEG sent as PNG.
+    checked.push({ name: img.name, dataUrl: `data:${kind};base64,${img.dataUrl.slice(img.dataUrl.indexOf(',') + 1)}` });
+  }
+  return checked;
 }

@@ -244,3 +244,11 @@ export function withoutBodyOverrides(p: Profile, keep?: string): Profile {
   }
   return { ...p, models };
 }
+
+/**
+ * How usage names a request's target: the host, and for a named profile its name first, so each profile's ledger is
+ * its own.
+ */
+export function usageHostOf(profile: Pick<Profile, 'name' | 'source'> | undefined, host: string): string {
+  return profile && profile.source !== 'implicit' ? `${profile.name.replace(/\|/g, '/')} (${host})` : host;
+}

@@ -95,3 +95,16 @@ export function tooLongToReview(tool: string, question: readonly ToolArgumentVie
 export function argumentSummary(args: Record<string, unknown>, parameters: Record<string, unknown> | undefined): string {
   return questionArguments(args, parameters).map((a) => `${a.name}: ${a.value.slice(0, 1000).replace(/\s+/g, ' ').slice(0, 200)}`).join(', ');
 }
+
+/** A call's arguments as an object, or what is wrong with them (for the model). Empty arguments are `{}`. */
+export function parseArguments(text: string): Record<string, unknown> | string {
+  if (!text.trim()) return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return `The arguments are not valid JSON: ${text.slice(0, 200)}`;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'The arguments must be a JSON object.';
+  return v as Record<string, unknown>;
+}

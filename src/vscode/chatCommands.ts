@@ -1,5 +1,6 @@
 // The chat commands: open, new chat, Stop, history, export, and attaching an image from a file.
 import * as vscode from 'vscode';
+import { exportMarkdown } from '../core/conversation';
 import { sniffImage } from '../core/images';
 import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
 import { revealChatView } from './chatView';
@@ -24,7 +25,7 @@ export async function exportChat(s: Services): Promise<void> {
     void showInfo('Parley: the chat is empty; nothing to export.');
     return;
   }
-  await openUntitled(s.chat.markdown(await s.keys.storedKeys()), 'markdown');
+  await openUntitled(exportMarkdown(s.chat.current, [...(await s.keys.storedKeys()), ...s.log.knownSecrets()]), 'markdown');
 }
 
 /** Parley: Show Chat History: a pick of saved conversations; the picked one opens in the view. */
@@ -41,7 +42,7 @@ export async function showHistory(s: Services): Promise<void> {
     { title: 'Parley: Chat History', matchOnDescription: true },
   );
   if (!pick) return;
-  if (pick.damaged) return s.chat.openRaw(pick.id);
+  if (pick.damaged) return s.chat.files.openRaw(pick.id);
   await revealChatView();
   await s.chat.openConversation(pick.id);
 }

@@ -4,11 +4,13 @@ import { resolveWindow, type WindowInfo } from '../core/contextWindow';
 import { listedModel, type ModelInfo } from '../core/modelInfo';
 import type * as ServerWindowModule from '../core/serverWindow';
 import type { ServerWindow, WindowProbe } from '../core/serverWindow';
-import { errorView } from '../core/errorView';
+import { errorView, imagesRefusal } from '../core/errorView';
+import { overrideFor } from '../core/profiles';
 import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
+import type { Settings, SettingsSnapshot } from './config';
 import type { Log } from './log';
-import { profileName, type ReadyTarget, type Requester, type Selection, type Target, type TargetProblem } from './requester';
+import { profileName, type ChatRequester, type ReadyTarget, type Selection, type Target, type TargetProblem } from './requester';
 import { isLoopbackOrigin } from './secrets';
 import type { ViewChannel } from './viewChannel';
 
@@ -33,14 +35,41 @@ export class ChatViewModels {
   private readonly probes = new Map<string, WindowProbe>();
   /** What each probe said, by list and model. */
   private readonly windows = new Map<string, Promise<ServerWindow>>();
+  /** The first snapshot's target, resolving since the view was made (prefetch). */
+  private early: { target: Promise<Target>; settings: Settings; selection: string; generation: number; at: number } | undefined;
+  /** Counts endpoint changes (settings, keys, the header's profile and model), so a prefetched target is not stale. */
+  private endpointGeneration = 0;
 
   constructor(
-    private readonly requester: Requester,
+    private readonly requester: ChatRequester,
     private readonly channel: ViewChannel,
     private readonly log: Log,
+    private readonly settings: SettingsSnapshot,
     /** The open conversation's profile and model. */
     private readonly selection: () => Selection = () => ({}),
   ) {}
+
+  /**
+   * Starts resolving the target the first snapshot needs (the key from SecretStorage: in a remote window a round trip
+   * to the browser side, slow in a window just opened) while the panel's webview loads, instead of after it is ready.
+   */
+  prefetch(): void {
+    if (this.early) return;
+    const settings = this.settings.current;
+    const target = this.requester.target(settings, false, this.selection());
+    target.catch(() => {});
+    this.early = { target, settings, selection: JSON.stringify(this.selection()), generation: this.endpointGeneration, at: Date.now() };
+  }
+
+  /** The prefetched target when nothing it depends on changed since (settings, keys, the profile or model); once. */
+  snapshotTarget(): Promise<Target> {
+    const e = this.early;
+    this.early = undefined;
+    const again = () => this.requester.target(undefined, false, this.selection());
+    // Fresh only for a few seconds (a key changed in another window is not announced here), and asked again if it failed.
+    const fresh = e && Date.now() - e.at < 5_000 && e.settings === this.settings.current && e.generation === this.endpointGeneration && e.selection === JSON.stringify(this.selection());
+    return fresh ? e.target.catch(again) : again();
+  }
 
   /**
    * The header names the endpoint requests actually go to: the user's own until a workspace-set origin is allowed.
@@ -172,8 +201,22 @@ export class ChatViewModels {
     return listedModel(this.lists.get(listKey(t)), t.settings.model)?.imageInput;
   }
 
+  /**
+   * Why the open conversation's model takes no images, in words, or undefined: its profile says so (`vision: false`),
+   * or else the server's model list does (`vision: true` in the profile wins over the list). Checked before an image
+   * is sent or attached, so that a text-only model is not sent one (llama.cpp answers it with a 500).
+   */
+  async imagesRefused(): Promise<string | undefined> {
+    const s = this.requester.selected(this.selection());
+    const p = s.profile;
+    const vision = p ? overrideFor(p, s.model).vision : undefined;
+    // The model list is asked only when the profile does not say.
+    return imagesRefusal(s.model, p ? { name: p.name, vision } : undefined, vision === undefined ? await this.takesImages() : undefined);
+  }
+
   /** Endpoint or key changed: redraw header and setup card. */
   async endpointChanged(): Promise<Target> {
+    this.endpointGeneration++;
     const t = await this.requester.target(undefined, false, this.selection());
     this.channel.post({ type: 'header', header: this.header(t) });
     this.channel.post({ type: 'setup', setup: this.setup(t) });

@@ -4,14 +4,12 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
 import { conversationFileName, damagedFileName, entryFileName, parseConversation, storageErrorReason } from '../core/historyIndex';
 import { recoverInterrupted } from '../core/recovery';
 import type { UsageRecord } from '../core/usageLedger';
 import { readTextIfExists } from './files';
 import type { Log } from './log';
-import { showError } from './notices';
 
 /** A conversation checked again after a damaged read: good after all (saved meanwhile), moved aside under an id, or gone. */
 export type MoveAside = { conversation: Conversation } | { damagedId: string } | undefined;
@@ -86,15 +84,12 @@ export function damagedNotice(damagedId: string): string {
 
 /**
  * What the panel and the notification say while the conversation cannot be saved. With the failure (`id`, `e`,
- * `log`): the first of a run of failures, also logged and shown as a notification with Export Chat.
+ * `log`): the first of a run of failures, also logged (the chat shows it as a notification with Export Chat).
  */
 export function unsavedText(why: string, id?: string, e?: unknown, log?: Log): string {
   const text = `Parley can't save this conversation: ${why}. It stays open in this window until you close it; copy or export it (Parley: Export Chat as Markdown) to keep it. Parley tries again with each change.`;
   if (log && id) {
     log.error(`Saving conversation ${id} failed: ${why} (${(e as NodeJS.ErrnoException | undefined)?.code ?? 'no code'}). It stays in memory; each change tries again.`);
-    void showError(text, 'Export Chat').then((a) => {
-      if (a) void vscode.commands.executeCommand('parley.exportChat');
-    });
   }
   return text;
 }
@@ -108,18 +103,4 @@ export function saveFailure(e: unknown): string {
 export function savedAgain(id: string, log: Log): string {
   log.info(`Saving conversation ${id} works again.`);
   return 'Parley can save again: this conversation is saved.';
-}
-
-/**
- * Opens a damaged conversation file as text, read-only. Random bytes are not text: VS Code's editor then says the file
- * is binary and offers to open it anyway.
- */
-export async function openRaw(path: string): Promise<void> {
-  const uri = vscode.Uri.file(path);
-  try {
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: true });
-  } catch {
-    await vscode.commands.executeCommand('vscode.open', uri, { preview: true });
-  }
-  await vscode.commands.executeCommand('workbench.action.files.setActiveEditorReadonlyInSession');
 }

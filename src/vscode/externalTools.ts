@@ -1,12 +1,12 @@
 // Tools from other extensions and from MCP servers (`vscode.lm.tools`): off until the reader turns each one on in a
 // picker, always asked for in the panel before they run (with every argument shown; a call with an argument the
-// tool's schema does not declare is refused first, in toolTurn.ts), and run with `vscode.lm.invokeTool`, which shows a
+// tool's schema does not declare is refused first, in turn.ts), and run with `vscode.lm.invokeTool`, which shows a
 // tool's own confirmation (its `prepareInvocation`) as well.
 import * as vscode from 'vscode';
 import { argumentSummary } from '../core/toolArguments';
 import type { ToolDefinition } from '../core/types';
 import { pickMany, showInfo } from './notices';
-import type { TurnTool } from './toolTurn';
+import type { TurnTool } from './turn';
 
 const ENABLED_STATE = 'parley.tools.external';
 

@@ -1,16 +1,21 @@
 // The "Parley" output channel. Every line passes through redaction, so no key reaches a log file.
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import { redact } from '../core/redact';
 
 type Level = 'off' | 'info' | 'debug' | 'trace';
 const ORDER: Record<Level, number> = { off: 0, info: 1, debug: 2, trace: 3 };
 
+/** Where the lines go: VS Code's log output channel in the extension, a recorder in the unit tests. */
+export type LogSink = Pick<vscode.LogOutputChannel, 'info' | 'warn' | 'error' | 'show' | 'dispose'>;
+
 export class Log {
-  private readonly channel = vscode.window.createOutputChannel('Parley', { log: true });
   /** Keys seen this session, so a provider that echoes one cannot get it into the log. */
   private readonly secrets = new Set<string>();
 
-  constructor(private level: () => Level) {}
+  constructor(
+    private level: () => Level,
+    private readonly channel: LogSink,
+  ) {}
 
   /** Registers a secret that must never be written. */
   addSecret(secret: string): void {

@@ -149,7 +149,7 @@ function reason(e: unknown): string {
 
 /** An image file attached as an image (the composer's images), when the model takes images. */
 async function attachImage(s: Services, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
-  const refused = await s.chat.imagesRefused();
+  const refused = await s.chat.views.imagesRefused();
   if (refused) throw new ToolError(`${refused} ${t.shown} was not attached.`);
   if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
   // The bytes the check proved are this file's: a path swapped for a link after the check is refused, not read.

@@ -7,7 +7,7 @@ import { COMPLETION_ROUTES_STATE } from '../core/completion/settings';
 import type { ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
-import { findProfile, IMPLICIT_PROFILE, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
+import { findProfile, IMPLICIT_PROFILE, usageHostOf, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
@@ -122,8 +122,7 @@ export function profileName(s: Settings): string {
 
 /** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
 export function usageHost(t: ReadyTarget): string {
-  const p = t.settings.profile;
-  return p && p.source !== 'implicit' ? `${p.name.replace(/\|/g, '/')} (${t.host})` : t.host;
+  return usageHostOf(t.settings.profile, t.host);
 }
 
 /** A target that cannot take requests, and why. */
@@ -159,6 +158,9 @@ export interface RunOutcome {
   /** The usage counted for this request; undefined when it failed before producing anything. */
   usage?: UsageRecord;
 }
+
+/** What the chat asks of the requester (a smaller one stands in for it in test/unit/chatController.test.ts). */
+export type ChatRequester = Pick<Requester, 'target' | 'selected' | 'run' | 'record' | 'clientOptions'>;
 
 export class Requester {
   /** Settings adjustments already logged: each is said once per window, not once per request. */

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import type { SettingsSnapshot } from './config';
 import type { ExternalTools } from './externalTools';
-import type { ToolSettings, TurnTool } from './toolTurn';
+import type { ToolSettings, TurnTool } from './turn';
 import type * as BuiltinToolsModule from './tools/builtinTools';
 import { applyModule } from './commands';
 

@@ -40,16 +40,16 @@ export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promi
     case 'newChat':
       return chat.newChat();
     case 'requestHistory':
-      return chat.postHistory();
+      return chat.files.postHistory();
     case 'openConversation':
       await chat.openConversation(m.id);
       return;
     case 'deleteConversation':
       return chat.deleteConversation(m.id);
     case 'openRaw':
-      return chat.openRaw(m.id);
+      return chat.files.openRaw(m.id);
     case 'deleteDamaged':
-      return chat.deleteDamaged(m.id);
+      return chat.files.deleteDamaged(m.id);
     case 'clearHistory':
       return chat.clearHistory();
     case 'action':

@@ -114,21 +114,21 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
 
     // The panel's list carries the flag; Open raw opens the file as text, read-only; Delete removes only it.
     api.recorded.posted.length = 0;
-    await api.chat.postHistory();
+    await api.chat.files.postHistory();
     const posted = api.recorded.posted.find((m) => m.type === 'history');
     assert.ok(posted?.type === 'history' && posted.items.some((i) => i.id === noise && i.damaged));
-    await api.chat.openRaw(stale.id);
+    await api.chat.files.openRaw(stale.id);
     const editor = await waitFor('the raw text in an editor', () => vscode.window.activeTextEditor?.document.uri.fsPath.endsWith(`${stale.id}.corrupt.json`) && vscode.window.activeTextEditor);
     assert.equal(editor.document.getText(), staleText.slice(0, staleText.length - 10));
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
     // Random bytes are not text: the file opens in VS Code's editor all the same (which offers Open Anyway).
-    await api.chat.openRaw(noise);
+    await api.chat.files.openRaw(noise);
     await waitFor('the raw bytes in an editor tab', () => {
       const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input as { uri?: vscode.Uri } | undefined;
       return input?.uri?.fsPath.endsWith(`${noise}.corrupt.json`);
     });
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
-    await api.chat.deleteDamaged(noise);
+    await api.chat.files.deleteDamaged(noise);
     const after = await api.history.list();
     assert.ok(!after.some((i) => i.id === noise), 'Delete removes the damaged file');
     assert.ok(after.some((i) => i.id === good.id) && after.some((i) => i.id === stale.id && i.damaged), 'Delete removes nothing else');
@@ -238,7 +238,7 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     assert.equal(listed.find((i) => i.id === gone)?.streaming, true, 'the entry says a reply was streaming');
     const before = await allTimeTotal();
     // The history list, as the panel asks for it: the orphan is recovered before the list is shown.
-    await api.chat.postHistory();
+    await api.chat.files.postHistory();
     const onDisk = await api.history.load(gone);
     assert.equal(onDisk?.turns[1].status, 'interrupted');
     assert.equal(onDisk?.turns[1].text, 'Part of a reply');
@@ -249,7 +249,7 @@ suite('Durability: damaged files, interrupted replies, unwritable storage', func
     assert.equal(await allTimeTotal(), before + counted[0].total);
     assert.equal((await api.history.load(live))?.turns[1].status, 'streaming', "a live window's reply is left alone");
     // Again (another window, a later activation): nothing more is counted.
-    assert.equal(await api.chat.recoverOthers(), false);
+    assert.equal(await api.chat.files.recoverOthers(), false);
     assert.equal((await usageRecords()).filter((r) => r.id === requestId).length, 1);
     await api.history.delete(live);
   });

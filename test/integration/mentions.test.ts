@@ -10,6 +10,7 @@ import { chats, chunk, lastPosted, memoryMemento, parley, userSettings, viewRece
 import type { TestApi } from '../../src/extension';
 import type { HostMessage } from '../../src/shared/protocol';
 import { ChatController } from '../../src/vscode/chatController';
+import { vscodeChatUi } from '../../src/vscode/chatUi';
 import { HistoryStore } from '../../src/vscode/history';
 import { addMention, expandMentions } from '../../src/vscode/mentions';
 import { ToolWorkspace, toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
@@ -240,8 +241,10 @@ suite('Mentions (@) and Add File to Chat', function () {
     channel.attach((m) => {
       if (m.type === 'composerError') seen.push(m.text);
     });
-    const chat = new ChatController(api.requester, new HistoryStore(vscode.Uri.file(storage), memoryMemento()), api.log, api.settings, channel, undefined,
-      (items) => expandMentions(items, api.settings.current, undefined));
+    const chat = new ChatController({
+      requester: api.requester, history: new HistoryStore(vscode.Uri.file(storage), memoryMemento()), log: api.log, settings: api.settings, ui: vscodeChatUi, channel,
+      expandContext: (items) => expandMentions(items, api.settings.current, undefined),
+    });
     let swaps = 0;
     const swap = async (p: string, to: string) => {
       await fs.rm(p, { force: true });

@@ -7,7 +7,8 @@ import { startTestServer, type RecordedRequest, type TestServer } from '../suppo
 import { chunk, memoryMemento, parley, usageChunk, userSettings, waitFor, windowLogs, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { ChatController } from '../../src/vscode/chatController';
-import { statusOf } from '../../src/vscode/turnRunner';
+import { statusOf } from '../../src/vscode/turn';
+import { vscodeChatUi } from '../../src/vscode/chatUi';
 import { HistoryStore } from '../../src/vscode/history';
 import type { ChatResult, EndState } from '../../src/core/types';
 import type { HostMessage } from '../../src/shared/protocol';
@@ -237,7 +238,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     assert.equal(lastOf('snapshot')?.conversation.turns.length, 0, 'the view shows the new, empty chat');
 
     // A reload after Clear restores nothing.
-    const reloaded = new ChatController(api.requester, new HistoryStore(api.context.globalStorageUri, api.context.globalState), api.log, api.settings);
+    const reloaded = new ChatController({ requester: api.requester, history: new HistoryStore(api.context.globalStorageUri, api.context.globalState), log: api.log, settings: api.settings, ui: vscodeChatUi });
     try {
       await reloaded.restore();
       assert.equal(reloaded.current.turns.length, 0);
@@ -276,7 +277,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
         read.push(id);
         return load(id);
       };
-      const reloaded = new ChatController(api.requester, store, api.log, api.settings);
+      const reloaded = new ChatController({ requester: api.requester, history: store, log: api.log, settings: api.settings, ui: vscodeChatUi });
       try {
         await reloaded.restore();
         assert.deepEqual(read, [open], 'only the open conversation was read');
@@ -302,7 +303,7 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
     for (const open of [other, 'gone0000', undefined]) {
       const store = new HistoryStore(api.context.globalStorageUri, memoryMemento());
       await store.setOpen(open);
-      const reloaded = new ChatController(api.requester, store, api.log, api.settings);
+      const reloaded = new ChatController({ requester: api.requester, history: store, log: api.log, settings: api.settings, ui: vscodeChatUi });
       try {
         await reloaded.restore();
         assert.equal(reloaded.current.turns.length, 0, `open conversation ${String(open)}`);

@@ -546,7 +546,7 @@ suite('Profiles, custom headers and compaction', function () {
     await settled('the small model', () => api.settings.current.model === 'small-model' && api.settings.current.compaction.threshold === 85);
     await api.chat.views.refreshModels(true);
     api.recorded.posted.length = 0;
-    await api.chat.postMeter();
+    await api.chat.room.postMeter();
     // A meter from before the settings changed may still arrive: wait for the one with the server's window.
     const meter = await waitFor('a meter with the server\'s window', () => api.recorded.posted.find((m) => m.type === 'meter' && m.meter?.window === 2048));
     assert.ok(meter.type === 'meter');

@@ -65,7 +65,7 @@ suite('The window the server runs', function () {
   async function meterWhere(what: string, check: (m: ContextMeterView) => boolean): Promise<ContextMeterView> {
     return waitFor(what, async () => {
       api.recorded.posted.length = 0;
-      await api.chat.postMeter();
+      await api.chat.room.postMeter();
       const m = api.recorded.posted.find((p) => p.type === 'meter');
       return m?.type === 'meter' && m.meter && check(m.meter) ? m.meter : undefined;
     });

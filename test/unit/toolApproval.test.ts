@@ -9,7 +9,7 @@ import {
 } from '../../src/core/toolArguments';
 import { parseWebviewMessage, type ToolCallView } from '../../src/shared/protocol';
 import { approvalAnnouncement, moreBelowText, questionText } from '../../src/shared/toolQuestion';
-import { ToolSession } from '../../src/vscode/toolTurn';
+import { ToolSession } from '../../src/vscode/toolSession';
 
 /** The schema of the review's example: a shell tool whose first declared argument is a harmless description. */
 const SHELL = {
