@@ -68,3 +68,13 @@ export function resolveEndpoint(baseUrl: unknown): Endpoint {
     ...(versionAdded ? { versionAdded: true as const } : {}),
   };
 }
+
+/** Loopback servers (Ollama, LM Studio, llama.cpp, vLLM) usually take no key. */
+export function isLoopbackOrigin(origin: string): boolean {
+  try {
+    const host = new URL(origin).hostname;
+    return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+  } catch {
+    return false;
+  }
+}

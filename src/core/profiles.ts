@@ -252,3 +252,8 @@ export function withoutBodyOverrides(p: Profile, keep?: string): Profile {
 export function usageHostOf(profile: Pick<Profile, 'name' | 'source'> | undefined, host: string): string {
   return profile && profile.source !== 'implicit' ? `${profile.name.replace(/\|/g, '/')} (${host})` : host;
 }
+
+/** The profile a target's settings were resolved for: its name, the implicit one's when none was. */
+export function profileName(s: { profile?: Pick<Profile, 'name'> }): string {
+  return s.profile?.name ?? IMPLICIT_PROFILE;
+}

@@ -14,7 +14,8 @@ import { ConversationFiles, owner } from './conversationFiles';
 import type { HistoryStore } from './history';
 import type { Log } from './log';
 import { PendingContext } from './pendingContext';
-import { profileName, type ChatRequester, type ReadyTarget, type Selection } from './requester';
+import { profileName } from '../core/profiles';
+import type { ChatRequester, ReadyTarget, Selection } from './requester';
 import type { Toolbox } from './toolbox';
 import { ToolSession } from './toolSession';
 import { TurnRunner } from './turn';
@@ -37,7 +38,7 @@ export interface ChatParts {
   requester: ChatRequester;
   history: HistoryStore;
   log: Log;
-  settings: SettingsSnapshot;
+  settings: Pick<SettingsSnapshot, 'current'>;
   /** What the chat asks of VS Code itself. */
   ui: ChatUi;
   channel?: ViewChannel;

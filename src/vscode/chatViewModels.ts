@@ -10,8 +10,9 @@ import { DEMO_MODEL, PRESETS } from '../core/presets';
 import type { ErrorView, HeaderView, SetupView } from '../shared/protocol';
 import type { Settings, SettingsSnapshot } from './config';
 import type { Log } from './log';
-import { profileName, type ChatRequester, type ReadyTarget, type Selection, type Target, type TargetProblem } from './requester';
-import { isLoopbackOrigin } from './secrets';
+import { profileName } from '../core/profiles';
+import type { ChatRequester, ReadyTarget, Selection, Target, TargetProblem } from './requester';
+import { isLoopbackOrigin } from '../core/endpoint';
 import type { ViewChannel } from './viewChannel';
 
 /** The window probe and its words, in a file of their own (dist/serverWindow.js), loaded by the first meter. */
@@ -44,7 +45,7 @@ export class ChatViewModels {
     private readonly requester: ChatRequester,
     private readonly channel: ViewChannel,
     private readonly log: Log,
-    private readonly settings: SettingsSnapshot,
+    private readonly settings: Pick<SettingsSnapshot, 'current'>,
     /** The open conversation's profile and model. */
     private readonly selection: () => Selection = () => ({}),
   ) {}

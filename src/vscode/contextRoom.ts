@@ -6,7 +6,7 @@ import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '.
 import { contextMeter, correction, exceedsServer, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
 import { errorView } from '../core/errorView';
 import { newId } from '../core/ids';
-import { overrideFor } from '../core/profiles';
+import { overrideFor, profileName } from '../core/profiles';
 import type * as ServerWindowModule from '../core/serverWindow';
 import { guardMessage, type ToolLoopEnd } from '../core/toolLoop';
 import { fitTools, type ToolFit } from '../core/toolFit';
@@ -16,7 +16,7 @@ import type { ActionId, ContextMeterView, ErrorView } from '../shared/protocol';
 import type { ChatViewModels } from './chatViewModels';
 import type { Log } from './log';
 import type { PendingContext } from './pendingContext';
-import { profileName, type ReadyTarget, type Requester, type Selection, type Target } from './requester';
+import type { ReadyTarget, Requester, Selection, Target } from './requester';
 import type { Toolbox } from './toolbox';
 import { statusOf, type TurnEnding, type TurnPlan, type TurnTool } from './turn';
 import type { ViewChannel } from './viewChannel';

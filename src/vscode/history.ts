@@ -43,8 +43,8 @@ export class HistoryStore {
 
   /** `faults`: only a test's own store has them (src/vscode/testSeam.ts), to stop a save half-way. */
   constructor(
-    storage: vscode.Uri,
-    private readonly state: vscode.Memento,
+    storage: Pick<vscode.Uri, 'fsPath'>,
+    private readonly state: Pick<vscode.Memento, 'get' | 'update'>,
     private readonly log?: { warn(line: string): void },
     private readonly faults?: { halfWritten: HalfWritten },
   ) {

@@ -115,10 +115,7 @@ export interface ReadyTarget {
   headers?: Record<string, string>;
 }
 
-/** The profile a target's settings were resolved for: its name, the implicit one's when none was. */
-export function profileName(s: Settings): string {
-  return s.profile?.name ?? IMPLICIT_PROFILE;
-}
+export { profileName } from '../core/profiles';
 
 /** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
 export function usageHost(t: ReadyTarget): string {

@@ -15,15 +15,9 @@ const HEADER_SECRETS_STATE = 'parley.headerSecretNames';
 /** The origins each header secret may be sent to, by name (not secret). A set secret missing here predates origins. */
 const HEADER_SECRET_ORIGINS_STATE = 'parley.headerSecretOrigins';
 
-/** Loopback servers (Ollama, LM Studio, llama.cpp, vLLM) usually take no key. */
-export function isLoopbackOrigin(origin: string): boolean {
-  try {
-    const host = new URL(origin).hostname;
-    return host === 'localhost' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
-  } catch {
-    return false;
-  }
-}
+import { isLoopbackOrigin } from '../core/endpoint';
+
+export { isLoopbackOrigin };
 
 export type KeyState = { kind: 'key'; key: string } | { kind: 'none-needed' } | { kind: 'missing' };
 
