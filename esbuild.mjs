@@ -40,6 +40,8 @@ const LAZY = {
   apply: 'src/vscode/apply/apply.ts',
   /** `@` mentions: loaded by the picker, Add File to Chat or a question with a mention. */
   mentions: 'src/vscode/mentions.ts',
+  /** Compaction's summary request: loaded by the first compaction. */
+  summarize: 'src/vscode/summarize.ts',
   /** Damaged files, interrupted replies and failed saves. */
   durability: 'src/vscode/durability.ts',
   /** The images of saved conversations: loaded by the first conversation with images. */

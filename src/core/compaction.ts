@@ -5,7 +5,7 @@ import { estimatePromptTokens, estimateTokens } from './tokenEstimate';
 import type { ChatMessage } from './types';
 
 /** What to summarize, and the index of the first turn kept verbatim (where the summary turn goes). */
-interface CompactionPlan {
+export interface CompactionPlan {
   summarize: Turn[];
   keepFrom: number;
 }

@@ -2,10 +2,9 @@
 // compaction's trigger (older turns summarized past the threshold, or the request refused with a card) and its
 // summary, and the window checks after a reply (a prompt the server cut, a context_length error that compaction fixes).
 import { toMessages, type Conversation, type Turn } from '../core/conversation';
-import { compactionBudget, planCompaction, summaryRequest, summaryTurn } from '../core/compaction';
+import { compactionBudget, planCompaction } from '../core/compaction';
 import { contextMeter, correction, exceedsServer, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
 import { errorView } from '../core/errorView';
-import { newId } from '../core/ids';
 import { overrideFor, profileName } from '../core/profiles';
 import type * as ServerWindowModule from '../core/serverWindow';
 import { guardMessage, type ToolLoopEnd } from '../core/toolLoop';
@@ -16,6 +15,7 @@ import type { ActionId, ContextMeterView, ErrorView } from '../shared/protocol';
 import type { ChatViewModels } from './chatViewModels';
 import type { Log } from './log';
 import type { PendingContext } from './pendingContext';
+import type * as Summarize from './summarize';
 import type { ReadyTarget, Requester, Selection, Target } from './requester';
 import type { Toolbox } from './toolbox';
 import { statusOf, type TurnEnding, type TurnPlan, type TurnTool } from './turn';
@@ -23,6 +23,8 @@ import type { ViewChannel } from './viewChannel';
 
 /** The cards about the server's window, with the window probe (dist/serverWindow.js, loaded by the first meter). */
 const windowWords = () => require('./serverWindow.js') as typeof ServerWindowModule;
+/** Compaction's summary request (dist/summarize.js), loaded by the first compaction. */
+const summarizer = () => require('./summarize.js') as typeof Summarize;
 
 /** The tools a request offers, fitted to the model's window (core/toolFit.ts), and what fitting did. */
 interface FittedTools {
@@ -139,32 +141,18 @@ export class ContextRoom {
   }
 
   /**
-   * Asks the same model for a summary of the older turns and puts it in front of the turns kept word for word. The
-   * request is sized to fit the window (a 2,048-token local model too) and its usage is counted. Returns true, or why
-   * nothing changed, with the buttons the notice gets.
+   * Summarizes the older turns (summarize.ts): true, or why nothing changed, with the buttons the notice gets. The
+   * request is sized to fit the window and its usage is counted.
    */
   async summarize(t: ReadyTarget, signal?: AbortSignal): Promise<true | NotCompacted> {
-    const c = this.host.conversation();
     const s = t.settings;
     const w = await this.host.views.windowFor(t);
     const { plan, budget = w.reserve } = this.plan(s, w, this.fitTools(s, w).fit);
     if (!plan) return { why: `Nothing to compact yet: the last ${s.compaction.keepTurns} questions are kept word for word (parley.compaction.keepTurns).` };
-    // The summary stays within its part of the budget, but no shorter than 128 tokens.
-    const req = summaryRequest({ summarize: plan.summarize, window: w.window, reserveHint: Math.min(w.reserve, Math.max(128, budget)) });
-    this.host.log.info(`Compacting: ${plan.summarize.length} turns into a summary (max_tokens ${req.maxTokens}${req.cut ? ', oldest text cut to fit' : ''}).`);
-    const out = await this.host.requester.run(t, { messages: req.messages, source: 'compact', signal, overrides: { maxTokens: req.maxTokens } });
-    const r = out.result;
-    if (r.ended !== 'done' || !r.text.trim()) {
-      const why = r.error ? errorView(r.error, { model: s.model, url: t.endpoint.url }).title : r.ended === 'cancelled' ? 'it was stopped' : 'the model returned no summary';
-      return { why: `The conversation was not compacted: ${why}`, actions: ['showLog'] };
-    }
-    const turn = summaryTurn(newId(), r.text.trim(), plan.keepFrom, s.model);
-    if (out.usage) turn.usage = { prompt: out.usage.prompt, completion: out.usage.completion, total: out.usage.total, estimated: out.usage.estimated };
-    turn.profile = profileName(s);
-    c.turns.splice(plan.keepFrom, 0, turn);
-    c.lastPrompt = undefined;
-    c.updatedAt = Date.now();
-    return true;
+    const r = await summarizer().summarize(this.host, this.host.conversation(), t, { plan, budget, window: w }, signal);
+    if (r === true) return true;
+    const why = r.error ? errorView(r.error, { model: s.model, url: t.endpoint.url }).title : r.ended === 'cancelled' ? 'it was stopped' : 'the model returned no summary';
+    return { why: `The conversation was not compacted: ${why}`, actions: ['showLog'] };
   }
 
   /** The tools offered now, fitted to window `w`: shortened, or fewer, when they would crowd a small window. */
