@@ -87,6 +87,21 @@ describe('completion routes (issue 36)', () => {
     assert.deepEqual(state.data, {}, 'a failure is not remembered as a route');
   });
 
+  it("Test Connection on llama.cpp with a model without FIM tokens: nothing is asked after the 501, so /v1/completions (which leaves the suffix unread) is never taken", async () => {
+    await withServer(completionServer('llamacpp-nofim'), async (s) => {
+      const outcomes: RouteOutcome[] = [];
+      const r = await probeRoutes(clientOptions(s), WIRE, INPUT, outcomes, true);
+      assert.ok(!isOk(r), `no route works; this one was taken: ${isOk(r) ? r.route : ''}`);
+      assert.equal(r.final, true);
+      assert.match(r.error.message, /^llama\.cpp says this model cannot fill in the middle/);
+      assert.deepEqual(outcomes.map((o) => [o.route, o.verdict, o.status]), [
+        ['infill', 'refused', 501], ['completions', 'skipped', undefined], ['fim', 'skipped', undefined], ['generate', 'skipped', undefined], ['tokens', 'skipped', undefined],
+      ]);
+      assert.match(outcomes[1].why, /^not asked: the server said qwen2\.5-coder:1\.5b-base cannot fill in the middle$/);
+      assert.deepEqual(paths(s), ['/infill']);
+    });
+  });
+
   it("Ollama: /infill answers 404; /v1/completions takes prompt and suffix", async () => {
     const { first, probed, again, server } = await probe('ollama');
     assert.ok(isOk(first));
