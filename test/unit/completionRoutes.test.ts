@@ -73,8 +73,8 @@ describe('completion routes (issue 36)', () => {
     assert.deepEqual(body.input_extra, [{ filename: 'src/util.py', text: 'def sub(a, b):\n    return a - b' }]);
     assert.equal(body.cache_prompt, true);
     assert.equal(body.stream, false);
-    // llama.cpp's own counts: tokens_evaluated and tokens_predicted.
-    assert.deepEqual({ p: first.usage.prompt_tokens, c: first.usage.completion_tokens, e: first.usage.estimated }, { p: 31, c: 4, e: undefined });
+    // llama.cpp's own counts: tokens_evaluated and tokens_predicted (of the recorded reply).
+    assert.deepEqual({ p: first.usage.prompt_tokens, c: first.usage.completion_tokens, e: first.usage.estimated }, { p: 62, c: 3, e: undefined });
     assert.deepEqual(state.data[COMPLETION_ROUTES_STATE], { [`${server.origin} ${INPUT.model}`]: 'infill' });
   });
 
