@@ -3,16 +3,16 @@
 //
 // PARLEY_LLAMA_RECORD=1 rewrites those recordings from the live server (after a version bump), instead of comparing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLlamaServer } from '../../scripts/llama-server.mjs';
 import { pollUntil } from '../support/pollUntil.mjs';
 import { writeScriptedModel } from '../support/scriptedModel.mjs';
+import { matchesRecording as matchesFixture } from './recordings.mjs';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'llama-server');
-const RECORD = process.env.PARLEY_LLAMA_RECORD === '1';
 const KEY = 'sk-parley-test-key';
 const AUTH = { Authorization: `Bearer ${KEY}` };
 
@@ -96,35 +96,9 @@ function joinDeltas(events) {
   return out;
 }
 
-/**
- * The parts of a body that stay the same from one run to the next: creation times, random ids, timings and the
- * random media marker are blanked, machine paths and ports replaced by placeholders.
- */
-function stable(value, scrub) {
-  if (typeof value === 'string') return scrub(value);
-  if (Array.isArray(value)) return value.map((v) => stable(v, scrub));
-  if (value && typeof value === 'object') {
-    const out = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (k === 'created' || k === 'timings' || k === 'media_marker') out[k] = '<varies>';
-      else if (k === 'id' && typeof v === 'string' && (/^chatcmpl-/.test(v) || /^[A-Za-z0-9]{32}$/.test(v))) out[k] = '<varies>';
-      else out[k] = stable(v, scrub);
-    }
-    return out;
-  }
-  return value;
-}
-
-/**
- * Compares a live body with its recording in test/fixtures/llama-server/ (or, with PARLEY_LLAMA_RECORD=1, writes the
- * recording), on their stable parts. The recording keeps the body as the server sent it, machine paths replaced.
- */
-function matchesRecording(file, text, scrub, parse = (t) => JSON.parse(t)) {
-  const path = join(FIXTURES, file);
-  const scrubbed = scrub(text);
-  if (RECORD) writeFileSync(path, scrubbed);
-  const recorded = readFileSync(path, 'utf8');
-  assert.deepEqual(stable(parse(scrubbed), scrub), stable(parse(recorded), scrub), `${file}: the live server differs from the recording (PARLEY_LLAMA_RECORD=1 re-records it)`);
+/** Compares a live body with its recording in test/fixtures/llama-server/ (PARLEY_LLAMA_RECORD=1 writes it). */
+function matchesRecording(file, text, scrub, parse) {
+  matchesFixture(join(FIXTURES, file), text, scrub, parse);
 }
 
 /** Replaces the machine's paths and ports in a body with placeholders, so recordings are the same everywhere. */

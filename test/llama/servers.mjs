@@ -14,14 +14,19 @@ const KEY = 'sk-parley-llama-key';
 let dir;
 let started = [];
 
+/** What the model with FIM tokens answers a fill-in-the-middle prompt (the fixtures' completions say the same). */
+const FIM_REPLY = 'a + b';
+
 /**
- * Three servers, started side by side: `single` runs one model at -c 2048 (the window of the issue), `stop` the same
+ * Four servers, started side by side: `single` runs one model at -c 2048 (the window of the issue), `stop` the same
  * model at 262,144 (a never-ending reply that would stream for minutes), `router` two models from a --models-dir, one
- * given -c 2048 by a preset and one at its own 8,192.
+ * given -c 2048 by a preset and one at its own 8,192, and `infill` a model with FIM tokens at -c 8192 (llama.cpp puts
+ * other files' chunks into an infill prompt only with room to spare beyond its batch of 2,048).
  */
 export async function mochaGlobalSetup() {
   dir = mkdtempSync(join(tmpdir(), 'parley-llama-parley-'));
   const model = writeScriptedModel(join(dir, 'tiny.gguf'));
+  const fimModel = writeScriptedModel(join(dir, 'tiny-fim.gguf'), { fim: FIM_REPLY });
   const routerDir = join(dir, 'router');
   const preset = join(dir, 'preset.ini');
   mkdirSync(routerDir);
@@ -32,6 +37,7 @@ export async function mochaGlobalSetup() {
     startLlamaServer({ model: model.file, ctx: 2048, apiKey: KEY }),
     startLlamaServer({ model: model.file, ctx: 262_144, apiKey: KEY }),
     startLlamaServer({ routerModelsDir: routerDir, apiKey: KEY, extraArgs: ['--models-preset', preset] }),
+    startLlamaServer({ model: fimModel.file, ctx: 8192, apiKey: KEY }),
   ]);
   started = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
   const failed = results.find((r) => r.status === 'rejected');
@@ -39,9 +45,10 @@ export async function mochaGlobalSetup() {
     await mochaGlobalTeardown();
     throw failed.reason;
   }
-  const [single, stop, router] = started;
+  const [single, stop, router, infill] = started;
   const expected = Object.fromEntries(Object.entries(model.expected).map(([name, r]) => [name, { text: r.text, loop: r.loop }]));
-  process.env[LLAMA_SERVERS_ENV] = JSON.stringify({ key: KEY, single: single.url, stop: stop.url, router: router.url, expected });
+  const fim = { text: fimModel.fim.text, pieces: fimModel.fim.pieces.length };
+  process.env[LLAMA_SERVERS_ENV] = JSON.stringify({ key: KEY, single: single.url, stop: stop.url, router: router.url, infill: infill.url, expected, fim });
 }
 
 export async function mochaGlobalTeardown() {

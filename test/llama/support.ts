@@ -15,8 +15,12 @@ export interface LlamaServers {
   stop: string;
   /** Router mode: `tiny-a` (its own 4,096, -c 2048 by a preset) and `tiny-b` (its own 8,192, no -c). */
   router: string;
+  /** Model `tiny-fim` (`tiny` with Qwen2.5-Coder's FIM tokens) at -c 8192: it answers /infill. */
+  infill: string;
   /** `tiny`'s scripts: the reply (`text`), and for one that never ends the part it repeats (`loop`). */
   expected: Record<string, { text: string; loop: string }>;
+  /** What `tiny-fim` answers a fill-in-the-middle prompt, and in how many tokens (its end-of-generation token not counted). */
+  fim: { text: string; pieces: number };
 }
 
 /** The running servers; throws, saying how to start them, outside `npm run test:llama`. */

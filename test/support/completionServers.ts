@@ -5,9 +5,14 @@ import { resolve } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import type { Handler, RecordedRequest } from './server';
 
+/** The path of a fixture of test/fixtures/completion (from a test bundle in out/test/<kind>/). */
+export function completionFixturePath(name: string): string {
+  return resolve(__dirname, '../../../test/fixtures/completion', name);
+}
+
 /** A fixture of test/fixtures/completion, as text. */
 export function completionFixture(name: string): string {
-  return readFileSync(resolve(__dirname, '../../../test/fixtures/completion', name), 'utf8');
+  return readFileSync(completionFixturePath(name), 'utf8');
 }
 
 /** The servers the routes are tested against. */
@@ -30,8 +35,8 @@ export function completionServer(kind: CompletionServerKind): Handler {
       case 'llamacpp':
       case 'llamacpp-nofim':
         if (path === '/infill') return kind === 'llamacpp' ? fx('llamacpp-infill.json') : fx('llamacpp-infill-501.json', 501);
-        // llama.cpp's /v1/completions takes any prompt and leaves `suffix` unread: a client must not end up here.
-        if (path === '/v1/completions') return fx('vllm-completions.json');
+        // llama.cpp's /v1/completions takes any prompt and leaves `suffix` unread (recorded): a client must not end up here.
+        if (path === '/v1/completions') return fx('llamacpp-v1-completions-suffix-unread.json');
         return fx('llamacpp-404.json', 404);
       case 'ollama':
       case 'ollama-noinsert': {

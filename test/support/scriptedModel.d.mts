@@ -19,6 +19,8 @@ export interface ScriptedModelOptions {
   contextLength?: number;
   /** general.name; default 'parley-tiny'. */
   name?: string;
+  /** The reply to a fill-in-the-middle prompt; with it the vocabulary has Qwen2.5-Coder's FIM tokens and llama-server answers /infill. */
+  fim?: string | string[];
 }
 
 export interface ScriptedReply {
@@ -31,7 +33,9 @@ export interface ScriptedReply {
 }
 
 export const DEFAULT_SCRIPTS: readonly Script[];
+/** The FIM token after which the `fim` reply comes. */
+export const FIM_MIDDLE: string;
 export function selectorToken(script: string): string;
-export function buildScriptedModel(options?: ScriptedModelOptions): { bytes: Buffer; expected: Record<string, ScriptedReply>; vocabSize: number; contextLength: number };
-/** Writes the model to `file`; `expected[name]` is what each script replies. */
-export function writeScriptedModel(file: string, options?: ScriptedModelOptions): { file: string; size: number; expected: Record<string, ScriptedReply>; vocabSize: number; contextLength: number };
+export function buildScriptedModel(options?: ScriptedModelOptions): { bytes: Buffer; expected: Record<string, ScriptedReply>; fim?: ScriptedReply; vocabSize: number; contextLength: number };
+/** Writes the model to `file`; `expected[name]` is what each script replies, `fim` what a fill-in-the-middle prompt gets. */
+export function writeScriptedModel(file: string, options?: ScriptedModelOptions): { file: string; size: number; expected: Record<string, ScriptedReply>; fim?: ScriptedReply; vocabSize: number; contextLength: number };

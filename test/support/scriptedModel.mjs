@@ -17,6 +17,11 @@
 // and every punctuation mark of a prompt counts one token (an [UNK]), whitespace none. That counts English at about
 // 4.7 characters a token and JSON at about 3, close to real chat models' tokenizers, with a vocabulary of a few
 // dozen entries and a file of a few tens of KB.
+//
+// With `fim`, the vocabulary also has Qwen2.5-Coder's six fill-in-the-middle tokens, named in the metadata as a
+// converted coder model names them, so llama-server answers /infill (it refuses a model without the first three with
+// 501). Its infill prompt ends with <|fim_middle|>, whose code starts the `fim` reply; /v1/completions appends [SEP]
+// after a prompt written in those tokens, so <|fim_middle|> is also a key the attention carries over, like a selector.
 import { writeFileSync } from 'node:fs';
 import { GGUF_TYPE, encodeGguf } from './gguf.mjs';
 
@@ -67,6 +72,20 @@ const ATTN_OUT = 1 / 64;
 const N_FF = 8;
 
 const TOKEN_TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3 };
+/**
+ * Qwen2.5-Coder's FIM tokens with the metadata key llama.cpp reads each from (src/llama-arch.cpp,
+ * LLM_KV_TOKENIZER_FIM_*_ID); llama-vocab.cpp makes the last three end-of-generation tokens.
+ */
+const FIM_TOKENS = Object.freeze([
+  ['tokenizer.ggml.fim_pre_token_id', '<|fim_prefix|>'],
+  ['tokenizer.ggml.fim_suf_token_id', '<|fim_suffix|>'],
+  ['tokenizer.ggml.fim_mid_token_id', '<|fim_middle|>'],
+  ['tokenizer.ggml.fim_pad_token_id', '<|fim_pad|>'],
+  ['tokenizer.ggml.fim_rep_token_id', '<|repo_name|>'],
+  ['tokenizer.ggml.fim_sep_token_id', '<|file_sep|>'],
+]);
+/** The FIM token after which the `fim` reply comes. */
+export const FIM_MIDDLE = '<|fim_middle|>';
 /** Markers a reply keeps whole, so llama.cpp's parsers and grammar triggers see them as written. */
 const MARKERS = /(<\/?think>|<\/?tool_call>)/;
 
@@ -226,15 +245,17 @@ function code(i) {
  * @param {string} [options.afterToolScript]     default 'answer'
  * @param {number} [options.contextLength]       the training window the file states (n_ctx_train), default 32768
  * @param {string} [options.name]                general.name, default 'parley-tiny'
+ * @param {string | string[]} [options.fim]      the reply to a fill-in-the-middle prompt; with it the model has FIM tokens
  */
-export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 'plain', afterToolScript = 'answer', contextLength = 32768, name = 'parley-tiny' } = {}) {
+export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 'plain', afterToolScript = 'answer', contextLength = 32768, name = 'parley-tiny', fim } = {}) {
   const names = new Set(scripts.map((s) => s.name));
   if (names.size !== scripts.length) throw new Error('scripted model: two scripts have the same name');
   for (const n of [defaultScript, afterToolScript]) if (!names.has(n)) throw new Error(`scripted model: no script named ${n}`);
   for (const s of scripts) if (!/^[\w-]+$/.test(s.name)) throw new Error(`scripted model: script name ${JSON.stringify(s.name)} must be letters, digits, _ or -`);
 
   const selectors = scripts.map((s) => selectorToken(s.name));
-  const specials = ['<|endoftext|>', '[SEP]', '<|im_start|>', '<|im_end|>', ...selectors];
+  const fimTokens = fim === undefined ? [] : FIM_TOKENS.map(([, text]) => text);
+  const specials = ['<|endoftext|>', '[SEP]', '<|im_start|>', '<|im_end|>', ...selectors, ...fimTokens];
   const texts = ['[UNK]', ...specials];
   const types = [TOKEN_TYPE.UNKNOWN, ...specials.map(() => TOKEN_TYPE.CONTROL)];
   const id = new Map(texts.map((t, i) => [t, i]));
@@ -250,17 +271,22 @@ export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 
     return id.get(piece);
   };
   const eos = id.get('<|im_end|>');
-  const expected = {};
-  for (const s of scripts) {
-    const pieces = (v) => (v === undefined ? [] : Array.isArray(v) ? v : splitReply(v));
-    const reply = claimPieces(pieces(s.reply), taken, `script ${s.name}`).map(tokenOf);
-    const loop = claimPieces(pieces(s.loop), taken, `the loop of script ${s.name}`).map(tokenOf);
-    const chain = [id.get(selectorToken(s.name)), ...reply, ...loop];
-    if (chain.length < 2) throw new Error(`scripted model: script ${s.name} has no reply`);
+  const pieces = (v) => (v === undefined ? [] : Array.isArray(v) ? v : splitReply(v));
+  /** Chains `start` to the reply's tokens (then to the loop's, or to the end); returns what the chain replies. */
+  const chainFrom = (start, reply, loop, what) => {
+    if (!reply.length && !loop.length) throw new Error(`scripted model: ${what} has no reply`);
+    const chain = [start, ...reply, ...loop];
     for (let i = 0; i + 1 < chain.length; i++) next.set(chain[i], chain[i + 1]);
     next.set(chain[chain.length - 1], loop.length ? loop[0] : eos);
-    expected[s.name] = { text: reply.map((t) => texts[t]).join(''), loop: loop.map((t) => texts[t]).join(''), pieces: [...reply, ...loop].map((t) => texts[t]) };
+    return { text: reply.map((t) => texts[t]).join(''), loop: loop.map((t) => texts[t]).join(''), pieces: [...reply, ...loop].map((t) => texts[t]) };
+  };
+  const expected = {};
+  for (const s of scripts) {
+    const reply = claimPieces(pieces(s.reply), taken, `script ${s.name}`).map(tokenOf);
+    const loop = claimPieces(pieces(s.loop), taken, `the loop of script ${s.name}`).map(tokenOf);
+    expected[s.name] = chainFrom(id.get(selectorToken(s.name)), reply, loop, `script ${s.name}`);
   }
+  const fimReply = fim === undefined ? undefined : chainFrom(id.get(FIM_MIDDLE), claimPieces(pieces(fim), taken, 'the fim reply').map(tokenOf), [], 'the fim reply');
 
   const nVocab = texts.length;
   const embd = new Float32Array(N_EMBD * nVocab);
@@ -268,7 +294,7 @@ export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 
   for (const [from, to] of next) embd.set(code(to), from * N_EMBD);
   for (const t of new Set(next.values())) output.set(code(t).map((x) => x * SCALE), t * N_EMBD);
   embd[id.get('[SEP]') * N_EMBD + QUERY_FLAG] = QUERY_FLAG_VALUE;
-  for (const sel of selectors) embd[id.get(sel) * N_EMBD + KEY_FLAG] = 1;
+  for (const sel of fim === undefined ? selectors : [...selectors, FIM_MIDDLE]) embd[id.get(sel) * N_EMBD + KEY_FLAG] = 1;
   // Weights are [inputs, outputs] with the inputs of one output contiguous, as ggml lays out {ne0, ne1}.
   const wq = new Float32Array(N_EMBD * HEAD);
   const wk = new Float32Array(N_EMBD * HEAD);
@@ -316,6 +342,7 @@ export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 
     ['tokenizer.ggml.padding_token_id', u32, id.get('<|endoftext|>')],
     ['tokenizer.ggml.mask_token_id', u32, id.get('<|endoftext|>')],
     ['tokenizer.chat_template', GGUF_TYPE.STRING, chatTemplate(scripts, defaultScript, afterToolScript)],
+    ...(fim === undefined ? [] : FIM_TOKENS.map(([key, text]) => [key, u32, id.get(text)])),
   ];
   const tensors = [
     { name: 'token_embd.weight', dims: [N_EMBD, nVocab], data: embd },
@@ -331,12 +358,13 @@ export function buildScriptedModel({ scripts = DEFAULT_SCRIPTS, defaultScript = 
     { name: 'blk.0.ffn_up.weight', dims: [N_EMBD, N_FF], data: zeros(N_EMBD * N_FF) },
     { name: 'blk.0.ffn_down.weight', dims: [N_FF, N_EMBD], data: zeros(N_FF * N_EMBD) },
   ];
-  return { bytes: encodeGguf({ metadata, tensors }), expected, vocabSize: nVocab, contextLength };
+  return { bytes: encodeGguf({ metadata, tensors }), expected, fim: fimReply, vocabSize: nVocab, contextLength };
 }
 
 /**
  * Writes a scripted model to `file` (see buildScriptedModel for the options) and returns what its scripts reply:
- * `expected[name].text` is the reply of a script that ends, `expected[name].loop` the part a never-ending one repeats.
+ * `expected[name].text` is the reply of a script that ends, `expected[name].loop` the part a never-ending one repeats;
+ * `fim.text` the reply to a fill-in-the-middle prompt (with the `fim` option).
  */
 export function writeScriptedModel(file, options) {
   const { bytes, ...rest } = buildScriptedModel(options);

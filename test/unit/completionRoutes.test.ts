@@ -73,8 +73,8 @@ describe('completion routes (issue 36)', () => {
     assert.deepEqual(body.input_extra, [{ filename: 'src/util.py', text: 'def sub(a, b):\n    return a - b' }]);
     assert.equal(body.cache_prompt, true);
     assert.equal(body.stream, false);
-    // llama.cpp's own counts: tokens_evaluated and tokens_predicted.
-    assert.deepEqual({ p: first.usage.prompt_tokens, c: first.usage.completion_tokens, e: first.usage.estimated }, { p: 31, c: 4, e: undefined });
+    // llama.cpp's own counts: tokens_evaluated and tokens_predicted (of the recorded reply).
+    assert.deepEqual({ p: first.usage.prompt_tokens, c: first.usage.completion_tokens, e: first.usage.estimated }, { p: 62, c: 3, e: undefined });
     assert.deepEqual(state.data[COMPLETION_ROUTES_STATE], { [`${server.origin} ${INPUT.model}`]: 'infill' });
   });
 
@@ -85,6 +85,21 @@ describe('completion routes (issue 36)', () => {
     assert.match(first.error.message, /llama\.cpp says this model cannot fill in the middle: Infill is not supported by this model.*FIM tokens/);
     assert.deepEqual(probed, ['/infill'], "llama.cpp's /v1/completions would drop the suffix unread: it is not tried");
     assert.deepEqual(state.data, {}, 'a failure is not remembered as a route');
+  });
+
+  it("Test Connection on llama.cpp with a model without FIM tokens: nothing is asked after the 501, so /v1/completions (which leaves the suffix unread) is never taken", async () => {
+    await withServer(completionServer('llamacpp-nofim'), async (s) => {
+      const outcomes: RouteOutcome[] = [];
+      const r = await probeRoutes(clientOptions(s), WIRE, INPUT, outcomes, true);
+      assert.ok(!isOk(r), `no route works; this one was taken: ${isOk(r) ? r.route : ''}`);
+      assert.equal(r.final, true);
+      assert.match(r.error.message, /^llama\.cpp says this model cannot fill in the middle/);
+      assert.deepEqual(outcomes.map((o) => [o.route, o.verdict, o.status]), [
+        ['infill', 'refused', 501], ['completions', 'skipped', undefined], ['fim', 'skipped', undefined], ['generate', 'skipped', undefined], ['tokens', 'skipped', undefined],
+      ]);
+      assert.match(outcomes[1].why, /^not asked: the server said qwen2\.5-coder:1\.5b-base cannot fill in the middle$/);
+      assert.deepEqual(paths(s), ['/infill']);
+    });
   });
 
   it("Ollama: /infill answers 404; /v1/completions takes prompt and suffix", async () => {

@@ -339,7 +339,8 @@ export async function requestCompletion(opts: ClientOptions, wire: Wire, store: 
 
 /**
  * Tries the routes in order. `all`: every route is tried and reported, even after one works (Test Connection);
- * otherwise the probe stops at the first that works or fails.
+ * otherwise the probe stops at the first that works or fails. A refusal that says no route can serve the model
+ * (llama.cpp's 501 for a model without FIM tokens) ends it either way, the rest reported as not asked.
  */
 export async function probeRoutes(opts: ClientOptions, wire: Wire, input: FimInput, outcomes: RouteOutcome[], all: boolean): Promise<RawCompletion | CompletionFailure> {
   const hints = { ollama: false, lmStudio: false };
@@ -370,7 +371,12 @@ export async function probeRoutes(opts: ClientOptions, wire: Wire, input: FimInp
     if (v.verdict === 'failed' && !all) return { error: t.error, final: false, outcomes };
     if (v.final) {
       final = new ParleyError(t.error.kind, v.why, { status: t.error.status, url });
-      if (!all) break;
+      // Not even Test Connection asks the others: llama.cpp's /v1/completions answers 200 with `suffix` unread
+      // (tested against the real server), which would be taken and remembered as a route that works.
+      for (const rest of probeOrder(hints, input.family).filter((r) => !done.has(r))) {
+        outcomes.push({ route: rest, verdict: 'skipped', why: `not asked: the server said ${input.model} cannot fill in the middle` });
+      }
+      break;
     }
     if (!lastRefusal || telling(t.error) >= telling(lastRefusal)) lastRefusal = t.error;
   }
