@@ -133,7 +133,10 @@ describe('docs: the map and the manual stay true', () => {
     const wrong: string[] = [];
     for (const row of rows) {
       assert.match(row.file, /^src\/.+\.ts$/, `a row names one source file: ${row.file}`);
-      assert.ok(fs.statSync(path.join(ROOT, row.file), { throwIfNoEntry: false })?.isFile(), `${row.file} exists`);
+      if (!fs.statSync(path.join(ROOT, row.file), { throwIfNoEntry: false })?.isFile()) {
+        wrong.push(`${row.file}: no such file`);
+        continue;
+      }
       const source = read(row.file);
       for (const name of row.names) if (!declares(source, name)) wrong.push(`${name} in ${row.file}`);
     }
