@@ -1,4 +1,5 @@
 // Webview entry: builds the panel, routes host messages to it and turns clicks into protocol messages.
+import { routeMessage, type Routes } from '../shared/messageTable';
 import type { HostMessage } from '../shared/protocol';
 import { Composer } from './composer';
 import { h } from './dom';
@@ -39,83 +40,54 @@ function setGenerating(value: boolean): void {
   composer.setGenerating(value);
 }
 
-function handle(msg: HostMessage): void {
-  switch (msg.type) {
-    case 'snapshot':
-      if (!warming) performance.mark('parley:snapshot');
-      header.render(msg.header);
-      renderSetup(msg);
-      composer.renderChips(msg.pendingContext);
-      setGenerating(msg.generating);
-      transcript.setTurns(msg.conversation.turns);
-      if (!warming) {
-        performance.mark('parley:drawn');
-        warming = true;
-        // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower
-        // work for the panel (the model list), the warm-up's work and the highlighting worker's script it loads never
-        // delay the panel getting ready.
-        requestAnimationFrame(() => setTimeout(() => {
-          post({ type: 'drawn' });
-          warmUp();
-        }, 0));
-      }
-      break;
-    case 'turnStart':
-      if (msg.turn.role === 'user') composer.accepted();
-      transcript.turnStart(msg.turn);
-      break;
-    case 'delta':
-      transcript.delta(msg.turnId, msg.text, msg.reasoning);
-      break;
-    case 'turnEnd':
-      transcript.turnEnd(msg.turn);
-      break;
-    case 'turnSteps':
-      transcript.turnSteps(msg.turnId, msg.steps);
-      break;
-    case 'tools':
-      composer.setTools(msg.enabled, msg.available);
-      break;
-    case 'generating':
-      setGenerating(msg.value);
-      break;
-    case 'header':
-      header.render(msg.header);
-      break;
-    case 'meter':
-      header.setMeter(msg.meter);
-      break;
-    case 'setup':
-      renderSetup(msg);
-      break;
-    case 'history':
-      chat.classList.add('hidden');
-      history.show(msg.items);
-      break;
-    case 'pendingContext':
-      composer.renderChips(msg.chips);
-      break;
-    case 'notice':
-      noticeSlot.replaceChildren(noticeBar(msg.text, msg.actions, () => noticeSlot.replaceChildren()));
-      break;
-    case 'composerError':
-      composer.showError(msg.text, true);
-      break;
-    case 'composerText':
-      showChat();
-      composer.setText(msg.text, msg.images);
-      break;
-    case 'imageAttached':
-      composer.addImage(msg.image);
-      break;
-    case 'mentionCandidates':
-      composer.mentionCandidates(msg.query, msg.items);
-      break;
-    case 'focusComposer':
-      showChat();
-      break;
-  }
-}
+/** What each message from the host does to the panel: one route per type (a type without its route does not compile). */
+const routes: Routes<HostMessage> = {
+  snapshot: (msg) => {
+    if (!warming) performance.mark('parley:snapshot');
+    header.render(msg.header);
+    renderSetup(msg);
+    composer.renderChips(msg.pendingContext);
+    setGenerating(msg.generating);
+    transcript.setTurns(msg.conversation.turns);
+    if (!warming) {
+      performance.mark('parley:drawn');
+      warming = true;
+      // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower
+      // work for the panel (the model list), the warm-up's work and the highlighting worker's script it loads never
+      // delay the panel getting ready.
+      requestAnimationFrame(() => setTimeout(() => {
+        post({ type: 'drawn' });
+        warmUp();
+      }, 0));
+    }
+  },
+  turnStart: (msg) => {
+    if (msg.turn.role === 'user') composer.accepted();
+    transcript.turnStart(msg.turn);
+  },
+  delta: (msg) => transcript.delta(msg.turnId, msg.text, msg.reasoning),
+  turnEnd: (msg) => transcript.turnEnd(msg.turn),
+  turnSteps: (msg) => transcript.turnSteps(msg.turnId, msg.steps),
+  tools: (msg) => composer.setTools(msg.enabled, msg.available),
+  generating: (msg) => setGenerating(msg.value),
+  header: (msg) => header.render(msg.header),
+  meter: (msg) => header.setMeter(msg.meter),
+  setup: (msg) => renderSetup(msg),
+  history: (msg) => {
+    chat.classList.add('hidden');
+    history.show(msg.items);
+  },
+  pendingContext: (msg) => composer.renderChips(msg.chips),
+  notice: (msg) => noticeSlot.replaceChildren(noticeBar(msg.text, msg.actions, () => noticeSlot.replaceChildren())),
+  composerError: (msg) => composer.showError(msg.text, true),
+  composerText: (msg) => {
+    showChat();
+    composer.setText(msg.text, msg.images);
+  },
+  imageAttached: (msg) => composer.addImage(msg.image),
+  mentionCandidates: (msg) => composer.mentionCandidates(msg.query, msg.items),
+  focusComposer: () => showChat(),
+};
 
 function renderSetup(msg: { setup?: Parameters<typeof setupCard>[0] }): void {
   setupSlot.replaceChildren(...(msg.setup ? [setupCard(msg.setup)] : []));
@@ -124,7 +96,7 @@ function renderSetup(msg: { setup?: Parameters<typeof setupCard>[0] }): void {
 window.addEventListener('message', (event: MessageEvent) => {
   const msg = event.data as HostMessage | undefined;
   if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return;
-  handle(msg);
+  routeMessage(routes, msg, undefined);
 });
 
 /**
