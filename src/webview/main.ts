@@ -1,8 +1,9 @@
-// Webview entry: builds the panel, routes host messages to it and turns clicks into protocol messages.
-import { routeMessage, type Routes } from '../shared/messageTable';
+// Webview entry: builds the panel, routes host messages to it (hostRoutes.ts) and turns clicks into protocol messages.
+import { routeMessage } from '../shared/messageTable';
 import type { HostMessage } from '../shared/protocol';
 import { Composer } from './composer';
 import { h } from './dom';
+import { hostRoutes } from './hostRoutes';
 import { isWebUrl } from './markdown';
 import { warmUp } from './markdownStream';
 import { Header, HistoryView, noticeBar, setupCard } from './panels';
@@ -40,58 +41,36 @@ function setGenerating(value: boolean): void {
   composer.setGenerating(value);
 }
 
-/** What each message from the host does to the panel: one route per type (a type without its route does not compile). */
-const routes: Routes<HostMessage> = {
-  snapshot: (msg) => {
-    if (!warming) performance.mark('parley:snapshot');
-    header.render(msg.header);
-    renderSetup(msg);
-    composer.renderChips(msg.pendingContext);
-    setGenerating(msg.generating);
-    transcript.setTurns(msg.conversation.turns);
-    if (!warming) {
-      performance.mark('parley:drawn');
-      warming = true;
-      // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower
-      // work for the panel (the model list), the warm-up's work and the highlighting worker's script it loads never
-      // delay the panel getting ready.
-      requestAnimationFrame(() => setTimeout(() => {
-        post({ type: 'drawn' });
-        warmUp();
-      }, 0));
-    }
-  },
-  turnStart: (msg) => {
-    if (msg.turn.role === 'user') composer.accepted();
-    transcript.turnStart(msg.turn);
-  },
-  delta: (msg) => transcript.delta(msg.turnId, msg.text, msg.reasoning),
-  turnEnd: (msg) => transcript.turnEnd(msg.turn),
-  turnSteps: (msg) => transcript.turnSteps(msg.turnId, msg.steps),
-  tools: (msg) => composer.setTools(msg.enabled, msg.available),
-  generating: (msg) => setGenerating(msg.value),
-  header: (msg) => header.render(msg.header),
-  meter: (msg) => header.setMeter(msg.meter),
-  setup: (msg) => renderSetup(msg),
-  history: (msg) => {
-    chat.classList.add('hidden');
-    history.show(msg.items);
-  },
-  pendingContext: (msg) => composer.renderChips(msg.chips),
-  notice: (msg) => noticeSlot.replaceChildren(noticeBar(msg.text, msg.actions, () => noticeSlot.replaceChildren())),
-  composerError: (msg) => composer.showError(msg.text, true),
-  composerText: (msg) => {
-    showChat();
-    composer.setText(msg.text, msg.images);
-  },
-  imageAttached: (msg) => composer.addImage(msg.image),
-  mentionCandidates: (msg) => composer.mentionCandidates(msg.query, msg.items),
-  focusComposer: () => showChat(),
-};
-
-function renderSetup(msg: { setup?: Parameters<typeof setupCard>[0] }): void {
-  setupSlot.replaceChildren(...(msg.setup ? [setupCard(msg.setup)] : []));
+/** Draws a snapshot; the first one also marks its stages and, once it has painted, tells the host and warms up. */
+function drawSnapshot(draw: () => void): void {
+  if (warming) return draw();
+  performance.mark('parley:snapshot');
+  draw();
+  performance.mark('parley:drawn');
+  warming = true;
+  // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower work for
+  // the panel (the model list), the warm-up's work and the highlighting worker's script it loads never delay the panel
+  // getting ready.
+  requestAnimationFrame(() => setTimeout(() => {
+    post({ type: 'drawn' });
+    warmUp();
+  }, 0));
 }
+
+const routes = hostRoutes({
+  transcript,
+  composer,
+  header,
+  drawSnapshot,
+  setGenerating,
+  renderSetup: (setup) => setupSlot.replaceChildren(...(setup ? [setupCard(setup)] : [])),
+  showNotice: (text, actions) => noticeSlot.replaceChildren(noticeBar(text, actions, () => noticeSlot.replaceChildren())),
+  showChat,
+  showHistory: (items) => {
+    chat.classList.add('hidden');
+    history.show(items);
+  },
+});
 
 window.addEventListener('message', (event: MessageEvent) => {
   const msg = event.data as HostMessage | undefined;
