@@ -1,5 +1,6 @@
-// The one message protocol between the extension host and the chat webview, plus the host's validator.
-// Pure TypeScript: used by both bundles. The host owns every conversation; the webview only renders.
+// The one message protocol between the extension host and the chat webview: a table of messages each way, the views
+// they carry, and the check of what the webview sends. Used by both bundles; the host owns every conversation.
+import { checkMessage, refuse, type Checked, type CheckedMessages, type Field, type FieldTable, type MessageUnion, type NoFields } from './messageTable';
 
 /** How a reply ended, as shown to the reader. `done` is a clean stop and shows no badge. */
 /** `interrupted`: the window went away (reload, crash) while the reply streamed; the text received is kept. */
@@ -246,92 +247,53 @@ export interface ContextMeterView {
   tools?: { tokens: number; sent: number; offered: number; short: boolean };
 }
 
-/** Messages from the host to the webview. */
-export type HostMessage =
-  | {
-      type: 'snapshot';
-      conversation: ConversationView;
-      generating: boolean;
-      header: HeaderView;
-      setup?: SetupView;
-      pendingContext: ContextChip[];
-    }
-  | { type: 'turnStart'; turn: TurnView }
+/**
+ * Messages from the host to the webview, one entry per type: its payload. The webview has one route for each
+ * (webview/main.ts). They are not checked on arrival: the webview trusts its host.
+ */
+export interface HostMessages {
+  snapshot: {
+    conversation: ConversationView;
+    generating: boolean;
+    header: HeaderView;
+    setup?: SetupView;
+    pendingContext: ContextChip[];
+  };
+  turnStart: { turn: TurnView };
   /** Only the new text: never the whole conversation per token. */
-  | { type: 'delta'; turnId: string; text?: string; reasoning?: string }
+  delta: { turnId: string; text?: string; reasoning?: string };
   /** Final state of a turn (status, usage, error); text is the full text for reconciliation. */
-  | { type: 'turnEnd'; turn: TurnView }
+  turnEnd: { turn: TurnView };
   /**
    * A tool round began or a call changed: the turn's steps as they are now. When a round ended in tool calls its text
    * moved into the last step, and the turn's streaming text starts again from empty.
    */
-  | { type: 'turnSteps'; turnId: string; steps: ToolStepView[] }
-  | { type: 'generating'; value: boolean }
-  | { type: 'header'; header: HeaderView }
+  turnSteps: { turnId: string; steps: ToolStepView[] };
+  generating: { value: boolean };
+  header: { header: HeaderView };
   /**
    * How full the model's window will be with the next request (undefined: the endpoint is not ready). Only this
    * message sets the meter: a header, which the model list can redraw at any time, leaves it as it is.
    */
-  | { type: 'meter'; meter?: ContextMeterView }
-  | { type: 'setup'; setup?: SetupView }
-  | { type: 'history'; items: HistoryItem[] }
-  | { type: 'pendingContext'; chips: ContextChip[] }
-  | { type: 'notice'; text: string; actions?: ActionId[] }
+  meter: { meter?: ContextMeterView };
+  setup: { setup?: SetupView };
+  history: { items: HistoryItem[] };
+  pendingContext: { chips: ContextChip[] };
+  notice: { text: string; actions?: ActionId[] };
   /** The composer's input was refused (empty, too large, bad image): shown next to the composer, nothing sent. */
-  | { type: 'composerError'; text: string }
+  composerError: { text: string };
   /** Put text back in the composer (Edit last question). */
-  | { type: 'composerText'; text: string; images?: ImageView[] }
-  | { type: 'imageAttached'; image: ImageView }
+  composerText: { text: string; images?: ImageView[] };
+  imageAttached: { image: ImageView };
   /** The `@` picker's entries for the query the webview sent (mentionQuery). */
-  | { type: 'mentionCandidates'; query: string; items: MentionCandidate[] }
+  mentionCandidates: { query: string; items: MentionCandidate[] };
   /** Whether the composer's tools switch is on for this conversation, and whether tools are available at all. */
-  | { type: 'tools'; enabled: boolean; available: boolean }
-  | { type: 'focusComposer' };
+  tools: { enabled: boolean; available: boolean };
+  focusComposer: NoFields;
+}
 
-/** Messages from the webview to the host. The host validates each with parseWebviewMessage. */
-export type WebviewMessage =
-  | { type: 'ready' }
-  /** The panel has painted the snapshot that answered its `ready`: the host's slower work for it may start now. */
-  | { type: 'drawn' }
-  | { type: 'send'; text: string; images: ImageView[] }
-  /** Stop the running reply (the Stop button, Escape). */
-  | { type: 'stop' }
-  | { type: 'regenerate' }
-  | { type: 'editLast' }
-  | { type: 'copy'; text: string }
-  | { type: 'insertCode'; code: string }
-  | { type: 'openCode'; code: string; language: string }
-  /** A code block's Apply button: its code, its fence's info string and the line before it, as plain data. */
-  | { type: 'applyCode'; code: string; info: string; before: string }
-  | { type: 'openLink'; url: string }
-  | { type: 'newChat' }
-  | { type: 'requestHistory' }
-  | { type: 'openConversation'; id: string }
-  | { type: 'deleteConversation'; id: string }
-  /** A damaged conversation file (`<id>.corrupt.json`): open it read-only as text, or delete it. */
-  | { type: 'openRaw'; id: string }
-  | { type: 'deleteDamaged'; id: string }
-  | { type: 'clearHistory' }
-  /** A button that maps to a host action; Retry and Continue come only this way. */
-  | { type: 'action'; action: ActionId }
-  | { type: 'applyPreset'; id: string }
-  | { type: 'pickModel' }
-  | { type: 'setModel'; model: string }
-  /** The header's profile switcher: this conversation (and new ones) use that profile. */
-  | { type: 'setProfile'; name: string }
-  | { type: 'pickImage' }
-  | { type: 'removeContext'; id: string }
-  /**
-   * The reader's answer to a waiting tool call: only a click or key in the panel approves anything. With the tool's
-   * name and the arguments the question showed: the host acts on it only if they are the waiting call's.
-   */
-  | { type: 'toolApproval'; callId: string; decision: ToolDecision; name: string; arguments: string }
-  /** The composer's tools switch, for this conversation. */
-  | { type: 'setTools'; enabled: boolean }
-  /** The `@` picker asks for its entries (sent debounced as the reader types). */
-  | { type: 'mentionQuery'; query: string }
-  /** A pick in the `@` picker: the host checks it and adds a chip (or attaches an image), or says why not. */
-  | { type: 'addMention'; kind: MentionKind; path?: string };
+/** A message from the host to the webview. */
+export type HostMessage = MessageUnion<HostMessages>;
 
 /** Allow once, Always allow this tool (for this window's session), or Deny. */
 export type ToolDecision = 'once' | 'always' | 'deny';
@@ -361,119 +323,145 @@ export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey
 
 export const MENTION_KINDS: readonly MentionKind[] = ['file', 'selection', 'problems', 'open'];
 
-/** Result of validating one incoming message: the typed message, or why it was refused. */
-export type Parsed = { ok: true; message: WebviewMessage } | { ok: false; reason: string };
+// The field checkers of WEBVIEW_MESSAGES. They live in this file, marked free of side effects, and the table names its
+// limits by key (text('idChars'), never LIMITS.idChars): built only of literals and such calls, the table is dropped
+// from every bundle that uses this module but never checks a message (the webview's, the lazy ones). esbuild sees the
+// mark only on calls within the file that declares the function.
 
-const NO_FIELDS = new Set(['ready', 'drawn', 'stop', 'regenerate', 'editLast', 'newChat',
-  'requestHistory', 'clearHistory', 'pickModel', 'pickImage']);
+/** A limit: a number, or the key of one of LIMITS. */
+type Limit = number | keyof typeof LIMITS;
+
+/** A string of at most `limit` characters. */
+/* @__NO_SIDE_EFFECTS__ */
+function text(limit: Limit): Field<string> {
+  return (v, name) => {
+    const max = typeof limit === 'number' ? limit : LIMITS[limit];
+    if (typeof v !== 'string') refuse(`${name} is not a string`);
+    if (v.length > max) refuse(`${name} is longer than ${max} characters`);
+    return v;
+  };
+}
+
+/** A boolean. */
+const flag: Field<boolean> = (v, name) => (typeof v === 'boolean' ? v : refuse(`${name} is not a boolean`));
+
+/** One of `values`; anything else is refused as an unknown `what`. */
+/* @__NO_SIDE_EFFECTS__ */
+function oneOf<T extends string>(values: readonly T[], what: string): Field<T> {
+  return (v) => (values.includes(v as T) ? (v as T) : refuse(`unknown ${what}`));
+}
+
+/** An array of at most `limit` items, each passing `item`. */
+/* @__NO_SIDE_EFFECTS__ */
+function list<T>(item: Field<T>, limit: Limit): Field<T[]> {
+  return (v, name, m) => {
+    const max = typeof limit === 'number' ? limit : LIMITS[limit];
+    if (!Array.isArray(v)) refuse(`${name} is not an array`);
+    if (v.length > max) refuse(`more than ${max} ${name}`);
+    // for…of, not map: a hole in a sparse array is checked (and refused) as `undefined`, not skipped.
+    const out: T[] = [];
+    for (const x of v as unknown[]) out.push(item(x, name, m));
+    return out;
+  };
+}
+
+/** `field`, then `f` on the value it gave: a further check (which may refuse), or a cleaning. */
+/* @__NO_SIDE_EFFECTS__ */
+function refine<A, B>(field: Field<A>, f: (value: A, name: string, message: Readonly<Record<string, unknown>>) => B): Field<B> {
+  return (v, name, m) => f(field(v, name, m), name, m);
+}
+
+/** An attached image: a name, and a PNG, JPEG, GIF or WebP data URL of at most LIMITS.imageBytes decoded. */
+const image: Field<ImageView> = (img) => {
+  if (typeof img !== 'object' || img === null) refuse('image is not an object');
+  const { name, dataUrl } = img as Record<string, unknown>;
+  if (typeof name !== 'string' || name.length > 256) refuse('bad image name');
+  // base64 grows 4/3; allow a little for the header.
+  if (typeof dataUrl !== 'string' || dataUrl.length > Math.ceil(LIMITS.imageBytes * 4 / 3) + 100) {
+    refuse(`image ${name} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB`);
+  }
+  if (!/^data:(image\/(?:png|jpeg|gif|webp));base64,[A-Za-z0-9+/]+=*$/.test(dataUrl)) {
+    refuse(`image ${name} is not a PNG, JPEG, GIF or WebP data URL`);
+  }
+  return { name, dataUrl };
+};
+
+const byId = { id: text('idChars') };
+const mentionPath = refine(text('pathChars'), (path, name) => (path.trim() ? path : refuse(`${name} is empty`)));
 
 /**
- * Checks type, fields and sizes of a message from the webview. Anything not in the protocol is refused,
- * with a reason for the log. Unknown extra fields are dropped, never passed on.
+ * Messages from the webview to the host, one entry per type: its fields, each with its check, in the order they are
+ * checked. The host checks each message with parseWebviewMessage, then routes it (vscode/webviewRoutes.ts).
+ */
+export const WEBVIEW_MESSAGES = {
+  ready: {},
+  /** The panel has painted the snapshot that answered its `ready`: the host's slower work for it may start now. */
+  drawn: {},
+  send: { text: text('promptChars'), images: list(image, 'maxImages') },
+  /** Stop the running reply (the Stop button, Escape). */
+  stop: {},
+  regenerate: {},
+  editLast: {},
+  copy: { text: text('codeChars') },
+  insertCode: { code: text('codeChars') },
+  /** A language that is not a plain name is sent on as '' (plain text). */
+  openCode: { code: text('codeChars'), language: refine(text(64), (language) => (/^[\w.+#-]*$/.test(language) ? language : '')) },
+  /** A code block's Apply button: its code, its fence's info string and the line before it, as plain data. */
+  applyCode: { code: text('codeChars'), info: text('infoChars'), before: text('infoChars') },
+  openLink: { url: text('urlChars') },
+  newChat: {},
+  requestHistory: {},
+  openConversation: byId,
+  deleteConversation: byId,
+  /** A damaged conversation file (`<id>.corrupt.json`): open it read-only as text, or delete it. */
+  openRaw: byId,
+  deleteDamaged: byId,
+  clearHistory: {},
+  /** A button that maps to a host action; Retry and Continue come only this way. */
+  action: { action: oneOf(ACTION_IDS, 'action') },
+  applyPreset: byId,
+  pickModel: {},
+  setModel: { model: text('modelChars') },
+  /** The header's profile switcher: this conversation (and new ones) use that profile. */
+  setProfile: { name: text('modelChars') },
+  pickImage: {},
+  removeContext: byId,
+  /**
+   * The reader's answer to a waiting tool call: only a click or key in the panel approves anything. With the tool's
+   * name and the arguments the question showed: the host acts on it only if they are the waiting call's.
+   */
+  toolApproval: {
+    callId: text('idChars'),
+    decision: oneOf<ToolDecision>(['once', 'always', 'deny'], 'decision'),
+    name: text('modelChars'),
+    arguments: text('codeChars'),
+  },
+  /** The composer's tools switch, for this conversation. */
+  setTools: { enabled: flag },
+  /** The `@` picker asks for its entries (sent debounced as the reader types). */
+  mentionQuery: { query: text('mentionQueryChars') },
+  /**
+   * A pick in the `@` picker: the host checks it and adds a chip (or attaches an image), or says why not. Only a file
+   * has a path (not empty); another kind's is dropped.
+   */
+  addMention: {
+    kind: oneOf(MENTION_KINDS, 'mention kind'),
+    path: (v, name, m) => (m.kind === 'file' ? mentionPath(v, name, m) : undefined),
+  },
+} satisfies FieldTable;
+
+/** A message from the webview to the host. The host checks each with parseWebviewMessage. */
+export type WebviewMessage = CheckedMessages<typeof WEBVIEW_MESSAGES>;
+
+/** Result of validating one incoming message: the typed message, or why it was refused. */
+export type Parsed = Checked<WebviewMessage>;
+
+/**
+ * Checks type, fields and sizes of a message from the webview against WEBVIEW_MESSAGES. Anything not in the protocol
+ * is refused, with a reason for the log. Unknown extra fields are dropped, never passed on.
  */
 export function parseWebviewMessage(raw: unknown): Parsed {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return bad('not an object');
-  const m = raw as Record<string, unknown>;
-  const type = m.type;
-  if (typeof type !== 'string') return bad('no type');
-  if (NO_FIELDS.has(type)) return ok({ type } as WebviewMessage);
-  switch (type) {
-    case 'send': {
-      const text = str(m.text, LIMITS.promptChars, 'text');
-      if (typeof text !== 'string') return text;
-      if (!Array.isArray(m.images)) return bad('images is not an array');
-      if (m.images.length > LIMITS.maxImages) return bad(`more than ${LIMITS.maxImages} images`);
-      const images: ImageView[] = [];
-      for (const img of m.images) {
-        const parsed = parseImage(img);
-        if ('reason' in parsed) return parsed;
-        images.push(parsed);
-      }
-      return ok({ type, text, images });
-    }
-    case 'copy':
-    case 'insertCode': {
-      const key = type === 'copy' ? 'text' : 'code';
-      const v = str(m[key], LIMITS.codeChars, key);
-      if (typeof v !== 'string') return v;
-      return ok(type === 'copy' ? { type, text: v } : { type, code: v });
-    }
-    case 'openCode': {
-      const code = str(m.code, LIMITS.codeChars, 'code');
-      if (typeof code !== 'string') return code;
-      const language = str(m.language, 64, 'language');
-      if (typeof language !== 'string') return language;
-      return ok({ type, code, language: /^[\w.+#-]*$/.test(language) ? language : '' });
-    }
-    case 'applyCode': {
-      const code = str(m.code, LIMITS.codeChars, 'code');
-      if (typeof code !== 'string') return code;
-      const info = str(m.info, LIMITS.infoChars, 'info');
-      if (typeof info !== 'string') return info;
-      const before = str(m.before, LIMITS.infoChars, 'before');
-      if (typeof before !== 'string') return before;
-      return ok({ type, code, info, before });
-    }
-    case 'openLink': {
-      const url = str(m.url, LIMITS.urlChars, 'url');
-      if (typeof url !== 'string') return url;
-      return ok({ type, url });
-    }
-    case 'openConversation':
-    case 'deleteConversation':
-    case 'openRaw':
-    case 'deleteDamaged':
-    case 'applyPreset':
-    case 'removeContext': {
-      const id = str(m.id, LIMITS.idChars, 'id');
-      if (typeof id !== 'string') return id;
-      return ok({ type, id } as WebviewMessage);
-    }
-    case 'setModel': {
-      const model = str(m.model, LIMITS.modelChars, 'model');
-      if (typeof model !== 'string') return model;
-      return ok({ type, model });
-    }
-    case 'setProfile': {
-      const name = str(m.name, LIMITS.modelChars, 'name');
-      if (typeof name !== 'string') return name;
-      return ok({ type, name });
-    }
-    case 'toolApproval': {
-      const callId = str(m.callId, LIMITS.idChars, 'callId');
-      if (typeof callId !== 'string') return callId;
-      if (m.decision !== 'once' && m.decision !== 'always' && m.decision !== 'deny') return bad('unknown decision');
-      const name = str(m.name, LIMITS.modelChars, 'name');
-      if (typeof name !== 'string') return name;
-      const args = str(m.arguments, LIMITS.codeChars, 'arguments');
-      if (typeof args !== 'string') return args;
-      return ok({ type, callId, decision: m.decision, name, arguments: args });
-    }
-    case 'setTools': {
-      if (typeof m.enabled !== 'boolean') return bad('enabled is not a boolean');
-      return ok({ type, enabled: m.enabled });
-    }
-    case 'mentionQuery': {
-      const query = str(m.query, LIMITS.mentionQueryChars, 'query');
-      if (typeof query !== 'string') return query;
-      return ok({ type, query });
-    }
-    case 'addMention': {
-      if (!MENTION_KINDS.includes(m.kind as MentionKind)) return bad('unknown mention kind');
-      const kind = m.kind as MentionKind;
-      if (kind !== 'file') return ok({ type, kind });
-      const path = str(m.path, LIMITS.pathChars, 'path');
-      if (typeof path !== 'string') return path;
-      if (!path.trim()) return bad('path is empty');
-      return ok({ type, kind, path });
-    }
-    case 'action': {
-      if (!ACTION_IDS.includes(m.action as ActionId)) return bad('unknown action');
-      return ok({ type, action: m.action as ActionId });
-    }
-    default:
-      return bad(`unknown message type ${JSON.stringify(type.slice(0, 40))}`);
-  }
+  return checkMessage(WEBVIEW_MESSAGES, raw);
 }
 
 /** Decoded byte size of a base64 data URL's payload. */
@@ -482,31 +470,4 @@ export function dataUrlBytes(dataUrl: string): number {
   const b64 = dataUrl.slice(comma + 1);
   const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
   return Math.floor((b64.length * 3) / 4) - pad;
-}
-
-function parseImage(img: unknown): ImageView | { ok: false; reason: string } {
-  if (typeof img !== 'object' || img === null) return bad('image is not an object');
-  const { name, dataUrl } = img as Record<string, unknown>;
-  if (typeof name !== 'string' || name.length > 256) return bad('bad image name');
-  // base64 grows 4/3; allow a little for the header.
-  if (typeof dataUrl !== 'string' || dataUrl.length > Math.ceil(LIMITS.imageBytes * 4 / 3) + 100) {
-    return bad(`image ${name} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB`);
-  }
-  const match = /^data:(image\/(?:png|jpeg|gif|webp));base64,[A-Za-z0-9+/]+=*$/.exec(dataUrl);
-  if (!match) return bad(`image ${name} is not a PNG, JPEG, GIF or WebP data URL`);
-  return { name, dataUrl };
-}
-
-function str(v: unknown, max: number, field: string): string | { ok: false; reason: string } {
-  if (typeof v !== 'string') return bad(`${field} is not a string`);
-  if (v.length > max) return bad(`${field} is longer than ${max} characters`);
-  return v;
-}
-
-function ok(message: WebviewMessage): Parsed {
-  return { ok: true, message };
-}
-
-function bad(reason: string): { ok: false; reason: string } {
-  return { ok: false, reason };
 }

@@ -1,5 +1,7 @@
-// Where each validated message from the chat webview goes: the chat, or the command function of its job.
+// Where each validated message from the chat webview goes: the chat, or the command function of its job. One route per
+// message type of the protocol's table (shared/protocol.ts): a type without its route does not compile.
 import * as vscode from 'vscode';
+import { routeMessage, type Routes } from '../shared/messageTable';
 import type { ActionId, WebviewMessage } from '../shared/protocol';
 import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
@@ -10,103 +12,61 @@ import { markNoKey, setApiKey } from './keyCommands';
 import { applyModule, mentionsModule, testConnectionModule } from './commands';
 import type { Services } from './services';
 
+/** The buttons of error cards, the setup card and notices. Retry and Continue reach the chat only this way. */
+export const ACTION_ROUTES: { readonly [A in ActionId]: (s: Services) => unknown } = {
+  retry: (s) => s.chat.regenerate(),
+  continue: (s) => s.chat.continueReply(),
+  setApiKey: (s) => setApiKey(s),
+  markNoKey: (s) => markNoKey(s),
+  openSettings: () => openSettings(),
+  testConnection: (s) => testConnectionModule().testConnection(s),
+  showLog: (s) => s.log.show(),
+  switchEndpoint: (s) => switchEndpoint(s),
+  compact: (s) => s.chat.compact(),
+  compactRetry: (s) => s.chat.compactAndRetry(),
+};
+
+/** The route of each message the webview sends, given it already checked (parseWebviewMessage). */
+export const WEBVIEW_ROUTES: Routes<WebviewMessage, Services, unknown> = {
+  ready: (_, s) => s.chat.snapshot(true),
+  drawn: (_, s) => s.chat.drawn(),
+  send: (m, s) => s.chat.send(m.text, m.images),
+  stop: (_, s) => stop(s),
+  regenerate: (_, s) => s.chat.regenerate(),
+  editLast: (_, s) => s.chat.editLast(),
+  copy: (m) => vscode.env.clipboard.writeText(m.text),
+  insertCode: (m, s) => insertCode(s.editors, m.code),
+  openCode: (m) => openCode(m.code, m.language),
+  // The path is never trusted: Apply resolves and checks it, and writes nothing without the reader's Accept.
+  applyCode: (m, s) => applyModule().applyCodeBlock(s, { code: m.code, info: m.info, before: m.before }),
+  openLink: (m, s) => openLink(m.url, s.log),
+  newChat: (_, s) => s.chat.newChat(),
+  requestHistory: (_, s) => s.chat.files.postHistory(),
+  openConversation: (m, s) => s.chat.openConversation(m.id),
+  deleteConversation: (m, s) => s.chat.deleteConversation(m.id),
+  openRaw: (m, s) => s.chat.files.openRaw(m.id),
+  deleteDamaged: (m, s) => s.chat.files.deleteDamaged(m.id),
+  clearHistory: (_, s) => s.chat.clearHistory(),
+  action: (m, s) => ACTION_ROUTES[m.action](s),
+  applyPreset: (m, s) => applyPreset(s, m.id),
+  pickModel: (_, s) => selectModel(s),
+  setModel: (m, s) => setModel(s, m.model),
+  setProfile: (m, s) => s.chat.setProfile(m.name),
+  pickImage: (_, s) => pickImage(s),
+  removeContext: (m, s) => s.chat.context.remove(m.id),
+  toolApproval: (m, s) => {
+    // Only the panel's own buttons send this: a tool result or model text cannot approve anything.
+    // It counts only for the call the question showed: same id, same tool, same arguments.
+    if (!s.chat.tools.answer({ id: m.callId, name: m.name, arguments: m.arguments }, m.decision)) {
+      s.log.debug(`tool approval for ${m.callId}: no call waits for it, or not the one the question showed`);
+    }
+  },
+  setTools: (m, s) => s.chat.setToolsEnabled(m.enabled),
+  mentionQuery: (m, s) => mentionsModule().searchMentions(s, m.query),
+  addMention: (m, s) => mentionsModule().addMention(s, m.kind, m.path),
+};
+
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
 export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promise<void> {
-  const chat = s.chat;
-  switch (m.type) {
-    case 'ready':
-      return chat.snapshot(true);
-    case 'drawn':
-      return chat.drawn();
-    case 'send':
-      return chat.send(m.text, m.images);
-    case 'stop':
-      return stop(s);
-    case 'regenerate':
-      return chat.regenerate();
-    case 'editLast':
-      return chat.editLast();
-    case 'copy':
-      return vscode.env.clipboard.writeText(m.text);
-    case 'insertCode':
-      return insertCode(s.editors, m.code);
-    case 'openCode':
-      return openCode(m.code, m.language);
-    case 'applyCode':
-      // The path is never trusted: Apply resolves and checks it, and writes nothing without the reader's Accept.
-      return applyModule().applyCodeBlock(s, { code: m.code, info: m.info, before: m.before });
-    case 'openLink':
-      return openLink(m.url, s.log);
-    case 'newChat':
-      return chat.newChat();
-    case 'requestHistory':
-      return chat.files.postHistory();
-    case 'openConversation':
-      await chat.openConversation(m.id);
-      return;
-    case 'deleteConversation':
-      return chat.deleteConversation(m.id);
-    case 'openRaw':
-      return chat.files.openRaw(m.id);
-    case 'deleteDamaged':
-      return chat.files.deleteDamaged(m.id);
-    case 'clearHistory':
-      return chat.clearHistory();
-    case 'action':
-      return runAction(s, m.action);
-    case 'applyPreset':
-      return applyPreset(s, m.id);
-    case 'pickModel':
-      return selectModel(s);
-    case 'setModel':
-      return setModel(s, m.model);
-    case 'setProfile':
-      await chat.setProfile(m.name);
-      return;
-    case 'pickImage':
-      return pickImage(s);
-    case 'removeContext':
-      return chat.context.remove(m.id);
-    case 'toolApproval':
-      // Only the panel's own buttons send this: a tool result or model text cannot approve anything.
-      // It counts only for the call the question showed: same id, same tool, same arguments.
-      if (!chat.tools.answer({ id: m.callId, name: m.name, arguments: m.arguments }, m.decision)) {
-        s.log.debug(`tool approval for ${m.callId}: no call waits for it, or not the one the question showed`);
-      }
-      return;
-    case 'setTools':
-      return chat.setToolsEnabled(m.enabled);
-    case 'mentionQuery':
-      return mentionsModule().searchMentions(s, m.query);
-    case 'addMention':
-      await mentionsModule().addMention(s, m.kind, m.path);
-      return;
-  }
-}
-
-/** The buttons of error cards, the setup card and notices. Retry and Continue reach the chat only this way. */
-async function runAction(s: Services, action: ActionId): Promise<void> {
-  switch (action) {
-    case 'retry':
-      return s.chat.regenerate();
-    case 'continue':
-      return s.chat.continueReply();
-    case 'setApiKey':
-      return setApiKey(s);
-    case 'markNoKey':
-      return markNoKey(s);
-    case 'openSettings':
-      await openSettings();
-      return;
-    case 'testConnection':
-      return testConnectionModule().testConnection(s);
-    case 'showLog':
-      return s.log.show();
-    case 'switchEndpoint':
-      return switchEndpoint(s);
-    case 'compact':
-      return s.chat.compact();
-    case 'compactRetry':
-      return s.chat.compactAndRetry();
-  }
+  await routeMessage(WEBVIEW_ROUTES, m, s);
 }

@@ -1,7 +1,9 @@
-// Webview entry: builds the panel, routes host messages to it and turns clicks into protocol messages.
+// Webview entry: builds the panel, routes host messages to it (hostRoutes.ts) and turns clicks into protocol messages.
+import { routeMessage } from '../shared/messageTable';
 import type { HostMessage } from '../shared/protocol';
 import { Composer } from './composer';
 import { h } from './dom';
+import { hostRoutes } from './hostRoutes';
 import { isWebUrl } from './markdown';
 import { warmUp } from './markdownStream';
 import { Header, HistoryView, noticeBar, setupCard } from './panels';
@@ -39,92 +41,41 @@ function setGenerating(value: boolean): void {
   composer.setGenerating(value);
 }
 
-function handle(msg: HostMessage): void {
-  switch (msg.type) {
-    case 'snapshot':
-      if (!warming) performance.mark('parley:snapshot');
-      header.render(msg.header);
-      renderSetup(msg);
-      composer.renderChips(msg.pendingContext);
-      setGenerating(msg.generating);
-      transcript.setTurns(msg.conversation.turns);
-      if (!warming) {
-        performance.mark('parley:drawn');
-        warming = true;
-        // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower
-        // work for the panel (the model list), the warm-up's work and the highlighting worker's script it loads never
-        // delay the panel getting ready.
-        requestAnimationFrame(() => setTimeout(() => {
-          post({ type: 'drawn' });
-          warmUp();
-        }, 0));
-      }
-      break;
-    case 'turnStart':
-      if (msg.turn.role === 'user') composer.accepted();
-      transcript.turnStart(msg.turn);
-      break;
-    case 'delta':
-      transcript.delta(msg.turnId, msg.text, msg.reasoning);
-      break;
-    case 'turnEnd':
-      transcript.turnEnd(msg.turn);
-      break;
-    case 'turnSteps':
-      transcript.turnSteps(msg.turnId, msg.steps);
-      break;
-    case 'tools':
-      composer.setTools(msg.enabled, msg.available);
-      break;
-    case 'generating':
-      setGenerating(msg.value);
-      break;
-    case 'header':
-      header.render(msg.header);
-      break;
-    case 'meter':
-      header.setMeter(msg.meter);
-      break;
-    case 'setup':
-      renderSetup(msg);
-      break;
-    case 'history':
-      chat.classList.add('hidden');
-      history.show(msg.items);
-      break;
-    case 'pendingContext':
-      composer.renderChips(msg.chips);
-      break;
-    case 'notice':
-      noticeSlot.replaceChildren(noticeBar(msg.text, msg.actions, () => noticeSlot.replaceChildren()));
-      break;
-    case 'composerError':
-      composer.showError(msg.text, true);
-      break;
-    case 'composerText':
-      showChat();
-      composer.setText(msg.text, msg.images);
-      break;
-    case 'imageAttached':
-      composer.addImage(msg.image);
-      break;
-    case 'mentionCandidates':
-      composer.mentionCandidates(msg.query, msg.items);
-      break;
-    case 'focusComposer':
-      showChat();
-      break;
-  }
+/** Draws a snapshot; the first one also marks its stages and, once it has painted, tells the host and warms up. */
+function drawSnapshot(draw: () => void): void {
+  if (warming) return draw();
+  performance.mark('parley:snapshot');
+  draw();
+  performance.mark('parley:drawn');
+  warming = true;
+  // After the frame that paints the host's first snapshot (a task after the frame callback): the host's slower work for
+  // the panel (the model list), the warm-up's work and the highlighting worker's script it loads never delay the panel
+  // getting ready.
+  requestAnimationFrame(() => setTimeout(() => {
+    post({ type: 'drawn' });
+    warmUp();
+  }, 0));
 }
 
-function renderSetup(msg: { setup?: Parameters<typeof setupCard>[0] }): void {
-  setupSlot.replaceChildren(...(msg.setup ? [setupCard(msg.setup)] : []));
-}
+const routes = hostRoutes({
+  transcript,
+  composer,
+  header,
+  drawSnapshot,
+  setGenerating,
+  renderSetup: (setup) => setupSlot.replaceChildren(...(setup ? [setupCard(setup)] : [])),
+  showNotice: (text, actions) => noticeSlot.replaceChildren(noticeBar(text, actions, () => noticeSlot.replaceChildren())),
+  showChat,
+  showHistory: (items) => {
+    chat.classList.add('hidden');
+    history.show(items);
+  },
+});
 
 window.addEventListener('message', (event: MessageEvent) => {
   const msg = event.data as HostMessage | undefined;
   if (!msg || typeof msg !== 'object' || typeof msg.type !== 'string') return;
-  handle(msg);
+  routeMessage(routes, msg, undefined);
 });
 
 /**
