@@ -1,5 +1,4 @@
 // The context meter's arithmetic: the model's window, the room kept for the reply, and the next prompt's size.
-import type { ModelInfo } from './modelInfo';
 import { estimatePromptTokens } from './tokenEstimate';
 import type { ChatMessage } from './types';
 import type { ContextMeterView } from '../shared/protocol';
@@ -42,7 +41,7 @@ const MAX_CORRECTION = 4;
  * half a known window, so a small local model (2,048 tokens) still has room for the prompt.
  */
 export function resolveWindow(
-  server: Partial<ModelInfo> | undefined,
+  server: { contextLength?: number; maxOutputTokens?: number } | undefined,
   override: { contextWindow?: number; maxOutputTokens?: number },
   fallbackMaxTokens?: number,
 ): WindowInfo {

@@ -1,15 +1,35 @@
 // Conversations as the host stores them, and how they turn into wire messages and Markdown.
 import type { LastUsage } from './contextWindow';
-import type { InflightRequest, TurnOwner } from './recovery';
 import { backtickFence, codeSpan } from './markdownText';
 import { redactSecrets } from './redact';
 import { STOPPED_RESULT } from './toolLoop';
 import type { ChatMessage, ContentPart } from './types';
+import type { UsageRecord } from './usageLedger';
 import type { ContextChip, ConversationView, ToolStepView, TurnView } from '../shared/protocol';
 
 /** Code attached to a question: the chip the reader sees plus the code that is sent. */
 export interface ContextItem extends ContextChip {
   code: string;
+}
+
+/** Who streams a turn, written with it while it streams (the rule that reads it is in recovery.ts). */
+export interface TurnOwner {
+  /** A random id per extension host session. */
+  session: string;
+  pid: number;
+  hostname: string;
+  /** When the owner last saved the turn. */
+  beat: number;
+}
+
+/** The request a streaming turn is waiting on, so that it can be counted if the window goes away (its usage id). */
+export interface InflightRequest {
+  id: string;
+  model: string;
+  host: string;
+  source: UsageRecord['source'];
+  /** The estimated prompt tokens of the request. */
+  prompt: number;
 }
 
 /** A turn as stored: what the webview shows, plus the attached code, and while it streams who streams it. */

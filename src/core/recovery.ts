@@ -8,30 +8,13 @@
 // live window streams is left as it is.
 import { estimateTokens } from './tokenEstimate';
 import type { UsageRecord } from './usageLedger';
-import type { Conversation, Turn } from './conversation';
+import type { Conversation, Turn, TurnOwner } from './conversation';
+
+/** The owner and the request a streaming turn carries are part of the stored turn, in conversation.ts. */
+export type { InflightRequest, TurnOwner } from './conversation';
 
 /** How long an owner may go without saving its streaming turn before the turn counts as interrupted anyway. */
 export const STALE_MS = 30_000;
-
-/** Who streams a turn, written with it while it streams. */
-export interface TurnOwner {
-  /** A random id per extension host session. */
-  session: string;
-  pid: number;
-  hostname: string;
-  /** When the owner last saved the turn. */
-  beat: number;
-}
-
-/** The request a streaming turn is waiting on, so that it can be counted if the window goes away (its usage id). */
-export interface InflightRequest {
-  id: string;
-  model: string;
-  host: string;
-  source: UsageRecord['source'];
-  /** The estimated prompt tokens of the request. */
-  prompt: number;
-}
 
 /** This window, as the rule sees it. */
 export interface Here {

@@ -5,8 +5,7 @@
 // (`steps: "x"`, `context: 5`) made the webview throw and draw no turn at all. Each shape below is typed against the
 // stored type, so a field added to Turn, ToolCallView, ContextChip… does not compile until it is checked here too.
 import type { LastUsage } from './contextWindow';
-import type { Conversation, ContextItem, Turn } from './conversation';
-import type { InflightRequest, TurnOwner } from './recovery';
+import type { Conversation, ContextItem, InflightRequest, Turn, TurnOwner } from './conversation';
 import type { UsageRecord } from './usageLedger';
 import type {
   ActionId, ContextChip, ErrorKindView, ErrorView, ImageView, MentionKind, ToolArgumentView, ToolCallStatus, ToolCallView, ToolStepView, TurnStatus, UsageView,

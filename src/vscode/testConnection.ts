@@ -3,8 +3,9 @@
 import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { codeCell, codeSpan, markdownProse } from '../core/markdownText';
+import { profileName } from '../core/profiles';
 import { showError, showInfo, showProgress } from './notices';
-import { profileName, readyTarget, type ReadyTarget, type Target } from './requester';
+import { readyTarget, type ReadyTarget, type Target } from './requester';
 import type { Services } from './services';
 
 /**
