@@ -16,21 +16,38 @@ import { recordShownTexts } from './vscode/notices';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
-import type { Services } from './vscode/services';
-import { USAGE_REPORT, UsageTracker } from './vscode/statusBar';
+import { USAGE_REPORT, UsageStatusBar } from './vscode/statusBar';
 import { ViewRecorder } from './vscode/testSeam';
 import { workspaceToolbox } from './vscode/toolbox';
+import { UsageStore } from './vscode/usageStore';
 import { routeWebviewMessage } from './vscode/webviewRoutes';
 
-/** Returned from activate() only when VS Code runs extension tests: other extensions get nothing. */
-export type TestApi = Services & { context: vscode.ExtensionContext; view: ChatViewProvider; recorded: ViewRecorder };
+/** Returned from activate() only when VS Code runs extension tests (other extensions get nothing): the objects it built. */
+export interface TestApi {
+  settings: SettingsSnapshot;
+  log: Log;
+  keys: ApiKeyStore;
+  usage: UsageStore;
+  usageBar: UsageStatusBar;
+  requester: Requester;
+  history: HistoryStore;
+  chat: ChatController;
+  reports: ReportDocuments;
+  editors: EditorTracker;
+  externalTools: ExternalTools;
+  completions: Completions;
+  context: vscode.ExtensionContext;
+  view: ChatViewProvider;
+  recorded: ViewRecorder;
+}
 
 export async function activate(context: vscode.ExtensionContext): Promise<TestApi | undefined> {
   const started = performance.now();
   const settings = new SettingsSnapshot();
   const log = new Log(() => settings.current.logLevel, vscode.window.createOutputChannel('Parley', { log: true }));
   const keys = new ApiKeyStore(context.secrets, context.globalState);
-  const usage = new UsageTracker(context.globalStorageUri, context.globalState);
+  const usage = new UsageStore(context.globalStorageUri, context.globalState);
+  const usageBar = new UsageStatusBar(usage);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState, log);
   const externalTools = new ExternalTools(context.globalState);
@@ -42,10 +59,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
   const completions = new Completions({ settings, log, keys, usage, requester, wire: WIRE }, context.globalState);
-  const services: Services = { settings, log, keys, usage, requester, history, chat, reports, editors, externalTools, completions };
+  // The commands and the chat's routes reach most of these; each of their modules takes only the ones it uses.
+  const built = { settings, log, keys, usage, usageBar, requester, history, chat, reports, editors, externalTools, completions };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;
   if (recorded) recordShownTexts(recorded.shown);
-  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(services, m), log, recorded, () => chat.views.prefetch());
+  const view = new ChatViewProvider(context.extensionUri, chat.channel, (m) => routeWebviewMessage(built, m), log, recorded, () => chat.views.prefetch());
   await chat.restore();
   // Replies other conversations were streaming when their window went away are counted and marked Interrupted, once
   // the window has settled (a reload opens the conversation last opened in any window, which may not be its own).
@@ -60,6 +78,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     reports,
     keys,
     usage,
+    usageBar,
     chat,
     view,
     editors,
@@ -67,14 +86,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     lmProvider,
     vscode.lm.registerLanguageModelChatProvider(VENDOR, lmProvider),
     completions,
-    ...registerCommands(services),
+    ...registerCommands(built),
     // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
     settings.onDidChange(endpointChanged),
     keys.onDidChange(endpointChanged),
   );
   // For bench/latency.mjs, which reads it from the log file at `debug`; one clock read, nothing else.
   log.debug(`activate() took ${(performance.now() - started).toFixed(1)} ms`);
-  return recorded ? { ...services, context, view, recorded } : undefined;
+  return recorded ? { ...built, context, view, recorded } : undefined;
 }
 
 export function deactivate(): void {}

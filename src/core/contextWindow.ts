@@ -1,6 +1,6 @@
 // The context meter's arithmetic: the model's window, the room kept for the reply, and the next prompt's size.
 import { estimatePromptTokens } from './tokenEstimate';
-import type { ChatMessage } from './types';
+import type { ChatMessage, ModelInfo } from './types';
 import type { ContextMeterView } from '../shared/protocol';
 
 /** Used when neither the server nor the settings give a context window: a size most current models exceed. */
@@ -41,7 +41,7 @@ const MAX_CORRECTION = 4;
  * half a known window, so a small local model (2,048 tokens) still has room for the prompt.
  */
 export function resolveWindow(
-  server: { contextLength?: number; maxOutputTokens?: number } | undefined,
+  server: Partial<ModelInfo> | undefined,
   override: { contextWindow?: number; maxOutputTokens?: number },
   fallbackMaxTokens?: number,
 ): WindowInfo {

@@ -9,28 +9,10 @@
 // `max_output_tokens`.
 import { DEFAULT_CONTEXT_TOKENS, positive, resolveWindow } from './contextWindow';
 import { isRecord } from './errors';
+import type { ModelInfo, ServerKind } from './types';
 
-/** One model as listed by a server. Unknown fields are undefined, never guessed. */
-export interface ModelInfo {
-  id: string;
-  /** The context window (prompt and reply together), in tokens. */
-  contextLength?: number;
-  /** The longest reply the server allows, in tokens. */
-  maxOutputTokens?: number;
-  /** Whether the server says the model takes tools; undefined when it does not say. */
-  toolCalling?: boolean;
-  /** Whether the server says the model takes images; undefined when it does not say. */
-  imageInput?: boolean;
-  /** The model's own maximum (llama.cpp `n_ctx_train`, LM Studio's `max_context_length`), when the list says only that. */
-  modelMax?: number;
-  /** Which local server the list looks like it came from, when it says (see serverWindow.ts). */
-  server?: ServerKind;
-  /** False when the server says the model is not loaded (LM Studio `state`, llama.cpp router `status`). */
-  loaded?: boolean;
-}
-
-/** The local servers whose own endpoints say what window a model runs at. */
-export type ServerKind = 'llama.cpp' | 'ollama' | 'lmstudio' | 'vllm';
+/** The model as listed, and the local servers recognised: types shared with the window's arithmetic (contextWindow.ts). */
+export type { ModelInfo, ServerKind } from './types';
 
 const first = (...vs: unknown[]): number | undefined => vs.map(positive).find((n) => n !== undefined);
 

@@ -95,3 +95,25 @@ export type StreamEvent =
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; choice: number; reason: string }
   | { type: 'end'; state: EndState; error?: import('./errors').ParleyError };
+
+/** One model as listed by a server. Unknown fields are undefined, never guessed. */
+export interface ModelInfo {
+  id: string;
+  /** The context window (prompt and reply together), in tokens. */
+  contextLength?: number;
+  /** The longest reply the server allows, in tokens. */
+  maxOutputTokens?: number;
+  /** Whether the server says the model takes tools; undefined when it does not say. */
+  toolCalling?: boolean;
+  /** Whether the server says the model takes images; undefined when it does not say. */
+  imageInput?: boolean;
+  /** The model's own maximum (llama.cpp `n_ctx_train`, LM Studio's `max_context_length`), when the list says only that. */
+  modelMax?: number;
+  /** Which local server the list looks like it came from, when it says (see serverWindow.ts). */
+  server?: ServerKind;
+  /** False when the server says the model is not loaded (LM Studio `state`, llama.cpp router `status`). */
+  loaded?: boolean;
+}
+
+/** The local servers whose own endpoints say what window a model runs at. */
+export type ServerKind = 'llama.cpp' | 'ollama' | 'lmstudio' | 'vllm';

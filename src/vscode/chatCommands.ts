@@ -3,34 +3,37 @@ import * as vscode from 'vscode';
 import { exportMarkdown } from '../core/conversation';
 import { sniffImage } from '../core/images';
 import { IMAGE_MIME_TYPES, LIMITS } from '../shared/protocol';
+import type { ChatController } from './chatController';
 import { revealChatView } from './chatView';
 import { openUntitled } from './editors';
+import type { HistoryStore } from './history';
+import type { Log } from './log';
 import { pickFiles, pickOne, showInfo } from './notices';
-import type { Services } from './services';
+import type { ApiKeyStore } from './secrets';
 
 /** Parley: New Chat. */
-export async function newChat(s: Services): Promise<void> {
+export async function newChat(chat: ChatController): Promise<void> {
   await revealChatView();
-  await s.chat.newChat();
+  await chat.newChat();
 }
 
 /** Parley: Stop (command id `parley.cancel`), the Stop button and Escape: aborts the running turn. */
-export function stop(s: Services): Promise<void> {
-  return s.chat.stop();
+export function stop(chat: ChatController): Promise<void> {
+  return chat.stop();
 }
 
 /** Parley: Export Chat as Markdown, without any stored key. */
-export async function exportChat(s: Services): Promise<void> {
-  if (s.chat.current.turns.length === 0) {
+export async function exportChat(chat: ChatController, keys: ApiKeyStore, log: Log): Promise<void> {
+  if (chat.current.turns.length === 0) {
     void showInfo('Parley: the chat is empty; nothing to export.');
     return;
   }
-  await openUntitled(exportMarkdown(s.chat.current, [...(await s.keys.storedKeys()), ...s.log.knownSecrets()]), 'markdown');
+  await openUntitled(exportMarkdown(chat.current, [...(await keys.storedKeys()), ...log.knownSecrets()]), 'markdown');
 }
 
 /** Parley: Show Chat History: a pick of saved conversations; the picked one opens in the view. */
-export async function showHistory(s: Services): Promise<void> {
-  const items = await s.history.list();
+export async function showHistory(history: HistoryStore, chat: ChatController): Promise<void> {
+  const items = await history.list();
   if (items.length === 0) {
     void showInfo('Parley: no saved conversations yet.');
     return;
@@ -42,19 +45,19 @@ export async function showHistory(s: Services): Promise<void> {
     { title: 'Parley: Chat History', matchOnDescription: true },
   );
   if (!pick) return;
-  if (pick.damaged) return s.chat.files.openRaw(pick.id);
+  if (pick.damaged) return chat.files.openRaw(pick.id);
   await revealChatView();
-  await s.chat.openConversation(pick.id);
+  await chat.openConversation(pick.id);
 }
 
 /** The composer's image button: files are checked by size first, then by their bytes. */
-export async function pickImage(s: Services): Promise<void> {
+export async function pickImage(chat: ChatController): Promise<void> {
   const uris = await pickFiles({
     canSelectMany: true,
     openLabel: 'Attach',
     filters: { Images: ['png', 'jpg', 'jpeg', 'gif', 'webp'] },
   });
-  const post = s.chat.channel.post.bind(s.chat.channel);
+  const post = chat.channel.post.bind(chat.channel);
   for (const uri of uris ?? []) {
     const name = uri.path.split('/').pop() ?? 'image';
     // Size first: a huge file is refused without being read.

@@ -1,30 +1,31 @@
 // Registers every command: each id (written once here and once in package.json) to the function in the file of its job.
 import * as vscode from 'vscode';
+import { applyModule, disposeReviews } from './apply/loader';
+import { PROPOSAL_SCHEME } from './apply/scheme';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
-import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint } from './endpointCommands';
-import { clearApiKey, setApiKey } from './keyCommands';
-import type { Services } from './services';
-import { resetUsage } from './statusBar';
-import type * as Mentions from './mentions';
-import type * as TestConnection from './testConnection';
-import type * as HeaderSecretCommand from './headerSecretCommand';
-import type * as Apply from './apply/apply';
 import type * as EditorCommands from './editorCommands';
-import { PROPOSAL_SCHEME } from './apply/scheme';
+import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
+import type { ExternalTools } from './externalTools';
+import type * as HeaderSecretCommand from './headerSecretCommand';
+import type { HistoryStore } from './history';
+import { clearApiKey, setApiKey } from './keyCommands';
+import type * as Mentions from './mentions';
+import { resetUsage, showUsageReport } from './statusBar';
+import type * as TestConnection from './testConnection';
+import type { UsageStore } from './usageStore';
+
+/** What the commands use, together: each command module's own objects, and the history, usage and tool lists. */
+export type CommandDeps = EndpointCommandDeps & EditorCommands.EditorCommandDeps & TestConnection.TestConnectionDeps & Mentions.MentionDeps &
+  HeaderSecretCommand.HeaderSecretDeps & {
+  history: HistoryStore;
+  usage: UsageStore;
+  externalTools: ExternalTools;
+};
 
 /** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
 export function testConnectionModule(): typeof TestConnection {
   return require('./testConnection.js') as typeof TestConnection;
-}
-
-/** Whether applyModule() was called (nothing to close otherwise, and no reason to load it). */
-let applyLoaded = false;
-
-/** Apply and its reviews, loaded on first use: dist/apply.js (see LAZY in esbuild.mjs). */
-export function applyModule(): typeof Apply {
-  applyLoaded = true;
-  return require('./apply.js') as typeof Apply;
 }
 
 /** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
@@ -47,14 +48,14 @@ export async function closeStaleReviews(): Promise<void> {
 }
 
 /** Registers every command; the caller disposes them. */
-export function registerCommands(s: Services): vscode.Disposable[] {
+export function registerCommands(s: CommandDeps): vscode.Disposable[] {
   const commands: Record<string, (...args: unknown[]) => unknown> = {
     'parley.openChat': revealChatView,
-    'parley.newChat': () => newChat(s),
+    'parley.newChat': () => newChat(s.chat),
     // The id is public (keybindings, other extensions); the command is Parley: Stop.
-    'parley.cancel': () => stop(s),
-    'parley.exportChat': () => exportChat(s),
-    'parley.showHistory': () => showHistory(s),
+    'parley.cancel': () => stop(s.chat),
+    'parley.exportChat': () => exportChat(s.chat, s.keys, s.log),
+    'parley.showHistory': () => showHistory(s.history, s.chat),
     'parley.setApiKey': () => setApiKey(s),
     'parley.clearApiKey': () => clearApiKey(s),
     'parley.addSelectionToChat': () => editorCommandsModule().addSelectionToChat(s),
@@ -62,7 +63,7 @@ export function registerCommands(s: Services): vscode.Disposable[] {
     'parley.addFileToChat': (uri, uris) => mentionsModule().addFilesToChat(s, uri, uris),
     'parley.explainSelection': () => editorCommandsModule().explainSelection(s),
     'parley.generateCode': (description) => editorCommandsModule().generateCode(s, description),
-    'parley.showUsage': () => s.usage.showReport(s.reports),
+    'parley.showUsage': () => showUsageReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
     'parley.testConnection': () => testConnectionModule().testConnection(s),
     'parley.resetAdaptations': () => resetAdaptations(s),
@@ -85,6 +86,6 @@ export function registerCommands(s: Services): vscode.Disposable[] {
   return [
     ...Object.entries(commands).map(([id, fn]) => vscode.commands.registerCommand(id, fn)),
     // Open reviews close with the window's commands (each counts as closed without Accept).
-    { dispose: () => { if (applyLoaded) applyModule().disposeReviews(); } },
+    { dispose: disposeReviews },
   ];
 }

@@ -7,12 +7,9 @@ import { completionChoice } from '../core/completion/settings';
 import { errorFromResponse } from '../core/errors';
 import { failedFetch, readText, send } from '../core/transport';
 import type * as Engine from './completion/engine';
+import type { CompletionDeps } from './completion/engine';
 import { Disposable } from './disposable';
 import { StatusEntry } from './notices';
-import type { Services } from './services';
-
-/** What completions use of the window's objects, and the wire functions this bundle already has. */
-export type CompletionDeps = Pick<Services, 'settings' | 'requester' | 'log' | 'usage' | 'keys'> & { wire: Wire };
 
 /** The client's wire functions, from this bundle: dist/completion.js uses them rather than carry its own copy. */
 export const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };

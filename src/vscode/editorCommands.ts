@@ -4,13 +4,20 @@ import { generateMessages, type CodeContext } from '../core/editorPrompts';
 import { errorView } from '../core/errorView';
 import { parseGenerated } from '../core/generatedCode';
 import { newId } from '../core/ids';
+import type { ChatController } from './chatController';
 import { revealChatView } from './chatView';
-import { openSettings } from './config';
-import { contextFromEditor, openUntitled } from './editors';
-import { setApiKey } from './keyCommands';
+import { openSettings, type SettingsSnapshot } from './config';
+import { contextFromEditor, openUntitled, type EditorTracker } from './editors';
+import { setApiKey, type KeyCommandDeps } from './keyCommands';
 import { askText, showError, showInfo, showProgress } from './notices';
 import type { ReadyTarget, TargetProblem } from './requester';
-import type { Services } from './services';
+
+/** What the editor commands use: the editor, the chat they ask or add to, and for Generate Code a request. */
+export interface EditorCommandDeps extends KeyCommandDeps {
+  editors: EditorTracker;
+  settings: SettingsSnapshot;
+  chat: ChatController;
+}
 
 function lineWords(ctx: CodeContext): string {
   return ctx.startLine === ctx.endLine ? `line ${ctx.startLine}` : `lines ${ctx.startLine}–${ctx.endLine}`;
@@ -21,7 +28,7 @@ function cutWords(ctx: CodeContext, max: number): string {
 }
 
 /** Explain Selection: the selection, else the enclosing block or the line, explained in the chat. */
-export async function explainSelection(s: Services): Promise<void> {
+export async function explainSelection(s: EditorCommandDeps): Promise<void> {
   const editor = s.editors.current;
   if (!editor) {
     void showInfo('Parley: open a file and select the code to explain.');
@@ -49,7 +56,7 @@ export async function explainSelection(s: Services): Promise<void> {
 }
 
 /** Add Selection to Chat: the selection becomes a chip for the next question. */
-export async function addSelectionToChat(s: Services): Promise<void> {
+export async function addSelectionToChat(s: EditorCommandDeps): Promise<void> {
   const editor = s.editors.current;
   if (!editor || editor.selection.isEmpty) {
     void showInfo('Parley: select some code first.');
@@ -68,7 +75,7 @@ function problemMessage(p: TargetProblem): string {
 }
 
 /** Generate Code. A description given as the command's argument (keybindings, tests) skips the input box. */
-export async function generateCode(s: Services, given?: unknown): Promise<void> {
+export async function generateCode(s: EditorCommandDeps, given?: unknown): Promise<void> {
   const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind !== 'ready') {
     const action = t.kind === 'no-key' ? 'Set API Key' : 'Open Settings';
@@ -91,7 +98,7 @@ export async function generateCode(s: Services, given?: unknown): Promise<void> 
 }
 
 /** Sends the Generate Code request (one AbortController, aborted by the notification's Cancel) and opens the result. */
-async function runGenerate(s: Services, t: ReadyTarget, description: string, ctx: CodeContext | undefined): Promise<void> {
+async function runGenerate(s: EditorCommandDeps, t: ReadyTarget, description: string, ctx: CodeContext | undefined): Promise<void> {
   const outcome = await showProgress(
     { location: vscode.ProgressLocation.Notification, title: `Parley: generating code with ${t.settings.model}…`, cancellable: true },
     async (_progress, token) => {

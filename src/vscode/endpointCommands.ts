@@ -1,13 +1,22 @@
 // The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
 import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
-import { addProfile } from './config';
-import { setApiKey } from './keyCommands';
+import type { ChatController } from './chatController';
+import type { Completions } from './completions';
+import { addProfile, type SettingsSnapshot } from './config';
+import { setApiKey, type KeyCommandDeps } from './keyCommands';
 import { askText, pickOne, showError, showInfo } from './notices';
-import type { Services } from './services';
+
+/** What the endpoint commands use: the chat (its profile and model), the settings, and a preset's key. */
+export interface EndpointCommandDeps extends KeyCommandDeps {
+  chat: ChatController;
+  settings: SettingsSnapshot;
+  /** Told to forget its routes with the chat's adaptations. */
+  completions: Completions;
+}
 
 /** Parley: Select Model: a pick of what GET /models listed, or a name typed in. */
-export async function selectModel(s: Services, title = 'Parley: Select Model', askAgain = true): Promise<void> {
+export async function selectModel(s: EndpointCommandDeps, title = 'Parley: Select Model', askAgain = true): Promise<void> {
   const models = await s.chat.views.refreshModels(askAgain);
   const current = s.requester.selected(s.chat.selection()).model;
   let model: string | undefined;
@@ -25,7 +34,7 @@ export async function selectModel(s: Services, title = 'Parley: Select Model', a
 }
 
 /** The open conversation's model (and its profile's in user settings), if it is a plausible name. */
-export async function setModel(s: Services, model: string): Promise<void> {
+export async function setModel(s: EndpointCommandDeps, model: string): Promise<void> {
   const m = model.trim();
   if (!m || /[\s]/.test(m)) {
     void showError('Parley: a model name cannot be empty or contain spaces or line breaks.');
@@ -35,7 +44,7 @@ export async function setModel(s: Services, model: string): Promise<void> {
 }
 
 /** Parley: Switch Endpoint: a profile, then one of its models; for the open conversation and new ones. */
-export async function switchEndpoint(s: Services): Promise<void> {
+export async function switchEndpoint(s: EndpointCommandDeps): Promise<void> {
   const settings = s.settings.current;
   const current = s.requester.selected(s.chat.selection()).profile?.name;
   const pick = await pickOne(settings.profiles.map((p) => ({
@@ -50,7 +59,7 @@ export async function switchEndpoint(s: Services): Promise<void> {
 }
 
 /** A preset from the setup card: its base URL and model go to user settings; then the key, if it needs one. */
-export async function applyPreset(s: Services, id: string): Promise<void> {
+export async function applyPreset(s: EndpointCommandDeps, id: string): Promise<void> {
   const p = PRESETS.find((x) => x.id === id);
   if (!p) return;
   if (p.id === 'custom') {
@@ -64,7 +73,7 @@ export async function applyPreset(s: Services, id: string): Promise<void> {
 }
 
 /** Parley: Reset Endpoint Adaptations. */
-export async function resetAdaptations(s: Services): Promise<void> {
+export async function resetAdaptations(s: EndpointCommandDeps): Promise<void> {
   await s.requester.resetAdaptations();
   if (s.completions.loaded) s.completions.engine.forgetRoutes();
   s.log.info('Endpoint adaptations forgotten.');
@@ -72,7 +81,7 @@ export async function resetAdaptations(s: Services): Promise<void> {
 }
 
 /** Parley: Forget Workspace Endpoint Answers. */
-export async function resetWorkspaceOrigins(s: Services): Promise<void> {
+export async function resetWorkspaceOrigins(s: EndpointCommandDeps): Promise<void> {
   const n = await s.requester.resetWorkspaceOrigins();
   s.log.info(`Forgot ${n} answer(s) about workspace-set endpoints, headers and system prompts.`);
   void showInfo(n

@@ -3,8 +3,17 @@
 import { resolveEndpoint } from '../core/endpoint';
 import { originChoices, type OriginChoice } from '../core/headerSecrets';
 import { secretNames, SECRET_NAME } from '../core/profiles';
+import type { SettingsSnapshot } from './config';
+import type { Log } from './log';
 import { askText, pickMany, pickOne, showError, showInfo } from './notices';
-import type { Services } from './services';
+import type { ApiKeyStore } from './secrets';
+
+/** What Set Header Secret uses: the profiles' header names, the secrets, and the log. */
+export interface HeaderSecretDeps {
+  settings: SettingsSnapshot;
+  keys: ApiKeyStore;
+  log: Log;
+}
 
 /** What a header secret's name may hold. */
 const NAME_RULE = 'Letters, digits, ".", "_" and "-", at most 64.';
@@ -15,7 +24,7 @@ const NAME_RULE = 'Letters, digits, ".", "_" and "-", at most 64.';
  * or typed; an empty value removes the secret. `name`, `value` and `origins` (base URLs or origins) as arguments skip
  * the prompts (tests, keybindings); without `origins`, the ones the picker would start with are used.
  */
-export async function setHeaderSecret(s: Services, givenName?: unknown, givenValue?: unknown, givenOrigins?: unknown): Promise<void> {
+export async function setHeaderSecret(s: HeaderSecretDeps, givenName?: unknown, givenValue?: unknown, givenOrigins?: unknown): Promise<void> {
   let name = typeof givenName === 'string' ? givenName : undefined;
   if (name === undefined) {
     const used = [...new Set(s.settings.current.profiles.flatMap((p) => secretNames(p.headers)))];

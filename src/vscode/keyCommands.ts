@@ -1,11 +1,22 @@
 // The key commands: Set API Key, Clear API Key, and "This endpoint needs no key". The keys themselves are in secrets.ts;
 // Set Header Secret is in headerSecretCommand.ts.
+import type { ChatController } from './chatController';
 import { openSettings } from './config';
+import type { Log } from './log';
 import { askText, pickOne, showError, showInfo, showWarning } from './notices';
-import type { Services } from './services';
+import type { Requester } from './requester';
+import type { ApiKeyStore } from './secrets';
+
+/** What the key commands use: the keys, the log, and where the open conversation sends its requests. */
+export interface KeyCommandDeps {
+  keys: ApiKeyStore;
+  log: Log;
+  requester: Requester;
+  chat: Pick<ChatController, 'selection'>;
+}
 
 /** Where the current settings send requests, for messages: the origin, or why there is none. */
-async function originForKey(s: Services): Promise<string | undefined> {
+async function originForKey(s: KeyCommandDeps): Promise<string | undefined> {
   const t = await s.requester.target(undefined, true, s.chat.selection());
   if (t.kind === 'ready') return t.endpoint.origin;
   if (t.kind === 'no-key') return t.origin;
@@ -14,7 +25,7 @@ async function originForKey(s: Services): Promise<string | undefined> {
 }
 
 /** Parley: Set API Key, for the origin the settings point at. */
-export async function setApiKey(s: Services): Promise<void> {
+export async function setApiKey(s: KeyCommandDeps): Promise<void> {
   const origin = await originForKey(s);
   if (!origin) return;
   const key = await askText({
@@ -37,7 +48,7 @@ export async function setApiKey(s: Services): Promise<void> {
 }
 
 /** Parley: Clear API Key: one origin's key, or all of them. */
-export async function clearApiKey(s: Services): Promise<void> {
+export async function clearApiKey(s: Pick<KeyCommandDeps, 'keys' | 'log'>): Promise<void> {
   const origins = s.keys.origins();
   if (origins.length === 0) {
     void showInfo('Parley: no API keys are stored.');
@@ -52,7 +63,7 @@ export async function clearApiKey(s: Services): Promise<void> {
 }
 
 /** The setup card's "This endpoint needs no key". */
-export async function markNoKey(s: Services): Promise<void> {
+export async function markNoKey(s: KeyCommandDeps): Promise<void> {
   const origin = await originForKey(s);
   if (!origin) return;
   await s.keys.markNoKeyNeeded(origin);

@@ -7,14 +7,20 @@ import { FileListCache, isImagePath, mentionLabel, rankMentionsInSlices } from '
 import { ToolError } from '../core/toolPaths';
 import { decodeText, looksBinary } from '../core/toolText';
 import { LIMITS, type MentionKind } from '../shared/protocol';
-import type { ExpandedContext } from './chatController';
+import type { ChatController, ExpandedContext } from './chatController';
 import { revealChatView } from './chatView';
-import type { Settings } from './config';
-import { contextFromEditor } from './editors';
+import type { Settings, SettingsSnapshot } from './config';
+import { contextFromEditor, type EditorTracker } from './editors';
 import { showInfo, showWarning } from './notices';
-import type { Services } from './services';
 import { diagnosticsText } from './tools/editorTools';
 import { MAX_READ_BYTES, ToolWorkspace, type ToolTarget } from './tools/toolWorkspace';
+
+/** What the mentions use: the chat (its chips and its view), the tools' settings, and the editor. */
+export interface MentionDeps {
+  chat: ChatController;
+  settings: SettingsSnapshot;
+  editors: EditorTracker;
+}
 
 /**
  * Most files listed for the picker: a bound on the memory the kept list holds (about 100 bytes a path, so some 20 MB),
@@ -85,7 +91,7 @@ function openTargets(ws: ToolWorkspace): ToolTarget[] {
  * Answers the picker: the special mentions and the files that match `query`, open editors and recent ones first.
  * Ranking a large workspace yields between slices; when a newer query comes meanwhile, this one is not answered.
  */
-export async function searchMentions(s: Services, query: string): Promise<void> {
+export async function searchMentions(s: MentionDeps, query: string): Promise<void> {
   const asked = ++queries;
   const view = s.chat.channel;
   latestQuery.set(view, asked);
@@ -111,7 +117,7 @@ async function checkedFile(ws: ToolWorkspace, path: string): Promise<{ t: ToolTa
  * A pick in the `@` picker: a file becomes a chip (read when the question is sent) or, for an image, is attached as
  * one; the others become their chip. A refused file is not attached, and the composer says why.
  */
-export async function addMention(s: Services, kind: MentionKind, path?: string): Promise<string | undefined> {
+export async function addMention(s: MentionDeps, kind: MentionKind, path?: string): Promise<string | undefined> {
   if (kind !== 'file' || path === undefined) {
     if (!s.chat.context.chips().some((c) => c.mention === kind && c.startLine === 0)) {
       s.chat.context.add({ id: newChipId(), path: mentionLabel(kind, ''), startLine: 0, endLine: 0, language: '', truncated: false, mention: kind, code: '' });
@@ -148,7 +154,7 @@ function reason(e: unknown): string {
 }
 
 /** An image file attached as an image (the composer's images), when the model takes images. */
-async function attachImage(s: Services, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
+async function attachImage(s: MentionDeps, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
   const refused = await s.chat.views.imagesRefused();
   if (refused) throw new ToolError(`${refused} ${t.shown} was not attached.`);
   if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
@@ -165,7 +171,7 @@ async function attachImage(s: Services, ws: ToolWorkspace, t: ToolTarget, stat: 
  * Add File to Chat (explorer context menu, several files at once): opens the panel and adds each file as a chip,
  * or attaches it as an image. Without a file, the active editor's.
  */
-export async function addFilesToChat(s: Services, uri?: unknown, uris?: unknown): Promise<void> {
+export async function addFilesToChat(s: MentionDeps, uri?: unknown, uris?: unknown): Promise<void> {
   const given = (Array.isArray(uris) && uris.length ? uris : [uri ?? s.editors.current?.document.uri]).filter((u): u is vscode.Uri => u instanceof vscode.Uri);
   if (given.length === 0) {
     void showInfo('Parley: pick a file in the Explorer, or open one, to add it to the chat.');

@@ -17,7 +17,7 @@ import type * as PromptQuestion from './promptQuestion';
 import type * as TextToolCalls from '../core/textToolCalls';
 import { ApiKeyStore } from './secrets';
 import type { Log } from './log';
-import type { UsageTracker } from './statusBar';
+import type { UsageStore } from './usageStore';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
 export interface Prompts {
@@ -174,7 +174,7 @@ export class Requester {
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
     private readonly log: Log,
-    private readonly usage: UsageTracker,
+    private readonly usage: Pick<UsageStore, 'record'>,
     private readonly settings: SettingsSnapshot,
     public prompts: Prompts = vscodePrompts,
   ) {

@@ -1,20 +1,11 @@
-// Usage in the status bar: every request counts; totals for the window and, merged from every window's log, for all time.
-import { randomUUID } from 'node:crypto';
-import { watch, promises as fs, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
+// Usage in the status bar: the last request's tokens, and in the tooltip the totals for the window and, merged from
+// every window's log, for all time (the log is usageStore.ts). With the usage report and Reset Usage it opens.
 import * as vscode from 'vscode';
-import {
-  emptyTotals, formatTokens, reportMarkdown, tooltipMarkdown,
-  type Ledger, type Price, type Totals, type UsageRecord,
-} from '../core/usageLedger';
-import {
-  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
-  type LegacyLedger, type ResetMarker,
-} from '../core/usageLog';
+import { formatTokens, tooltipMarkdown, type UsageRecord } from '../core/usageLedger';
 import { Disposable } from './disposable';
-import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import { showWarning, StatusEntry } from './notices';
 import type { ReportDocuments } from './reports';
+import type { UsageStore, UsageView } from './usageStore';
 
 /** Status bar words for the last request, after its icon: e.g. `1,234` or `≈1,234`. */
 export function statusText(r: UsageRecord): string {
@@ -23,239 +14,51 @@ export function statusText(r: UsageRecord): string {
 
 /** Screen-reader label for the status bar item. */
 export function statusLabel(r: UsageRecord): string {
-  return `Parley usage: last request ${r.estimated ? '≈' : ''}${formatTokens(r.total)} tokens${r.estimated ? ' (estimated)' : ''}`;
+  return `Parley usage: last request ${statusText(r)} tokens${r.estimated ? ' (estimated)' : ''}`;
 }
 
 /** The usage report's document name. */
 export const USAGE_REPORT = 'Parley Usage.md';
 
-/** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
-const LEDGER_STATE = 'parley.usageLedger';
-const RESET_FILE = 'reset.json';
-const LEGACY_FILE = 'legacy.json';
-
-/** What has been read of one window's log: up to `offset` bytes, whole lines only. */
-interface LogRead {
-  offset: number;
-  records: UsageRecord[];
-}
-
 /**
- * Records usage and shows it. Each window (each extension host) appends its records to its own log,
- * `<globalStorage>/usage/<window id>.jsonl`, and reads every window's log to make the all-time totals, so two windows
- * recording at once cannot lose each other's requests (core/usageLog.ts says why). Logs are read incrementally (only
- * the bytes added since the last read) when this window records, when another window's log changes (a file watcher),
- * when the window gets focus, and for each report. Nothing is read at activation.
+ * The usage item: hidden until the window's first request, then its tokens; drawn again each time the store reads the
+ * logs afresh, and the logs read again when the window gets focus (another window may have recorded meanwhile).
  */
-export class UsageTracker extends Disposable {
+export class UsageStatusBar extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
-  /** This window's log; a new id per extension host, so no other window ever writes to it. */
-  readonly windowId = randomUUID();
-  private readonly dir: string;
-  private readonly logs = new Map<string, LogRead>();
-  private reset_: ResetMarker | undefined;
-  private legacy: LegacyLedger | undefined;
-  private merged: Ledger = {};
-  private bySource: Record<string, Totals> = {};
-  private windowTotals: Totals = emptyTotals();
-  /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
-  private unsaved: UsageRecord[] = [];
-  /** The last append failed, and may have written part of a line: the next one starts on a new line. */
-  private appendFailed = false;
-  private last: UsageRecord | undefined;
-  private reading: Promise<void> = Promise.resolve();
-  private migrated = false;
-  private watcher: FSWatcher | undefined;
-  private watchTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly changed = this._register(new vscode.EventEmitter<UsageRecord>());
-  /** Fires after each recorded request. */
-  readonly onDidRecord = this.changed.event;
 
-  constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
+  constructor(store: UsageStore) {
     super();
-    this.dir = join(storage.fsPath, 'usage');
-    // Hidden until the first request of the window.
+    this._register(store.onDidChange((v) => this.render(v)));
     this._register(vscode.window.onDidChangeWindowState((s) => {
-      if (s.focused && this.last) void this.refreshAndRender();
+      if (s.focused && store.lastRecord) void store.reread();
     }));
-    this._register({ dispose: () => this.unwatch() });
   }
 
-  get lastRecord(): UsageRecord | undefined {
-    return this.last;
-  }
-
-  /** The all-time ledger, read afresh from every window's log. */
-  async ledger(): Promise<Ledger> {
-    await this.refresh();
-    return this.merged;
-  }
-
-  async record(r: UsageRecord): Promise<void> {
-    // Inline completions count in the ledger under their own source; the status bar keeps showing the chat's last request.
-    if (r.source !== 'complete') this.last = r;
-    // Taken out of `unsaved` first, so a record made while this one is appended cannot append these lines again.
-    const batch = [...this.unsaved.splice(0), r];
-    try {
-      await fs.mkdir(this.dir, { recursive: true });
-      // One append of whole lines to a file no other window writes: nothing here can overwrite another's record.
-      await appendDurable(join(this.dir, `${this.windowId}.jsonl`), usageLines(batch, this.appendFailed));
-      this.appendFailed = false;
-    } catch {
-      this.appendFailed = true;
-      // Kept in `unsaved`: still counted in this window, and written with the next record.
-      this.unsaved.unshift(...batch);
-    }
-    await this.refreshAndRender();
-    this.changed.fire(r);
-  }
-
-  private async refreshAndRender(): Promise<void> {
-    await this.refresh().catch(() => {});
-    this.render();
-  }
-
-  /** Reads what changed in the logs, one read at a time (two at once would add the same new lines twice). */
-  private refresh(): Promise<void> {
-    const next = this.reading.then(() => this.read());
-    this.reading = next.catch(() => {});
-    return next;
-  }
-
-  private async read(): Promise<void> {
-    await this.migrateOnce();
-    this.watchOnce();
-    const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
-    for (const name of this.logs.keys()) if (!names.has(name)) this.logs.delete(name);
-    for (const name of names) await this.readLog(name);
-    this.reset_ = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
-    // Created once and never changed: read until found.
-    this.legacy ??= parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
-    const all = [...this.logs.values()].map((l) => l.records);
-    this.merged = mergeLedger([...all, this.unsaved], this.reset_, this.legacy);
-    this.bySource = sourceTotalsOf([...all, this.unsaved], this.reset_);
-    const own = this.logs.get(`${this.windowId}.jsonl`)?.records ?? [];
-    this.windowTotals = windowTotalsOf([...own, ...this.unsaved], this.reset_);
-  }
-
-  /** Reads the bytes added to a log since the last read, up to its last newline (a line being appended waits). */
-  private async readLog(name: string): Promise<void> {
-    const seen = this.logs.get(name) ?? { offset: 0, records: [] };
-    let file;
-    try {
-      file = await fs.open(join(this.dir, name), 'r');
-    } catch {
-      this.logs.delete(name);
-      return;
-    }
-    try {
-      const { size } = await file.stat();
-      // Logs only grow; a shorter one was replaced (a hand edit): read it again from the start.
-      if (size < seen.offset) {
-        seen.offset = 0;
-        seen.records = [];
-      }
-      if (size > seen.offset) {
-        const buf = Buffer.alloc(size - seen.offset);
-        const { bytesRead } = await file.read(buf, 0, buf.length, seen.offset);
-        const end = buf.subarray(0, bytesRead).lastIndexOf(10);
-        if (end >= 0) {
-          seen.records.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
-          seen.offset += end + 1;
-        }
-      }
-      this.logs.set(name, seen);
-    } finally {
-      await file.close();
-    }
-  }
-
-  /**
-   * Moves the ledger that earlier versions kept in global state into `usage/legacy.json`, once: the file is created
-   * exclusively, so when two windows start at once only one copy counts.
-   */
-  private async migrateOnce(): Promise<void> {
-    if (this.migrated) return;
-    const old = this.state.get<Ledger>(LEDGER_STATE);
-    if (old && Object.keys(old).length > 0) {
-      await fs.mkdir(this.dir, { recursive: true });
-      await createFileOnce(join(this.dir, LEGACY_FILE), JSON.stringify({ at: Date.now(), ledger: old } satisfies LegacyLedger));
-      await this.state.update(LEDGER_STATE, undefined);
-    }
-    this.migrated = true;
-  }
-
-  /** Watches the logs once this window has shown usage, so its tooltip follows other windows' requests. */
-  private watchOnce(): void {
-    if (this.watcher || !this.last) return;
-    try {
-      this.watcher = watch(this.dir, () => {
-        // A burst of appends (or a rename) becomes one read.
-        if (this.watchTimer) return;
-        this.watchTimer = setTimeout(() => {
-          this.watchTimer = undefined;
-          void this.refreshAndRender();
-        }, 100);
-      });
-      this.watcher.on('error', () => this.unwatch());
-    } catch {
-      // No watcher (the folder is gone, or the system has none left): focus and this window's requests still refresh.
-    }
-  }
-
-  private unwatch(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    if (this.watchTimer) clearTimeout(this.watchTimer);
-    this.watchTimer = undefined;
-  }
-
-  private render(): void {
-    const r = this.last;
+  private render({ last: r, windowTotals, ledger }: UsageView): void {
     if (!r) {
       this.item.hide();
       return;
     }
-    this.item.show('pulse', statusText(r), tooltipMarkdown(r, this.windowTotals, this.merged), statusLabel(r));
-  }
-
-  /** Opens the usage report as a Markdown preview of a read-only document (nothing to save afterwards). */
-  async showReport(reports: ReportDocuments): Promise<vscode.TextDocument> {
-    const doc = await reports.show(USAGE_REPORT);
-    try {
-      await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
-    } catch {
-      // The built-in Markdown extension can be disabled: show the text itself.
-      await vscode.window.showTextDocument(doc, { preview: true });
-    }
-    return doc;
-  }
-
-  /** The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`. */
-  async reportText(pricing: Record<string, Price>): Promise<string> {
-    await this.refresh().catch(() => {});
-    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource);
-  }
-
-  /**
-   * Clears the totals of every window: a reset marker, so records up to now stop counting everywhere. Other windows'
-   * logs are not deleted, as one may be appending to its log at this moment.
-   */
-  async reset(confirm: () => Thenable<boolean>): Promise<boolean> {
-    if (!(await confirm())) return false;
-    await fs.mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(join(this.dir, RESET_FILE), JSON.stringify({ at: Date.now() } satisfies ResetMarker));
-    await this.state.update(LEDGER_STATE, undefined);
-    this.unsaved = [];
-    this.last = undefined;
-    await this.refreshAndRender();
-    return true;
+    this.item.show('pulse', statusText(r), tooltipMarkdown(r, windowTotals, ledger), statusLabel(r));
   }
 }
 
+/** Parley: Show Usage (the item's click): the report as a Markdown preview of a read-only document (nothing to save). */
+export async function showUsageReport(reports: ReportDocuments): Promise<vscode.TextDocument> {
+  const doc = await reports.show(USAGE_REPORT);
+  try {
+    await vscode.commands.executeCommand('markdown.showPreview', doc.uri);
+  } catch {
+    // The built-in Markdown extension can be disabled: show the text itself.
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return doc;
+}
+
 /** Parley: Reset Usage, after the user confirms. */
-export function resetUsage(usage: UsageTracker): Promise<boolean> {
+export function resetUsage(usage: UsageStore): Promise<boolean> {
   return usage.reset(async () => {
     const yes = 'Reset';
     return (await showWarning('Reset all Parley usage totals?', { modal: true }, yes)) === yes;

@@ -4,15 +4,30 @@ import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { codeCell, codeSpan, markdownProse } from '../core/markdownText';
 import { profileName } from '../core/profiles';
+import type { ChatController } from './chatController';
+import type { Completions } from './completions';
+import type { SettingsSnapshot } from './config';
+import type { Log } from './log';
 import { showError, showInfo, showProgress } from './notices';
-import { readyTarget, type ReadyTarget, type Target } from './requester';
-import type { Services } from './services';
+import type { ReportDocuments } from './reports';
+import { readyTarget, type ReadyTarget, type Requester, type Target } from './requester';
+
+/** What Test Connection uses: the targets and what they learnt, the profiles, the report's document and the log. */
+export interface TestConnectionDeps {
+  requester: Requester;
+  chat: Pick<ChatController, 'selection'>;
+  settings: SettingsSnapshot;
+  reports: ReportDocuments;
+  log: Log;
+  /** Tested too, when a completion model is set. */
+  completions: Completions;
+}
 
 /**
  * Tests the current endpoint and shows a Markdown report the user can copy. Without a stored key
  * (and no "needs no key" mark) it still tests, without one, and the report says so.
  */
-export async function testConnection(s: Services): Promise<void> {
+export async function testConnection(s: TestConnectionDeps): Promise<void> {
   const found = testTarget(s, await s.requester.target(undefined, false, s.chat.selection()));
   if (!found) return;
   const { target } = found;
@@ -36,7 +51,7 @@ export async function testConnection(s: Services): Promise<void> {
 }
 
 /** Runs the checks against one target; what they learnt (a refused parameter) serves the next chat request too. */
-async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissing: boolean }, signal: AbortSignal): Promise<DiagnosisReport | undefined> {
+async function runDiagnosis(s: TestConnectionDeps, found: { target: ReadyTarget; keyMissing: boolean }, signal: AbortSignal): Promise<DiagnosisReport | undefined> {
   const { target, keyMissing } = found;
   const { requester, log } = s;
   log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
@@ -65,7 +80,7 @@ async function runDiagnosis(s: Services, found: { target: ReadyTarget; keyMissin
 }
 
 /** Parley: Test Every Endpoint Profile: each profile in turn, one report with a summary table first. */
-export async function testAllEndpoints(s: Services): Promise<void> {
+export async function testAllEndpoints(s: TestConnectionDeps): Promise<void> {
   const profiles = s.settings.current.profiles;
   const abort = new AbortController();
   const parts = await showProgress(
@@ -109,7 +124,7 @@ export async function testAllEndpoints(s: Services): Promise<void> {
  * The target to test: the ready one, or without a key when none is set; undefined (and said, unless `quiet`) when
  * there is none.
  */
-function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarget; keyMissing: boolean } | undefined {
+function testTarget(s: TestConnectionDeps, t: Target, quiet = false): { target: ReadyTarget; keyMissing: boolean } | undefined {
   if (t.kind === 'ready') return { target: t, keyMissing: false };
   // Without a key it is still tested, as chat would send it (the profile's headers too), and the report says so.
   if (t.kind === 'no-key') return { target: { ...readyTarget(t.settings, t.endpoint), headers: t.headers }, keyMissing: true };
@@ -122,7 +137,7 @@ function testTarget(s: Services, t: Target, quiet = false): { target: ReadyTarge
 }
 
 /** Opens the report as a read-only document and says in a notification whether the connection works. */
-async function showReport(s: Services, target: ReadyTarget, report: DiagnosisReport & { completion?: string }): Promise<void> {
+async function showReport(s: TestConnectionDeps, target: ReadyTarget, report: DiagnosisReport & { completion?: string }): Promise<void> {
   const log = s.log;
   // diagnose() already redacts the key; the log's cleaner also knows every key seen this session.
   const markdown = log.clean(withProfile(reportMarkdown(report), target) + (report.completion ? `\n\n${report.completion}` : ''));
@@ -147,7 +162,7 @@ async function showReport(s: Services, target: ReadyTarget, report: DiagnosisRep
 }
 
 /** The completion model's routes (dist/completion.js, loaded only when a completion model is set), as a section. */
-async function completionSection(s: Services, signal: AbortSignal): Promise<string | undefined> {
+async function completionSection(s: TestConnectionDeps, signal: AbortSignal): Promise<string | undefined> {
   if (!s.completions.configured) return undefined;
   try {
     return await s.completions.engine.diagnose(signal);

@@ -5,7 +5,7 @@ import type { SettingsSnapshot } from './config';
 import type { ExternalTools } from './externalTools';
 import type { ToolSettings, TurnTool } from './turn';
 import type * as BuiltinToolsModule from './tools/builtinTools';
-import { applyModule } from './commands';
+import { applyModule } from './apply/loader';
 
 /** What ChatController asks before each turn: the tools to offer (none when off), and their settings. */
 export type Toolbox = () => { tools: TurnTool[]; settings: ToolSettings };

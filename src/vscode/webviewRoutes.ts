@@ -3,17 +3,23 @@
 import * as vscode from 'vscode';
 import { routeMessage, type Routes } from '../shared/messageTable';
 import type { ActionId, WebviewMessage } from '../shared/protocol';
+import type { ApplyDeps } from './apply/apply';
+import { applyModule } from './apply/loader';
 import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
+import { mentionsModule, testConnectionModule } from './commands';
 import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
-import { applyPreset, selectModel, setModel, switchEndpoint } from './endpointCommands';
+import { applyPreset, selectModel, setModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
-import { applyModule, mentionsModule, testConnectionModule } from './commands';
-import type { Services } from './services';
+import type { MentionDeps } from './mentions';
+import type { TestConnectionDeps } from './testConnection';
+
+/** What the routes hand on: the objects of each command module a message reaches. */
+export type RouteDeps = EndpointCommandDeps & TestConnectionDeps & MentionDeps & ApplyDeps;
 
 /** The buttons of error cards, the setup card and notices. Retry and Continue reach the chat only this way. */
-export const ACTION_ROUTES: { readonly [A in ActionId]: (s: Services) => unknown } = {
+export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknown } = {
   retry: (s) => s.chat.regenerate(),
   continue: (s) => s.chat.continueReply(),
   setApiKey: (s) => setApiKey(s),
@@ -27,11 +33,11 @@ export const ACTION_ROUTES: { readonly [A in ActionId]: (s: Services) => unknown
 };
 
 /** The route of each message the webview sends, given it already checked (parseWebviewMessage). */
-export const WEBVIEW_ROUTES: Routes<WebviewMessage, Services, unknown> = {
+export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
   ready: (_, s) => s.chat.snapshot(true),
   drawn: (_, s) => s.chat.drawn(),
   send: (m, s) => s.chat.send(m.text, m.images),
-  stop: (_, s) => stop(s),
+  stop: (_, s) => stop(s.chat),
   regenerate: (_, s) => s.chat.regenerate(),
   editLast: (_, s) => s.chat.editLast(),
   copy: (m) => vscode.env.clipboard.writeText(m.text),
@@ -52,7 +58,7 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, Services, unknown> = {
   pickModel: (_, s) => selectModel(s),
   setModel: (m, s) => setModel(s, m.model),
   setProfile: (m, s) => s.chat.setProfile(m.name),
-  pickImage: (_, s) => pickImage(s),
+  pickImage: (_, s) => pickImage(s.chat),
   removeContext: (m, s) => s.chat.context.remove(m.id),
   toolApproval: (m, s) => {
     // Only the panel's own buttons send this: a tool result or model text cannot approve anything.
@@ -67,6 +73,6 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, Services, unknown> = {
 };
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
-export async function routeWebviewMessage(s: Services, m: WebviewMessage): Promise<void> {
+export async function routeWebviewMessage(s: RouteDeps, m: WebviewMessage): Promise<void> {
   await routeMessage(WEBVIEW_ROUTES, m, s);
 }

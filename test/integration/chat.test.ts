@@ -5,7 +5,8 @@ import { startTestServer, type RecordedRequest, type TestServer } from '../suppo
 import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import { HistoryStore } from '../../src/vscode/history';
-import { statusLabel, statusText, UsageTracker } from '../../src/vscode/statusBar';
+import { statusLabel, statusText } from '../../src/vscode/statusBar';
+import { UsageStore } from '../../src/vscode/usageStore';
 import { recordFrom } from '../../src/core/usageLedger';
 
 type Script = (req: RecordedRequest, res: import('node:http').ServerResponse) => void | Promise<void>;
@@ -73,8 +74,8 @@ suite('Chat, editor commands and usage', function () {
       { role: 'system', content: 'You are a test assistant.' },
       { role: 'user', content: 'Say hello' },
     ]);
-    assert.equal(api.usage.item.text, '$(pulse) 14');
-    assert.equal(api.usage.item.accessibilityInformation?.label, 'Parley usage: last request 14 tokens');
+    assert.equal(api.usageBar.item.text, '$(pulse) 14');
+    assert.equal(api.usageBar.item.accessibilityInformation?.label, 'Parley usage: last request 14 tokens');
   });
 
   test('Stop aborts the request: the server sees the close, the partial reply stays, usage is an estimate marked ≈', async () => {
@@ -98,8 +99,8 @@ suite('Chat, editor commands and usage', function () {
     assert.equal(reply.text, 'Partial answer');
     assert.equal(reply.usage?.estimated, true);
     assert.ok((reply.usage?.completion ?? 0) > 0);
-    assert.match(String(api.usage.item.text), /^\$\(pulse\) ≈\d/);
-    assert.match(String(api.usage.item.accessibilityInformation?.label), /≈/);
+    assert.match(String(api.usageBar.item.text), /^\$\(pulse\) ≈\d/);
+    assert.match(String(api.usageBar.item.accessibilityInformation?.label), /≈/);
   });
 
   test('a 401 becomes an error card with Set API Key; a stream with no usage chunk is estimated', async () => {
@@ -115,7 +116,7 @@ suite('Chat, editor commands and usage', function () {
     script = (_req, res) => writeSse(res, [chunk('no usage here'), chunk('', 'stop')]);
     await api.chat.send('again', []);
     assert.equal(lastAssistant().usage?.estimated, true);
-    assert.match(String(api.usage.item.text), /≈/);
+    assert.match(String(api.usageBar.item.text), /≈/);
   });
 
   test('usage repeated on every chunk counts once, by the last value; totals persist in global storage', async () => {
@@ -128,10 +129,10 @@ suite('Chat, editor commands and usage', function () {
         { ...chunk('', 'stop'), usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } },
       ]);
     await api.chat.send('count', []);
-    assert.equal(api.usage.item.text, '$(pulse) 8');
+    assert.equal(api.usageBar.item.text, '$(pulse) 8');
     assert.equal(sum(await api.usage.ledger()) - sum(before), 8);
     // A new tracker over the same global storage (what a window reload, or another window, builds) sees the same totals.
-    const reloaded = new UsageTracker(api.context.globalStorageUri, api.context.globalState);
+    const reloaded = new UsageStore(api.context.globalStorageUri, api.context.globalState);
     assert.equal(sum(await reloaded.ledger()), sum(await api.usage.ledger()));
     reloaded.dispose();
   });
@@ -144,8 +145,8 @@ suite('Chat, editor commands and usage', function () {
       get: (key: string, fallback?: unknown) => (kept.has(key) ? kept.get(key) : fallback),
       update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
     } as vscode.Memento;
-    const a = new UsageTracker(storage, state);
-    const b = new UsageTracker(storage, state);
+    const a = new UsageStore(storage, state);
+    const b = new UsageStore(storage, state);
     const sum = (l: Record<string, { total: number; requests: number }>) => Object.values(l).reduce((x, t) => [x[0] + t.total, x[1] + t.requests], [0, 0]);
     const rec = (at: number) => ({ at, model: 'm', host: '127.0.0.1:1', prompt: 300, completion: 33, total: 333, estimated: false, durationMs: 1, source: 'chat' as const });
     try {
@@ -327,7 +328,7 @@ suite('Chat, editor commands and usage', function () {
     assert.match(user, /`explain-me\.ts`, lines 2-4:\n```typescript\nexport function add\(a: number, b: number\) \{\n  return a \+ b;\n\}\n```/);
     assert.match(user, /Explain/);
     assert.equal(lastAssistant().text, 'It adds two numbers.');
-    assert.equal(api.usage.item.text, '$(pulse) 46');
+    assert.equal(api.usageBar.item.text, '$(pulse) 46');
   });
 
   test('Explain Selection with no selection explains the enclosing block and says so; long selections are cut', async () => {
@@ -414,7 +415,7 @@ suite('Generate Code (JSON mode)', function () {
     assert.equal(doc?.languageId, 'python');
     assert.equal(doc?.getText(), 'def add(a, b):\n    return a + b\n');
     assert.match(doc?.uri.path ?? '', /add\.py$/);
-    assert.equal(api.usage.item.text, '$(pulse) 30');
+    assert.equal(api.usageBar.item.text, '$(pulse) 30');
   });
 
   test('a second generation with the same suggested file name gets its own editor, holding only its own code', async () => {

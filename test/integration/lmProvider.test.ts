@@ -350,7 +350,7 @@ suite('VS Code chat: Parley as a language model provider', function () {
     await send([vscode.LanguageModelChatMessage.User('count me')]);
     const r = await recorded;
     assert.deepEqual(r, { ...(r as object), model: 'test-model', prompt: 1234, completion: 56, total: 1290, source: 'vscode-chat' });
-    assert.equal(api.usage.item.text, '$(pulse) 1,290');
+    assert.equal(api.usageBar.item.text, '$(pulse) 1,290');
     const report = await api.usage.reportText({});
     assert.match(report, /\| VS Code's chat \(vscode\.lm\) \| \d+ \|/);
   });

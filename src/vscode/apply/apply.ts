@@ -3,12 +3,14 @@
 import * as vscode from 'vscode';
 import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
 import { runsCodeReason, unsafePathReason } from '../../core/applyTargets';
+import type { Conversation } from '../../core/conversation';
 import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
-import { insertCode } from '../editors';
+import type { SettingsSnapshot } from '../config';
+import { insertCode, type EditorTracker } from '../editors';
+import type { Log } from '../log';
 import { pickOne, showError, showWarning } from '../notices';
-import type { Services } from '../services';
 import { PATH_HELP } from '../tools/fileTools';
 import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget } from '../tools/toolWorkspace';
 import { Reviews, type ReviewDecision } from './reviews';
@@ -103,11 +105,20 @@ async function review(file: Current, code: string, placement: Placement, setting
   });
 }
 
+/** What Apply uses: the open conversation (its last selection), the editor, the tools' settings and the log. */
+export interface ApplyDeps {
+  /** The chat; only its open conversation is read (so this bundle needs nothing of the controller's). */
+  chat: { readonly current: Conversation };
+  editors: EditorTracker;
+  settings: SettingsSnapshot;
+  log: Log;
+}
+
 /**
  * The selection the conversation last attached (Add Selection to Chat, Explain Selection, `@selection`), if any.
  * Other mentions (`@file`, `@open`, `@problems`) are not a selection: replacing them with a block would be a guess.
  */
-function lastSelection(s: Services): ApplySelection | undefined {
+function lastSelection(s: ApplyDeps): ApplySelection | undefined {
   const turns = s.chat.current.turns;
   for (let i = turns.length - 1; i >= 0; i--) {
     const items = turns[i].contextItems ?? [];
@@ -121,7 +132,7 @@ function lastSelection(s: Services): ApplySelection | undefined {
 }
 
 /** The active (or last) editor's file, when it is in a workspace folder. */
-function activePath(s: Services): string | undefined {
+function activePath(s: ApplyDeps): string | undefined {
   const doc = s.editors.current?.document;
   return doc && !doc.isUntitled && vscode.workspace.getWorkspaceFolder(doc.uri) ? doc.uri.path : undefined;
 }
@@ -155,7 +166,7 @@ async function findByName(name: string, settings: BuiltinToolSettings): Promise<
  * active editor, else asks) and opens the review of the proposed change. Refusals and blocks that do not apply are
  * said in a message; a block that cannot be placed offers Insert at Cursor.
  */
-export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise<void> {
+export async function applyCodeBlock(s: ApplyDeps, block: CodeBlockInfo): Promise<void> {
   const plan = planApply(block, lastSelection(s), activePath(s));
   if (plan.error) return refuse(s, `Parley could not read the code block: ${plan.error}`);
   if (!plan.placement) {
@@ -193,7 +204,7 @@ export async function applyCodeBlock(s: Services, block: CodeBlockInfo): Promise
 }
 
 /** Opens the review of a block, or says why it does not apply. */
-async function reviewOrSay(s: Services, file: Current, code: string, placement: Placement, settings: BuiltinToolSettings): Promise<void> {
+async function reviewOrSay(s: ApplyDeps, file: Current, code: string, placement: Placement, settings: BuiltinToolSettings): Promise<void> {
   const opened = await review(file, code, placement, settings);
   if (typeof opened === 'string') refuse(s, `Parley could not apply the block to ${file.target.shown}: ${opened.replace(/\n/g, ' ')}`);
 }
@@ -211,7 +222,7 @@ function sameFile(path: string, target: ToolTarget, settings: BuiltinToolSetting
  * A block that names a file but looks like only part of it: Parley says so and lets the user choose to review it as
  * the whole file (the review still waits for Accept) or insert it at the cursor.
  */
-function offerPartial(s: Services, file: Current, code: string, settings: BuiltinToolSettings): void {
+function offerPartial(s: ApplyDeps, file: Current, code: string, settings: BuiltinToolSettings): void {
   const whole = 'Review as Whole File';
   const insert = 'Insert at Cursor';
   const text = `This block looks like part of ${file.target.shown}, not all of it, and the conversation has no selection in that file for it to replace, so Parley cannot tell where it goes. Ask for a search/replace block or a diff, or choose:`;
@@ -223,7 +234,7 @@ function offerPartial(s: Services, file: Current, code: string, settings: Builti
 }
 
 /** Says why Apply opened no review, in a notification and in the log. */
-function refuse(s: Services, text: string): void {
+function refuse(s: ApplyDeps, text: string): void {
   s.log.info(`Apply: ${text}`);
   void showError(text);
 }

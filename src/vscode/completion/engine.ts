@@ -5,19 +5,32 @@ import * as vscode from 'vscode';
 import { CompletionCache, type CompletionPlace } from '../../core/completion/cache';
 import { AdaptiveDebounce, ChunkRing, clipPrefix, clipSuffix } from '../../core/completion/context';
 import { chooseFimFamily, fimStops } from '../../core/completion/fim';
-import { probeRoutes, requestCompletion, ROUTE_NAMES, stateRouteStore, type FimInput, type RouteId, type RouteOutcome, type RouteStore } from '../../core/completion/routes';
+import { probeRoutes, requestCompletion, ROUTE_NAMES, stateRouteStore, type FimInput, type RouteId, type RouteOutcome, type RouteStore, type Wire } from '../../core/completion/routes';
 import { completionChoice, languageEnabled, type CompletionChoice } from '../../core/completion/settings';
 import { lineMode, shapeCompletion } from '../../core/completion/shape';
 import { codeCell, codeSpan, markdownProse } from '../../core/markdownText';
 import type { Usage } from '../../core/types';
 import { sleep } from '../../core/sleep';
 import { recordFrom } from '../../core/usageLedger';
-import { writeUserSetting } from '../config';
+import { writeUserSetting, type SettingsSnapshot } from '../config';
 import { Disposable } from '../disposable';
+import type { Log } from '../log';
 import { askText, pickOne, showError, type StatusEntry } from '../notices';
-import { usageHost, type ReadyTarget } from '../requester';
-import type { CompletionDeps } from '../completions';
+import { usageHost, type ReadyTarget, type Requester } from '../requester';
+import type { ApiKeyStore } from '../secrets';
+import type { UsageStore } from '../usageStore';
 import { DocumentGate, SnippetWatch } from './gate';
+
+/** What completions use of the window's objects, and the wire functions the main bundle already has (WIRE). */
+export interface CompletionDeps {
+  settings: SettingsSnapshot;
+  requester: Requester;
+  log: Log;
+  usage: UsageStore;
+  /** A stored key changing counts as a settings change. */
+  keys: ApiKeyStore;
+  wire: Wire;
+}
 
 /** Where completions go now, or why they cannot. */
 type Resolved = { target: ReadyTarget; choice: CompletionChoice } | { off: string };

@@ -1,0 +1,246 @@
+// The usage log on disk: every request is appended to this window's log, and every window's log is merged for the
+// all-time totals. Plain Node (VS Code's types only), so it runs in unit tests; the status bar item is statusBar.ts.
+import { randomUUID } from 'node:crypto';
+import { watch, promises as fs, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import type * as vscode from 'vscode';
+import { emptyTotals, reportMarkdown, type Ledger, type Price, type Totals, type UsageRecord } from '../core/usageLedger';
+import {
+  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
+  type LegacyLedger, type ResetMarker,
+} from '../core/usageLog';
+import { Disposable } from './disposable';
+import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+
+/** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
+const LEDGER_STATE = 'parley.usageLedger';
+const RESET_FILE = 'reset.json';
+const LEGACY_FILE = 'legacy.json';
+
+/** What has been read of one window's log: up to `offset` bytes, whole lines only. */
+interface LogRead {
+  offset: number;
+  records: UsageRecord[];
+}
+
+/** The listeners of one event, called in order; one that throws stops neither the others nor the caller. */
+class Listeners<T> {
+  private readonly fns = new Set<(value: T) => void>();
+
+  /** Adds a listener, until the returned object is disposed. */
+  readonly event = (fn: (value: T) => void): vscode.Disposable => {
+    this.fns.add(fn);
+    return { dispose: () => this.fns.delete(fn) };
+  };
+
+  fire(value: T): void {
+    for (const fn of [...this.fns]) {
+      try {
+        fn(value);
+      } catch {
+        // As vscode.EventEmitter: a listener's error is its own.
+      }
+    }
+  }
+}
+
+/** What the status bar shows: the last chat request, this window's totals and the all-time ledger. */
+export interface UsageView {
+  last: UsageRecord | undefined;
+  windowTotals: Totals;
+  ledger: Ledger;
+}
+
+/**
+ * Records usage. Each window (each extension host) appends its records to its own log,
+ * `<globalStorage>/usage/<window id>.jsonl`, and reads every window's log to make the all-time totals, so two windows
+ * recording at once cannot lose each other's requests (core/usageLog.ts says why). Logs are read incrementally (only
+ * the bytes added since the last read) when this window records, when another window's log changes (a file watcher,
+ * once this window has recorded), when asked (`reread`, on window focus) and for each report. Nothing is read at
+ * activation.
+ */
+export class UsageStore extends Disposable {
+  /** This window's log; a new id per extension host, so no other window ever writes to it. */
+  readonly windowId = randomUUID();
+  private readonly dir: string;
+  private readonly logs = new Map<string, LogRead>();
+  private reset_: ResetMarker | undefined;
+  private legacy: LegacyLedger | undefined;
+  private merged: Ledger = {};
+  private bySource: Record<string, Totals> = {};
+  private windowTotals: Totals = emptyTotals();
+  /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
+  private unsaved: UsageRecord[] = [];
+  /** The last append failed, and may have written part of a line: the next one starts on a new line. */
+  private appendFailed = false;
+  private last: UsageRecord | undefined;
+  private reading: Promise<void> = Promise.resolve();
+  private migrated = false;
+  private watcher: FSWatcher | undefined;
+  private watchTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly recorded = new Listeners<UsageRecord>();
+  private readonly changed = new Listeners<UsageView>();
+  /** Fires after each recorded request (after `onDidChange`). */
+  readonly onDidRecord = this.recorded.event;
+  /** Fires when what the status bar shows was read afresh: a record, another window's, a reread, a reset. */
+  readonly onDidChange = this.changed.event;
+
+  /** `storage` is the extension's global storage folder; `state` its global state, where old versions kept the ledger. */
+  constructor(storage: vscode.Uri, private readonly state: vscode.Memento) {
+    super();
+    this.dir = join(storage.fsPath, 'usage');
+    this._register({ dispose: () => this.unwatch() });
+  }
+
+  /** The last request of the chat (inline completions are not shown), undefined before the window's first. */
+  get lastRecord(): UsageRecord | undefined {
+    return this.last;
+  }
+
+  /** The all-time ledger, read afresh from every window's log. */
+  async ledger(): Promise<Ledger> {
+    await this.refresh();
+    return this.merged;
+  }
+
+  async record(r: UsageRecord): Promise<void> {
+    // Inline completions count in the ledger under their own source; the status bar keeps showing the chat's last request.
+    if (r.source !== 'complete') this.last = r;
+    // Taken out of `unsaved` first, so a record made while this one is appended cannot append these lines again.
+    const batch = [...this.unsaved.splice(0), r];
+    try {
+      await fs.mkdir(this.dir, { recursive: true });
+      // One append of whole lines to a file no other window writes: nothing here can overwrite another's record.
+      await appendDurable(join(this.dir, `${this.windowId}.jsonl`), usageLines(batch, this.appendFailed));
+      this.appendFailed = false;
+    } catch {
+      this.appendFailed = true;
+      // Kept in `unsaved`: still counted in this window, and written with the next record.
+      this.unsaved.unshift(...batch);
+    }
+    await this.reread();
+    this.recorded.fire(r);
+  }
+
+  /** Reads what changed in the logs and tells `onDidChange`. */
+  async reread(): Promise<void> {
+    await this.refresh().catch(() => {});
+    this.changed.fire({ last: this.last, windowTotals: this.windowTotals, ledger: this.merged });
+  }
+
+  /** Reads what changed in the logs, one read at a time (two at once would add the same new lines twice). */
+  private refresh(): Promise<void> {
+    const next = this.reading.then(() => this.read());
+    this.reading = next.catch(() => {});
+    return next;
+  }
+
+  private async read(): Promise<void> {
+    await this.migrateOnce();
+    this.watchOnce();
+    const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
+    for (const name of this.logs.keys()) if (!names.has(name)) this.logs.delete(name);
+    for (const name of names) await this.readLog(name);
+    this.reset_ = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
+    // Created once and never changed: read until found.
+    this.legacy ??= parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
+    const all = [...this.logs.values()].map((l) => l.records);
+    this.merged = mergeLedger([...all, this.unsaved], this.reset_, this.legacy);
+    this.bySource = sourceTotalsOf([...all, this.unsaved], this.reset_);
+    const own = this.logs.get(`${this.windowId}.jsonl`)?.records ?? [];
+    this.windowTotals = windowTotalsOf([...own, ...this.unsaved], this.reset_);
+  }
+
+  /** Reads the bytes added to a log since the last read, up to its last newline (a line being appended waits). */
+  private async readLog(name: string): Promise<void> {
+    const seen = this.logs.get(name) ?? { offset: 0, records: [] };
+    let file;
+    try {
+      file = await fs.open(join(this.dir, name), 'r');
+    } catch {
+      this.logs.delete(name);
+      return;
+    }
+    try {
+      const { size } = await file.stat();
+      // Logs only grow; a shorter one was replaced (a hand edit): read it again from the start.
+      if (size < seen.offset) {
+        seen.offset = 0;
+        seen.records = [];
+      }
+      if (size > seen.offset) {
+        const buf = Buffer.alloc(size - seen.offset);
+        const { bytesRead } = await file.read(buf, 0, buf.length, seen.offset);
+        const end = buf.subarray(0, bytesRead).lastIndexOf(10);
+        if (end >= 0) {
+          seen.records.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
+          seen.offset += end + 1;
+        }
+      }
+      this.logs.set(name, seen);
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Moves the ledger that earlier versions kept in global state into `usage/legacy.json`, once: the file is created
+   * exclusively, so when two windows start at once only one copy counts.
+   */
+  private async migrateOnce(): Promise<void> {
+    if (this.migrated) return;
+    const old = this.state.get<Ledger>(LEDGER_STATE);
+    if (old && Object.keys(old).length > 0) {
+      await fs.mkdir(this.dir, { recursive: true });
+      await createFileOnce(join(this.dir, LEGACY_FILE), JSON.stringify({ at: Date.now(), ledger: old } satisfies LegacyLedger));
+      await this.state.update(LEDGER_STATE, undefined);
+    }
+    this.migrated = true;
+  }
+
+  /** Watches the logs once this window has shown usage, so its tooltip follows other windows' requests. */
+  private watchOnce(): void {
+    if (this.watcher || !this.last) return;
+    try {
+      this.watcher = watch(this.dir, () => {
+        // A burst of appends (or a rename) becomes one read.
+        if (this.watchTimer) return;
+        this.watchTimer = setTimeout(() => {
+          this.watchTimer = undefined;
+          void this.reread();
+        }, 100);
+      });
+      this.watcher.on('error', () => this.unwatch());
+    } catch {
+      // No watcher (the folder is gone, or the system has none left): focus and this window's requests still refresh.
+    }
+  }
+
+  private unwatch(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
+  }
+
+  /** The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`. */
+  async reportText(pricing: Record<string, Price>): Promise<string> {
+    await this.refresh().catch(() => {});
+    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource);
+  }
+
+  /**
+   * Clears the totals of every window: a reset marker, so records up to now stop counting everywhere. Other windows'
+   * logs are not deleted, as one may be appending to its log at this moment.
+   */
+  async reset(confirm: () => Thenable<boolean>): Promise<boolean> {
+    if (!(await confirm())) return false;
+    await fs.mkdir(this.dir, { recursive: true });
+    await writeFileAtomic(join(this.dir, RESET_FILE), JSON.stringify({ at: Date.now() } satisfies ResetMarker));
+    await this.state.update(LEDGER_STATE, undefined);
+    this.unsaved = [];
+    this.last = undefined;
+    await this.reread();
+    return true;
+  }
+}
