@@ -298,26 +298,8 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     return causes;
   }
 
-  // A model missing from the list the server itself gave is the likeliest cause whatever the status: some
-  // servers answer an unknown model with a bare 500 or 400. It goes first; the status's own cause follows.
   const modelErr = /\bmodel\b/i.test(text) && (status === 404 || kind === 'not_found' || /not (exist|found)|does not exist|unknown model|pull/i.test(text));
-  if (r.models.modelListed === false) {
-    add({
-      id: 'model-not-in-list',
-      fix: `"${r.model}" is not in the server's model list${hintNames(r.models.closest)}. Set parley.model to one of them ("Parley: Select Model").`,
-      because: chatErr?.message,
-    });
-    if (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404) return causes;
-  }
-
-  if (kind === 'auth' || status === 401 || status === 403) {
-    if (r.key === 'absent') {
-      add({ id: 'missing-key', fix: `The server wants an API key. Run "Parley: Set API Key" and enter the key for ${r.origin}.`, because: chatErr?.message });
-    } else {
-      add({ id: 'wrong-key', fix: `The server rejected the API key. Run "Parley: Set API Key" and enter a valid key for ${r.origin}.`, because: chatErr?.message });
-    }
-    return causes;
-  }
+  if (listOrKeyCauses(r, status, modelErr, add)) return causes;
 
   if (kind === 'rate_limit') add({ id: 'rate-limit', fix: 'The provider is rate limiting this key. Wait a moment and test again.', because: chatErr?.message });
   if (kind === 'quota') add({ id: 'quota', fix: 'The account is out of quota or credit. Check billing with the provider.', because: chatErr?.message });
@@ -352,6 +334,31 @@ async function findCauses(r: DiagnosisReport, opts: DiagnoseOptions, err: Parley
     }
   }
   return causes;
+}
+
+/**
+ * The model missing from the server's own list, and a refused key; true when that settles it. A model missing from the
+ * list the server itself gave is the likeliest cause whatever the status (some servers answer an unknown model with a
+ * bare 500 or 400), so it goes first, and the status's own cause follows unless the error is about the model too.
+ */
+function listOrKeyCauses(r: DiagnosisReport, status: number | undefined, modelErr: boolean, add: (c: Cause) => void): boolean {
+  const chatErr = r.chat.error;
+  const kind = chatErr?.kind;
+  if (r.models.modelListed === false) {
+    add({
+      id: 'model-not-in-list',
+      fix: `"${r.model}" is not in the server's model list${hintNames(r.models.closest)}. Set parley.model to one of them ("Parley: Select Model").`,
+      because: chatErr?.message,
+    });
+    if (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404) return true;
+  }
+  if (kind !== 'auth' && status !== 401 && status !== 403) return false;
+  if (r.key === 'absent') {
+    add({ id: 'missing-key', fix: `The server wants an API key. Run "Parley: Set API Key" and enter the key for ${r.origin}.`, because: chatErr?.message });
+  } else {
+    add({ id: 'wrong-key', fix: `The server rejected the API key. Run "Parley: Set API Key" and enter a valid key for ${r.origin}.`, because: chatErr?.message });
+  }
+  return true;
 }
 
 /** Whether the one-token request succeeds when it asks for one whole reply (`stream: false`). */

@@ -39,7 +39,14 @@ export function imagesRefusal(model: string, profile: { name: string; vision?: b
  */
 export function errorView(err: ParleyError, ctx: { model: string; url: string; compactable?: boolean }): ErrorView {
   const detail = err.providerMessage && err.providerMessage !== err.message ? err.providerMessage : undefined;
-  const withRetry = (...a: ActionId[]): ActionId[] => ['retry', ...a];
+  return refusalView(err, ctx, detail) ?? failureView(err, ctx.url, detail);
+}
+
+/** Retry first, then `more`. */
+const withRetry = (...more: ActionId[]): ActionId[] => ['retry', ...more];
+
+/** The card for a request the server answered and refused (a key, a model, a limit, a parameter); else undefined. */
+function refusalView(err: ParleyError, ctx: { model: string; url: string; compactable?: boolean }, detail: string | undefined): ErrorView | undefined {
   switch (err.kind) {
     case 'auth':
       return {
@@ -67,12 +74,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string; c
         actions: withRetry(),
       };
     case 'quota':
-      return {
-        kind: 'quota',
-        title: 'The account is out of quota or credit. Check billing with the provider.',
-        detail,
-        actions: ['retry', 'openSettings'],
-      };
+      return { kind: 'quota', title: 'The account is out of quota or credit. Check billing with the provider.', detail, actions: ['retry', 'openSettings'] };
     case 'context_length':
       return {
         kind: 'context_length',
@@ -89,6 +91,21 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string; c
         hint: IMAGES_HINT,
         actions: ['switchEndpoint', 'retry'],
       };
+    case 'bad_request':
+      return {
+        kind: 'bad_request',
+        title: `The server refused the request (${statusWords(err.status ?? 400, err.inResponse)})${err.param ? `: parameter ${err.param}` : ''}.`,
+        detail,
+        actions: withRetry('openSettings', 'testConnection'),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The card for a request that got no usable answer (no server, no reply in time, not the API) or a bad setting. */
+function failureView(err: ParleyError, url: string, detail: string | undefined): ErrorView {
+  switch (err.kind) {
     case 'connection':
       return {
         kind: 'connection',
@@ -106,14 +123,7 @@ export function errorView(err: ParleyError, ctx: { model: string; url: string; c
         actions: withRetry('openSettings'),
       };
     case 'protocol':
-      return { kind: 'protocol', title: err.message, detail, hint: versionHint(ctx.url), actions: withRetry('testConnection') };
-    case 'bad_request':
-      return {
-        kind: 'bad_request',
-        title: `The server refused the request (${statusWords(err.status ?? 400, err.inResponse)})${err.param ? `: parameter ${err.param}` : ''}.`,
-        detail,
-        actions: withRetry('openSettings', 'testConnection'),
-      };
+      return { kind: 'protocol', title: err.message, detail, hint: versionHint(url), actions: withRetry('testConnection') };
     case 'server':
       return { kind: 'server', title: `The server failed (${statusWords(err.status ?? 500, err.inResponse)}). Retry in a moment.`, detail, actions: withRetry() };
     case 'config':

@@ -145,89 +145,120 @@ const INDENTED = 8;
  * markup to sanitise. Links: only absolute http(s) targets become anchors, never nested; the others keep their text. Images are never fetched: a remote one becomes a link, anything else its alt text.
  */
 function renderTokens(tokens: Token[], root: Node, env: object): void {
-  const stack: Node[] = [root];
+  new TokenRenderer(root, env).walk(tokens);
+}
+
+/** renderTokens' state while it walks: the open elements, the quotes and lists open, the links open. */
+class TokenRenderer {
+  private readonly stack: Node[];
   /** How many quotes and lists are open: past INDENTED of them, one more indents no further (class "deep"). */
-  let indents = 0;
+  private indents = 0;
   /** For each open link: whether it became an anchor (which is on `stack`) or was dropped. */
-  const links: boolean[] = [];
-  const top = () => stack[stack.length - 1];
-  const add = (node: Node) => top().appendChild(node);
-  const walk = (list: Token[]) => {
+  private readonly links: boolean[] = [];
+
+  constructor(root: Node, private readonly env: object) {
+    this.stack = [root];
+  }
+
+  walk(list: Token[]): void {
     for (const t of list) {
-      switch (t.type) {
-        case 'inline':
-          walk(t.children ?? []);
-          break;
-        case 'text':
-          add(textNodes(t.content));
-          break;
-        case 'softbreak':
-          add(document.createTextNode('\n'));
-          break;
-        case 'hardbreak':
-          add(document.createElement('br'));
-          add(document.createTextNode('\n'));
-          break;
-        case 'code_inline':
-          add(h('code', null, textNodes(t.content)));
-          break;
-        case 'fence': {
-          const info = t.info ? md.utils.unescapeAll(t.info) : '';
-          add(codeBlock(t.content, fenceLanguage(info), info.trim()));
-          break;
-        }
-        case 'code_block':
-          add(codeBlock(t.content, ''));
-          break;
-        case 'parley_plain':
-          // Source past the nesting limit, as it was written (createMarkdown).
-          add(h('p', { class: 'md-plain' }, textNodes(t.content)));
-          break;
-        case 'hr':
-          add(document.createElement('hr'));
-          break;
-        case 'link_open': {
-          const href = t.attrGet('href') ?? '';
-          const safe = isWebUrl(href) && links.length === 0;
-          links.push(safe);
-          if (safe) stack.push(add(h('a', { href, title: href })));
-          break;
-        }
-        case 'link_close':
-          if (links.pop()) stack.pop();
-          break;
-        case 'image': {
-          const src = t.attrGet('src') ?? '';
-          const label = `Image: ${md.renderer.renderInlineAsText(t.children ?? [], md.options, env) || 'untitled'}`;
-          add(isWebUrl(src) && !links.includes(true) ? h('a', { href: src, class: 'img-link', title: src }, label) : h('span', { class: 'img-alt' }, label));
-          break;
-        }
-        default:
-          if (t.nesting === 1) {
-            // A tight list's paragraphs are hidden: their content goes straight into the item.
-            if (t.hidden || !TAGS.has(t.tag)) {
-              stack.push(top());
-              break;
-            }
-            const el = document.createElement(t.tag);
-            if (INDENTING.has(t.tag) && ++indents > INDENTED) el.className = 'deep';
-            // The only class a token carries is a table cell's alignment (parley_align).
-            const cls = t.attrGet('class');
-            if (cls && /^align-(left|right|center)$/.test(cls)) el.className = cls;
-            const start = t.type === 'ordered_list_open' ? t.attrGet('start') : null;
-            if (start) el.setAttribute('start', start);
-            stack.push(add(el));
-          } else if (t.nesting === -1) {
-            if (INDENTING.has(t.tag)) indents--;
-            stack.pop();
-          } else if (t.content) {
-            // Nothing else is expected (raw HTML is off); whatever it is shows as text.
-            add(document.createTextNode(t.content));
-          }
-      }
+      if (t.type === 'inline') this.walk(t.children ?? []);
+      else if (!this.leaf(t) && !this.link(t)) this.nest(t);
     }
-  };
-  walk(tokens);
+  }
+
+  private top(): Node {
+    return this.stack[this.stack.length - 1];
+  }
+
+  private add<T extends Node>(node: T): T {
+    return this.top().appendChild(node);
+  }
+
+  /** Text, breaks, code and rules; false when `t` is none of them. */
+  private leaf(t: Token): boolean {
+    switch (t.type) {
+      case 'text':
+        this.add(textNodes(t.content));
+        return true;
+      case 'softbreak':
+        this.add(document.createTextNode('\n'));
+        return true;
+      case 'hardbreak':
+        this.add(document.createElement('br'));
+        this.add(document.createTextNode('\n'));
+        return true;
+      case 'code_inline':
+        this.add(h('code', null, textNodes(t.content)));
+        return true;
+      case 'fence': {
+        const info = t.info ? md.utils.unescapeAll(t.info) : '';
+        this.add(codeBlock(t.content, fenceLanguage(info), info.trim()));
+        return true;
+      }
+      case 'code_block':
+        this.add(codeBlock(t.content, ''));
+        return true;
+      case 'parley_plain':
+        // Source past the nesting limit, as it was written (createMarkdown).
+        this.add(h('p', { class: 'md-plain' }, textNodes(t.content)));
+        return true;
+      case 'hr':
+        this.add(document.createElement('hr'));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Links and images; false when `t` is neither. */
+  private link(t: Token): boolean {
+    switch (t.type) {
+      case 'link_open': {
+        const href = t.attrGet('href') ?? '';
+        const safe = isWebUrl(href) && this.links.length === 0;
+        this.links.push(safe);
+        if (safe) this.stack.push(this.add(h('a', { href, title: href })));
+        return true;
+      }
+      case 'link_close':
+        if (this.links.pop()) this.stack.pop();
+        return true;
+      case 'image': {
+        const src = t.attrGet('src') ?? '';
+        const label = `Image: ${md.renderer.renderInlineAsText(t.children ?? [], md.options, this.env) || 'untitled'}`;
+        this.add(isWebUrl(src) && !this.links.includes(true) ? h('a', { href: src, class: 'img-link', title: src }, label) : h('span', { class: 'img-alt' }, label));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /** An element opening or closing, or (nothing else is expected) a token whose content shows as text. */
+  private nest(t: Token): void {
+    if (t.nesting === 1) {
+      // A tight list's paragraphs are hidden: their content goes straight into the item.
+      if (t.hidden || !TAGS.has(t.tag)) {
+        this.stack.push(this.top());
+        return;
+      }
+      const el = document.createElement(t.tag);
+      if (INDENTING.has(t.tag) && ++this.indents > INDENTED) el.className = 'deep';
+      // The only class a token carries is a table cell's alignment (parley_align).
+      const cls = t.attrGet('class');
+      if (cls && /^align-(left|right|center)$/.test(cls)) el.className = cls;
+      const start = t.type === 'ordered_list_open' ? t.attrGet('start') : null;
+      if (start) el.setAttribute('start', start);
+      this.stack.push(this.add(el));
+    } else if (t.nesting === -1) {
+      if (INDENTING.has(t.tag)) this.indents--;
+      this.stack.pop();
+    } else if (t.content) {
+      // Raw HTML is off; whatever it is shows as text.
+      this.add(document.createTextNode(t.content));
+    }
+  }
 }
 
 const fenceFrames = new Map<string, DocumentFragment>();

@@ -32,6 +32,22 @@ export interface CompletionDeps {
   wire: Wire;
 }
 
+/** One completion VS Code asked for: where, as what (typing or asked for), and when the call came. */
+interface Asked {
+  doc: vscode.TextDocument;
+  pos: vscode.Position;
+  place: CompletionPlace;
+  /** The suggest widget's selected item, which the completion continues. */
+  picked: vscode.SelectedCompletionInfo | undefined;
+  /** The file's name as the request may carry it (the gate's). */
+  file: string;
+  /** Asked as one types (debounced), not by the Trigger Inline Suggestion command. */
+  auto: boolean;
+  token: vscode.CancellationToken;
+  /** performance.now() when VS Code called. */
+  started: number;
+}
+
 /** Where completions go now, or why they cannot. */
 type Resolved = { target: ReadyTarget; choice: CompletionChoice } | { off: string };
 
@@ -153,30 +169,40 @@ export class CompletionEngine extends Disposable {
     const r = await this.resolve();
     if ('off' in r) return undefined;
     if (this.failure && Date.now() < this.failure.until) return undefined;
+    const text = await this.ask({ doc, pos, place, picked, file: gate.filename, auto, token, started }, r.target, r.choice.model);
+    return text ? [item(text)] : undefined;
+  }
+
+  /**
+   * Asks the server for the completion at `a.place` (after the debounce, when VS Code asked as one types), counts it,
+   * keeps it in the cache and returns its text; undefined when it failed, was cancelled or a keystroke came first.
+   */
+  private async ask(a: Asked, target: ReadyTarget, model: string): Promise<string | undefined> {
+    const { doc, pos, place, picked } = a;
     const controller = new AbortController();
     this.inflight = controller;
-    const sub = token.onCancellationRequested(() => {
+    const sub = a.token.onCancellationRequested(() => {
       if (this.inflight === controller) this.abort();
     });
     try {
-      const wait = auto ? this.debounce.delay() : 0;
+      const wait = a.auto ? this.debounce.delay() : 0;
       if (wait && !(await sleep(wait, controller.signal))) return undefined;
       const line = doc.lineAt(pos.line).text;
       const lineBefore = picked ? line.slice(0, picked.range.start.character) + picked.text : line.slice(0, pos.character);
       const mode = lineMode(lineBefore, line.slice(picked ? Math.max(pos.character, picked.range.end.character) : pos.character));
       const c = this.s.settings.current.completion;
       const input: FimInput = {
-        model: r.choice.model,
+        model,
         prefix: place.prefix,
         suffix: place.suffix,
-        file: gate.filename,
+        file: a.file,
         languageId: doc.languageId,
         extras: this.ring.pick(place.doc),
         maxTokens: MAX_TOKENS[mode],
         stop: mode === 'single' ? ['\n'] : ['\n\n'],
-        family: chooseFimFamily(r.choice.model, c.fimTokens),
+        family: chooseFimFamily(model, c.fimTokens),
       };
-      const opts = { ...this.s.requester.clientOptions(r.target, controller.signal), maxRetries: 0 };
+      const opts = { ...this.s.requester.clientOptions(target, controller.signal), maxRetries: 0 };
       this.stats.sent++;
       this.setWaiting(true);
       const sent = performance.now();
@@ -186,19 +212,19 @@ export class CompletionEngine extends Disposable {
         if (result.error.kind !== 'cancelled') this.failed(result.error.message, result.final, result.outcomes);
         return undefined;
       }
-      this.record(r.target, r.choice.model, result.usage, serverMs);
+      this.record(target, model, result.usage, serverMs);
       const usedTokens = (result.route === 'tokens' || result.route === 'generate-tokens') && input.family;
       const text = shapeCompletion(result.text, { mode, lineBefore, suffix: place.suffix, languageId: doc.languageId, stops: usedTokens ? fimStops(usedTokens) : [] });
       this.cache.put(place, text);
       this.lastRoute = result.route;
       this.failure = undefined;
       this.stats.lastServerMs = serverMs;
-      this.stats.lastTotalMs = performance.now() - started;
+      this.stats.lastTotalMs = performance.now() - a.started;
       // For bench/complete.mjs, which reads it at `debug`: VS Code's call to the answer, and what of it was the
       // debounce and the request.
       this.s.log.debug(`completion: debounce ${wait} ms, request ${serverMs.toFixed(1)} ms, provide ${this.stats.lastTotalMs.toFixed(1)} ms, route ${result.route}`);
       if (this.s.log.traceEnabled) this.s.log.trace(`completion: ${JSON.stringify(text).slice(0, 500)}`);
-      return text && !controller.signal.aborted ? [item(text)] : undefined;
+      return text && !controller.signal.aborted ? text : undefined;
     } finally {
       sub.dispose();
       if (this.inflight === controller) this.inflight = undefined;
