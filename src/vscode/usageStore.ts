@@ -56,7 +56,7 @@ export interface UsageView {
  * `<globalStorage>/usage/<window id>.jsonl`, and reads every window's log to make the all-time totals, so two windows
  * recording at once cannot lose each other's requests (core/usageLog.ts says why). Logs are read incrementally (only
  * the bytes added since the last read) when this window records, when another window's log changes (a file watcher,
- * once this window has recorded), when asked (`reread`, on window focus) and for each report. Nothing is read at
+ * once this window has shown usage), when asked (`reread`, on window focus) and for each report. Nothing is read at
  * activation.
  */
 export class UsageStore extends Disposable {
