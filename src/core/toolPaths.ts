@@ -1,4 +1,4 @@
-// Paths the model gives to the workspace tools: resolved inside a workspace folder, `..` escapes refused, excludes matched.
+// The workspace gate's pure half (vscode/workspaceGate.ts): paths resolved inside a folder, `..` refused, excludes matched.
 import { compileGlob, globPath, type CompiledGlob } from './glob';
 
 /**
@@ -217,7 +217,7 @@ export interface ExcludeMatcher {
  * A glob that cannot be compiled excludes every path rather than none: it was meant to keep something out.
  */
 export function excludeMatcher(globs: readonly string[]): ExcludeMatcher {
-  // Every tool call makes a ToolWorkspace, and so a matcher: the last list's is kept, so globs are compiled once.
+  // Every tool call makes a WorkspaceGate, and so a matcher: the last list's is kept, so globs are compiled once.
   const key = JSON.stringify(globs);
   if (lastMatcher?.key !== key) lastMatcher = { key, matcher: compileExcludes(globs) };
   return lastMatcher.matcher;

@@ -1,5 +1,5 @@
 // `@` mentions on the host (dist/mentions.js, loaded on first use): the picker's entries, a pick checked and made a
-// chip, Add File to Chat, and each mention read when its question is sent. The tools' path rules apply throughout.
+// chip, Add File to Chat, and each mention read when its question is sent; every file through the workspace gate.
 import * as vscode from 'vscode';
 import type { ContextItem } from '../core/conversation';
 import { sniffImage } from '../core/images';
@@ -13,7 +13,7 @@ import type { Settings, SettingsSnapshot } from './config';
 import { contextFromEditor, type EditorTracker } from './editors';
 import { showInfo, showWarning } from './notices';
 import { diagnosticsText } from './tools/editorTools';
-import { MAX_READ_BYTES, ToolWorkspace, type ToolTarget } from './tools/toolWorkspace';
+import { MAX_READ_BYTES, WorkspaceGate, type ToolTarget } from './workspaceGate';
 
 /** What the mentions use: the chat (its chips and its view), the tools' settings, and the editor. */
 export interface MentionDeps {
@@ -39,7 +39,7 @@ const fileList = new FileListCache();
 let watcher: vscode.Disposable | undefined;
 
 /** Every workspace file the tools could read, as shown paths. */
-async function listFiles(ws: ToolWorkspace): Promise<string[]> {
+async function listFiles(ws: WorkspaceGate): Promise<string[]> {
   watchFiles();
   const uris = await vscode.workspace.findFiles('**/*', undefined, MAX_FILES);
   return uris.map((u) => ws.fromUri(u)?.shown).filter((p): p is string => p !== undefined);
@@ -60,8 +60,8 @@ let queries = 0;
 /** Files mentioned lately in this window, newest first: offered after the open editors. */
 const recent: string[] = [];
 
-function workspaceFor(settings: Settings): ToolWorkspace {
-  return new ToolWorkspace({ exclude: settings.tools.exclude, maxResultChars: settings.tools.maxResultChars });
+function workspaceFor(settings: Settings): WorkspaceGate {
+  return new WorkspaceGate({ exclude: settings.tools.exclude, maxResultChars: settings.tools.maxResultChars });
 }
 
 function newChipId(): string {
@@ -71,7 +71,7 @@ function newChipId(): string {
 }
 
 /** The open editors' files (the active one first), as targets the tools could read. */
-function openTargets(ws: ToolWorkspace): ToolTarget[] {
+function openTargets(ws: WorkspaceGate): ToolTarget[] {
   const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs);
   const active = vscode.window.tabGroups.activeTabGroup.activeTab;
   const ordered = active ? [active, ...tabs.filter((t) => t !== active)] : tabs;
@@ -105,7 +105,7 @@ export async function searchMentions(s: MentionDeps, query: string): Promise<voi
 }
 
 /** A file the reader named (picked, or from the explorer): inside the workspace, not excluded, not a folder. */
-async function checkedFile(ws: ToolWorkspace, path: string): Promise<{ t: ToolTarget; stat: vscode.FileStat }> {
+async function checkedFile(ws: WorkspaceGate, path: string): Promise<{ t: ToolTarget; stat: vscode.FileStat }> {
   const t = ws.target(path);
   await ws.checkLinks(t);
   const stat = await ws.stat(t);
@@ -154,7 +154,7 @@ function reason(e: unknown): string {
 }
 
 /** An image file attached as an image (the composer's images), when the model takes images. */
-async function attachImage(s: MentionDeps, ws: ToolWorkspace, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
+async function attachImage(s: MentionDeps, ws: WorkspaceGate, t: ToolTarget, stat: vscode.FileStat): Promise<undefined> {
   const refused = await s.chat.views.imagesRefused();
   if (refused) throw new ToolError(`${refused} ${t.shown} was not attached.`);
   if (stat.size > LIMITS.imageBytes) throw new ToolError(`${t.shown} is larger than ${LIMITS.imageBytes / 1024 / 1024} MB.`);
@@ -190,9 +190,9 @@ export async function addFilesToChat(s: MentionDeps, uri?: unknown, uris?: unkno
 
 /**
  * The text of a workspace file as it is now: an open editor's with unsaved changes (what the reader is looking at),
- * else the bytes read from the file the check proved it is (ToolWorkspace.readBytes), never read again by path.
+ * else the bytes read from the file the check proved it is (WorkspaceGate.readBytes), never read again by path.
  */
-async function currentText(ws: ToolWorkspace, path: string): Promise<{ t: ToolTarget; text: string; language: string; lines: number }> {
+async function currentText(ws: WorkspaceGate, path: string): Promise<{ t: ToolTarget; text: string; language: string; lines: number }> {
   const { t, stat } = await checkedFile(ws, path);
   const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === t.uri.toString());
   if (open?.isDirty) return { t, text: open.getText(), language: open.languageId, lines: open.lineCount };
@@ -229,7 +229,7 @@ export async function expandMentions(items: readonly ContextItem[], settings: Se
   return { items: out, notes };
 }
 
-async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Promise<ContextItem> {
+async function fileItem(ws: WorkspaceGate, item: ContextItem, path: string): Promise<ContextItem> {
   const f = await currentText(ws, path);
   // The file's last line break is not a line of its own, and the fence adds one.
   const code = f.text.replace(/\r?\n$/, '');
@@ -241,7 +241,7 @@ async function fileItem(ws: ToolWorkspace, item: ContextItem, path: string): Pro
  * The editor's document, when the tools' rules let it be sent: an untitled one, or a workspace file not excluded and
  * not a symbolic link that leads out of its folder or to an excluded file.
  */
-async function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undefined, what: string): Promise<{ doc: vscode.TextDocument; shown: string }> {
+async function editorTarget(ws: WorkspaceGate, editor: vscode.TextEditor | undefined, what: string): Promise<{ doc: vscode.TextDocument; shown: string }> {
   if (!editor) throw new ToolError(`no editor is open for ${what}.`);
   const doc = editor.document;
   if (doc.isUntitled) return { doc, shown: doc.fileName };
@@ -256,14 +256,14 @@ async function editorTarget(ws: ToolWorkspace, editor: vscode.TextEditor | undef
   return { doc, shown: t.shown };
 }
 
-async function selectionItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
+async function selectionItem(ws: WorkspaceGate, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
   await editorTarget(ws, editor, 'the selection');
   const found = editor && !editor.selection.isEmpty ? contextFromEditor(editor, max, false) : undefined;
   if (!found) throw new ToolError('nothing is selected in the editor. Select some code first.');
   return { ...item, ...found.ctx, mention: 'selection' };
 }
 
-async function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
+async function problemsItem(ws: WorkspaceGate, item: ContextItem, editor: vscode.TextEditor | undefined, max: number): Promise<ContextItem> {
   const { doc, shown } = await editorTarget(ws, editor, 'its problems');
   const target = { uri: doc.uri, shown } as ToolTarget;
   const code = diagnosticsText([[target, vscode.languages.getDiagnostics(doc.uri)]], shown, max);
@@ -274,7 +274,7 @@ async function problemsItem(ws: ToolWorkspace, item: ContextItem, editor: vscode
  * One item per open workspace file. A file that may not be sent (a symbolic link out of the folder or to an excluded
  * file; a binary or too large one) is left out, with a note naming it and why; the others are still sent.
  */
-async function openItems(ws: ToolWorkspace, item: ContextItem, notes: string[]): Promise<ContextItem[]> {
+async function openItems(ws: WorkspaceGate, item: ContextItem, notes: string[]): Promise<ContextItem[]> {
   const targets = openTargets(ws);
   if (targets.length === 0) throw new ToolError('no workspace file is open in an editor (excluded files are left out).');
   const read = await Promise.all(targets.map((t) => fileItem(ws, item, t.shown).catch((e: unknown) => {

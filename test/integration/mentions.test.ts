@@ -13,8 +13,8 @@ import { ChatController } from '../../src/vscode/chatController';
 import { vscodeChatUi } from '../../src/vscode/chatUi';
 import { HistoryStore } from '../../src/vscode/history';
 import { addMention, expandMentions } from '../../src/vscode/mentions';
-import { ToolWorkspace, toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
 import { ViewChannel } from '../../src/vscode/viewChannel';
+import { WorkspaceGate, toolReadSeam } from '../../src/vscode/workspaceGate';
 
 /** A 1x1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
@@ -234,7 +234,7 @@ suite('Mentions (@) and Add File to Chat', function () {
       throw e;
     }
     await fs.rm(`${flip}.probe`);
-    const realStat = ToolWorkspace.prototype.stat;
+    const realStat = WorkspaceGate.prototype.stat;
     const seen: string[] = [];
     // This test's own controller runs the mentions of this test bundle, whose seams the test sets.
     const channel = new ViewChannel();
@@ -255,11 +255,11 @@ suite('Mentions (@) and Add File to Chat', function () {
     const arm = async (p: string, inside: string | Uint8Array, to: string, at: 'after the mention\'s check' | 'after the read\'s check') => {
       await fs.rm(p, { force: true });
       await fs.writeFile(p, inside);
-      ToolWorkspace.prototype.stat = realStat;
+      WorkspaceGate.prototype.stat = realStat;
       toolReadSeam.afterCheck = undefined;
       // After checkedFile's link check, before anything is read: the window the mentions read in by path.
       if (at === 'after the mention\'s check') {
-        ToolWorkspace.prototype.stat = async function (this: ToolWorkspace, t) {
+        WorkspaceGate.prototype.stat = async function (this: WorkspaceGate, t) {
           if (t.uri.fsPath === p) await swap(p, to);
           return realStat.call(this, t);
         };
@@ -309,7 +309,7 @@ suite('Mentions (@) and Add File to Chat', function () {
       assert.ok(!posted().some((m) => JSON.stringify(m).includes(b64)), 'the outside image reached no webview');
       assert.ok(!server.requests.some((r) => r.body.includes(OUTSIDE) || r.body.includes(b64)), 'the outside file reached no server');
     } finally {
-      ToolWorkspace.prototype.stat = realStat;
+      WorkspaceGate.prototype.stat = realStat;
       toolReadSeam.afterCheck = undefined;
       chat.dispose();
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
 import { builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
 import { SEARCH_READ_AHEAD } from '../../src/vscode/tools/searchTools';
-import { toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
+import { toolReadSeam } from '../../src/vscode/workspaceGate';
 import { waitFor } from './helpers';
 
 const FILES = 20_000;

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
 import { ToolError, builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
-import { toolReadSeam } from '../../src/vscode/tools/toolWorkspace';
+import { toolReadSeam } from '../../src/vscode/workspaceGate';
 import { parley, waitFor } from './helpers';
 
 const FAKE_KEY = 'sk-fake-fixture-7c1e0d9b2a';

@@ -1,5 +1,5 @@
-// Apply a code block, and the model's propose_edit tool: both open the same review (reviews.ts) and write nothing
-// without the user's Accept. Loaded on first use as dist/apply.js (LAZY in esbuild.mjs), with jsdiff.
+// Apply a code block, and the model's propose_edit tool: both reach the file through the workspace gate, open the same
+// review (reviews.ts) and write nothing without the user's Accept. Loaded on first use as dist/apply.js (LAZY), with jsdiff.
 import * as vscode from 'vscode';
 import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
 import { runsCodeReason, unsafePathReason } from '../../core/applyTargets';
@@ -12,7 +12,7 @@ import { insertCode, type EditorTracker } from '../editors';
 import type { Log } from '../log';
 import { pickOne, showError, showWarning } from '../notices';
 import { PATH_HELP } from '../tools/fileTools';
-import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget } from '../tools/toolWorkspace';
+import { WorkspaceGate, type BuiltinToolSettings, type ToolTarget } from '../workspaceGate';
 import { Reviews, type ReviewDecision } from './reviews';
 
 export { PROPOSAL_SCHEME } from './reviews';
@@ -55,7 +55,7 @@ interface Current {
  * and reads what it holds now.
  */
 async function current(path: string, settings: BuiltinToolSettings): Promise<Current> {
-  const ws = new ToolWorkspace(settings);
+  const ws = new WorkspaceGate(settings);
   const unsafe = unsafePathReason(path);
   if (unsafe) throw new ToolError(unsafe);
   const target = ws.target(path);
@@ -99,7 +99,7 @@ async function review(file: Current, code: string, placement: Placement, setting
     recompute: (text) => propose(text, code, placement, file.target.shown),
     // A symbolic link may have been made on the way since the review opened: the same checks again, before writing.
     recheck: async () => {
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       await ws.checkLinks(ws.target(file.target.shown));
     },
   });
@@ -139,7 +139,7 @@ function activePath(s: ApplyDeps): string | undefined {
 
 /** Asks which workspace file the block goes to. */
 async function askForFile(settings: BuiltinToolSettings): Promise<string | undefined> {
-  const ws = new ToolWorkspace(settings);
+  const ws = new WorkspaceGate(settings);
   const files = await vscode.workspace.findFiles('**/*', undefined, 5000);
   const items = files.map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
   return pickOne(items, { title: 'Parley: Apply', placeHolder: 'The block names no file: which file should it change?' });
@@ -151,7 +151,7 @@ async function askForFile(settings: BuiltinToolSettings): Promise<string | undef
  */
 async function findByName(name: string, settings: BuiltinToolSettings): Promise<string | undefined | null> {
   if (/[[\]{}*?,]/.test(name)) return undefined;
-  const ws = new ToolWorkspace(settings);
+  const ws = new WorkspaceGate(settings);
   // Excluded folders (node_modules, .git…) are left out by the search itself, so they cannot crowd out the files.
   const exclude = settings.exclude.length ? `{${settings.exclude.join(',')}}` : undefined;
   const found = (await vscode.workspace.findFiles(`**/${name}`, exclude, 200)).map((u) => ws.fromUri(u)).filter((t): t is ToolTarget => t !== undefined).map((t) => t.shown).sort();
@@ -212,7 +212,7 @@ async function reviewOrSay(s: ApplyDeps, file: Current, code: string, placement:
 /** Whether a workspace-relative path is the target's file. */
 function sameFile(path: string, target: ToolTarget, settings: BuiltinToolSettings): boolean {
   try {
-    return new ToolWorkspace(settings).target(path).uri.toString() === target.uri.toString();
+    return new WorkspaceGate(settings).target(path).uri.toString() === target.uri.toString();
   } catch {
     return false;
   }

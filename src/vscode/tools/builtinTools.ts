@@ -2,10 +2,10 @@
 import { diagnosticsTool, openEditorsTool } from './editorTools';
 import { listDirectoryTool, readFileTool } from './fileTools';
 import { findFilesTool, searchTextTool } from './searchTools';
-import type { BuiltinToolSettings, WorkspaceTool } from './toolWorkspace';
+import type { BuiltinToolSettings, WorkspaceTool } from '../workspaceGate';
 
 export { ToolError } from '../../core/toolPaths';
-export type { BuiltinToolSettings, WorkspaceTool } from './toolWorkspace';
+export type { BuiltinToolSettings, WorkspaceTool } from '../workspaceGate';
 
 /**
  * The built-in tools: read_file, list_directory, find_files, search_text, get_diagnostics, get_open_editors. Each reads

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { cappedList, optionalString } from '../../core/toolText';
 import { PATH_HELP } from './fileTools';
-import { ToolWorkspace, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { WorkspaceGate, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
 
 /** Most diagnostics get_diagnostics returns. */
 const MAX_DIAGNOSTICS = 200;
@@ -36,7 +36,7 @@ export function diagnosticsTool(settings: BuiltinToolSettings): WorkspaceTool {
     summary: (args) => (typeof args.path === 'string' && args.path) || 'workspace',
     async run(args, signal) {
       const path = optionalString('get_diagnostics', args, 'path', 'the file whose problems to list, or leave it out for the whole workspace');
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       const entries: [ToolTarget, readonly vscode.Diagnostic[]][] = [];
       if (path) {
         const t = ws.target(path);
@@ -75,7 +75,7 @@ function tabUri(tab: vscode.Tab): vscode.Uri | undefined {
 }
 
 /** A tab as the model sees it: a workspace path when it has one; files outside or excluded only by their label. */
-function tabName(ws: ToolWorkspace, tab: vscode.Tab, uri: vscode.Uri | undefined): string {
+function tabName(ws: WorkspaceGate, tab: vscode.Tab, uri: vscode.Uri | undefined): string {
   if (!uri) return `${tab.label} (not a file)`;
   if (uri.scheme === 'untitled') return `${tab.label} (untitled, not saved)`;
   const t = ws.fromUri(uri);
@@ -104,7 +104,7 @@ export function openEditorsTool(settings: BuiltinToolSettings): WorkspaceTool {
     summary: () => '',
     run(_args, signal) {
       signal.throwIfAborted();
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       const active = vscode.window.activeTextEditor;
       const groups = vscode.window.tabGroups.all;
       const lines: string[] = [];

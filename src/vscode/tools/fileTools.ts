@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, decodeText, fileExcerpt, looksBinary, optionalInt, optionalString, requiredString } from '../../core/toolText';
-import { MAX_READ_BYTES, ToolWorkspace, notFound, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { MAX_READ_BYTES, WorkspaceGate, notFound, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
 
 /** How a path argument is described to the model, in every tool that takes one. */
 export const PATH_HELP = 'Relative to the workspace folder (with several folders, start with the folder name), or absolute inside it.';
@@ -42,7 +42,7 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
       const path = requiredString('read_file', args, 'path', 'the file to read, relative to the workspace');
       const start = optionalInt('read_file', args, 'startLine', 1, MAX_LINE);
       const end = optionalInt('read_file', args, 'endLine', 1, MAX_LINE);
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       const t = ws.target(path);
       await ws.checkLinks(t);
       const { text, label } = await readText(ws, t);
@@ -53,7 +53,7 @@ export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
 }
 
 /** A file's text: the editor's when it has unsaved changes (what the user sees), else the disk's (read as checked). */
-async function readText(ws: ToolWorkspace, t: ToolTarget): Promise<{ text: string; label: string }> {
+async function readText(ws: WorkspaceGate, t: ToolTarget): Promise<{ text: string; label: string }> {
   const open = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.toString() === t.uri.toString());
   if (open) return { text: open.getText(), label: `${t.shown} (with unsaved changes)` };
   const bytes = await ws.readBytes(t, MAX_READ_BYTES);
@@ -80,7 +80,7 @@ export function listDirectoryTool(settings: BuiltinToolSettings): WorkspaceTool 
     summary: (args) => (typeof args.path === 'string' && args.path) || '.',
     async run(args, signal) {
       const path = optionalString('list_directory', args, 'path', 'the folder to list, relative to the workspace') ?? '.';
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       if (ws.folders.length > 1 && /^[./\\]*$/.test(path)) {
         return `The workspace has ${ws.folders.length} folders; start a path with a folder's name:\n${ws.folders.map((f) => `${f.name}/`).join('\n')}`;
       }
@@ -100,7 +100,7 @@ export function listDirectoryTool(settings: BuiltinToolSettings): WorkspaceTool 
   };
 }
 
-function directoryText(ws: ToolWorkspace, t: ToolTarget, entries: [string, vscode.FileType][]): string {
+function directoryText(ws: WorkspaceGate, t: ToolTarget, entries: [string, vscode.FileType][]): string {
   const shown = entries.filter(([name]) => !ws.exclude.match(t.relative ? `${t.relative}/${name}` : name));
   const hidden = entries.length - shown.length;
   const isDir = (type: vscode.FileType) => (type & vscode.FileType.Directory) !== 0;

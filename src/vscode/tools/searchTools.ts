@@ -10,7 +10,7 @@ import { mapOrdered } from '../../core/orderedPool';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
 import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError, type FileMatches } from './searchEngine';
-import { ToolWorkspace, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from './toolWorkspace';
+import { WorkspaceGate, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
 
 /**
  * Most files search_text searches: VS Code's search is asked for one more, so that more is known. Below it every
@@ -27,7 +27,7 @@ const FIND_LIMIT = 2000;
 const GLOB_HELP = 'Relative to the workspace folder(s): "**/*.ts" finds TypeScript files at any depth, "src/**" everything under src. With several folders, a glob that starts with a folder name searches only that folder.';
 
 /** The glob as VS Code's search takes it: a RelativePattern when it starts with a workspace folder's name. */
-function includePattern(tool: string, ws: ToolWorkspace, glob: string): vscode.GlobPattern {
+function includePattern(tool: string, ws: WorkspaceGate, glob: string): vscode.GlobPattern {
   if (ws.folders.length === 0) throw new ToolError('No folder is open in VS Code, so there are no workspace files to search.');
   const g = glob.replace(/\\/g, '/');
   if (g.startsWith('/') || /^[a-zA-Z]:/.test(g) || g.split('/').includes('..')) {
@@ -41,7 +41,7 @@ function includePattern(tool: string, ws: ToolWorkspace, glob: string): vscode.G
 }
 
 /** Files matching `include`, under the settings' excludes and VS Code's, sorted, without symlink escapes. */
-async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
+async function findTargets(ws: WorkspaceGate, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
   const listed = await listTargets(ws, include, limit, signal);
   const targets: ToolTarget[] = [];
   for (const t of listed.targets) if (await linksOk(ws, t)) targets.push(t);
@@ -52,7 +52,7 @@ async function findTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit
  * Files matching `include`, under the settings' excludes and VS Code's, sorted by path (links not checked yet);
  * `full` when VS Code listed `limit` files, which then are its choice among more.
  */
-async function listTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
+async function listTargets(ws: WorkspaceGate, include: vscode.GlobPattern, limit: number, signal: AbortSignal): Promise<{ targets: ToolTarget[]; full: boolean }> {
   const cancel = cancellationFor(signal);
   let uris: vscode.Uri[];
   try {
@@ -74,7 +74,7 @@ async function listTargets(ws: ToolWorkspace, include: vscode.GlobPattern, limit
   return { targets, full: uris.length >= limit };
 }
 
-async function linksOk(ws: ToolWorkspace, t: ToolTarget): Promise<boolean> {
+async function linksOk(ws: WorkspaceGate, t: ToolTarget): Promise<boolean> {
   try {
     await ws.checkLinks(t);
     return true;
@@ -108,7 +108,7 @@ export function findFilesTool(settings: BuiltinToolSettings): WorkspaceTool {
     async run(args, signal) {
       const glob = requiredString('find_files', args, 'glob', 'a glob such as "**/*.ts"');
       const max = optionalInt('find_files', args, 'maxResults', 1, 1000) ?? 100;
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       // Asks for many more than max: the search returns an arbitrary subset at its limit, and the excludes filter
       // some out afterwards; the first `max` of a sorted larger set are stable from call to call.
       const { targets, full } = await findTargets(ws, includePattern('find_files', ws, glob), Math.max(FIND_LIMIT, max * 2), signal);
@@ -166,7 +166,7 @@ export function searchTextTool(settings: BuiltinToolSettings): WorkspaceTool {
     async run(args, signal) {
       const a = searchArgs(args);
       const re = compileQuery(a.query, a.isRegex, a.caseSensitive);
-      const ws = new ToolWorkspace(settings);
+      const ws = new WorkspaceGate(settings);
       const { targets, full } = await listTargets(ws, includePattern('search_text', ws, a.glob), MAX_SEARCH_FILES + 1, signal);
       return searchText(ws, targets.slice(0, MAX_SEARCH_FILES), re, a, signal, full ? targets.length : undefined);
     },
@@ -181,7 +181,7 @@ type FileResult = { kind: 'hidden' } | { kind: 'skipped' } | { kind: 'matched'; 
  * result is the same whatever order the reads end in. `listedPastCap`: how many files VS Code listed when it listed
  * more than search_text searches.
  */
-async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, listedPastCap: number | undefined): Promise<string> {
+async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, listedPastCap: number | undefined): Promise<string> {
   const hits: string[] = [];
   const files = new Set<string>();
   let skipped = 0;
@@ -245,7 +245,7 @@ async function searchText(ws: ToolWorkspace, targets: ToolTarget[], re: RegExp, 
 }
 
 /** A file's text for searching (read as checked), or undefined when it is binary, too large or unreadable. */
-async function searchableText(ws: ToolWorkspace, t: ToolTarget, dirty: ReadonlyMap<string, vscode.TextDocument>): Promise<string | undefined> {
+async function searchableText(ws: WorkspaceGate, t: ToolTarget, dirty: ReadonlyMap<string, vscode.TextDocument>): Promise<string | undefined> {
   const open = dirty.get(t.uri.toString());
   if (open) return open.getText();
   try {

@@ -1,9 +1,8 @@
-// What the built-in tools share: the tool shape, and access to workspace files that refuses excluded paths and symlink
-// escapes, and reads a local file from the handle it proved to be the file it checked.
+// The workspace gate: the one road to a workspace file for the tools, `@` mentions and Apply (excludes, links, real paths).
 import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ToolDefinition } from '../../core/types';
+import type { ToolDefinition } from '../core/types';
 import {
   ToolError,
   displayToolPath,
@@ -14,10 +13,10 @@ import {
   resolveToolPath,
   type ExcludeMatcher,
   type ToolFolder,
-} from '../../core/toolPaths';
-import type { ToolArgs } from '../../core/toolText';
-import { isOpenedPath, readUpTo } from './localRead';
-import { showWarning } from '../notices';
+} from '../core/toolPaths';
+import type { ToolArgs } from '../core/toolText';
+import { showWarning } from './notices';
+import { isOpenedPath, readUpTo } from './tools/localRead';
 
 /** Exclude globs this window has already told the user it cannot read. */
 const toldInvalid = new Set<string>();
@@ -63,10 +62,11 @@ export const toolReadSeam: { afterCheck?: (fsPath: string) => Promise<void> } = 
 export const MAX_READ_BYTES = 10 * 1024 * 1024;
 
 /**
- * The workspace as one tool call sees it: folders and excludes fixed at the start of the call. Checks each path the
- * model names (and each file a search finds) before anything is read; symlink checks are cached for the call.
+ * The workspace as one tool call, mention or Apply sees it: folders and excludes fixed when it is made. Checks each
+ * path the model or the reader names (and each file a search finds) before anything is read; symlink checks are cached
+ * for its life. Nothing reaches a workspace file for them any other way.
  */
-export class ToolWorkspace {
+export class WorkspaceGate {
   readonly folders: readonly vscode.WorkspaceFolder[];
   readonly toolFolders: ToolFolder[];
   readonly exclude: ExcludeMatcher;
