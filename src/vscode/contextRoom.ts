@@ -7,6 +7,7 @@ import { contextMeter, correction, exceedsServer, fits, overThreshold, type Wind
 import { errorView } from '../core/errorView';
 import { overrideFor, profileName } from '../core/profiles';
 import type * as ServerWindowModule from '../core/serverWindow';
+import type { Tool } from '../core/tool';
 import { guardMessage, type ToolLoopEnd } from '../core/toolLoop';
 import { fitTools, type ToolFit } from '../core/toolFit';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
@@ -18,7 +19,7 @@ import type { PendingContext } from './pendingContext';
 import type * as Summarize from './summarize';
 import type { ReadyTarget, Requester, Selection, Target } from './requester';
 import type { Toolbox } from './toolbox';
-import { statusOf, type TurnEnding, type TurnPlan, type TurnTool } from './turn';
+import { statusOf, type TurnEnding, type TurnPlan } from './turn';
 import type { ViewChannel } from './viewChannel';
 
 /** The cards about the server's window, with the window probe (dist/serverWindow.js, loaded by the first meter). */
@@ -28,7 +29,7 @@ const summarizer = () => require('./summarize.js') as typeof Summarize;
 
 /** The tools a request offers, fitted to the model's window (core/toolFit.ts), and what fitting did. */
 interface FittedTools {
-  tools: TurnTool[];
+  tools: Tool[];
   fit: ToolFit;
 }
 
@@ -164,7 +165,7 @@ export class ContextRoom {
   }
 
   /** The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none. */
-  private offeredTools(s: ReadyTarget['settings']): TurnTool[] {
+  private offeredTools(s: ReadyTarget['settings']): Tool[] {
     const box = this.host.toolbox();
     const modelTools = s.profile ? overrideFor(s.profile, s.model).tools !== false : true;
     return box.settings.enabled && !this.host.conversation().toolsOff && modelTools ? box.tools : [];

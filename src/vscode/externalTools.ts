@@ -4,9 +4,9 @@
 // tool's own confirmation (its `prepareInvocation`) as well.
 import * as vscode from 'vscode';
 import { argumentSummary } from '../core/toolArguments';
+import type { Tool } from '../core/tool';
 import type { ToolDefinition } from '../core/types';
 import { pickMany, showInfo } from './notices';
-import type { TurnTool } from './turn';
 
 const ENABLED_STATE = 'parley.tools.external';
 
@@ -40,9 +40,9 @@ export class ExternalTools {
   }
 
   /** The tools turned on that VS Code lists now (an MCP server's tools appear once it has started), minus `taken` names. */
-  turnTools(taken: ReadonlySet<string>): TurnTool[] {
+  tools(taken: ReadonlySet<string>): Tool[] {
     const on = new Set(this.enabled());
-    const out: TurnTool[] = [];
+    const out: Tool[] = [];
     const used = new Set(taken);
     for (const info of vscode.lm.tools) {
       if (!on.has(info.name)) continue;
@@ -53,7 +53,8 @@ export class ExternalTools {
       const definition: ToolDefinition = { type: 'function', function: { name, description: info.description.slice(0, 1024), parameters } };
       out.push({
         definition,
-        readOnly: false,
+        policy: 'ask',
+        source: 'external',
         // Every argument, named, in the schema's order: not whichever the model put first.
         summary: (args) => argumentSummary(args, parameters),
         run: async (input, signal) => {

@@ -5,6 +5,7 @@
 import { turnView, type Turn } from '../core/conversation';
 import { DeltaPacer } from '../core/deltaPacer';
 import { usageHostOf } from '../core/profiles';
+import { approval, type Tool } from '../core/tool';
 import { parseArguments, questionArguments, tooLongToReview, undeclaredArguments } from '../core/toolArguments';
 import { runToolLoop, STOPPED_RESULT, type RoundCall, type ToolLoopEnd, type ToolLoopHost, type ToolOutcome } from '../core/toolLoop';
 import { estimatePromptTokens } from '../core/tokenEstimate';
@@ -37,22 +38,6 @@ const ADAPTATION_NOTICES: Record<string, string> = {
   tools: 'This model cannot use tools at this server: Parley goes on without them (Reset Endpoint Adaptations tries again).',
 };
 
-/** A tool the chat can offer: its definition for the model, and how to run it. */
-export interface TurnTool {
-  definition: ToolDefinition;
-  /** Built-in read-only tools run without asking, unless the reader set them to ask; any other tool asks. */
-  readOnly: boolean;
-  /**
-   * The tool asks the reader itself, in a review that only the reader's Accept or Reject ends (propose_edit): the
-   * panel does not ask first as well.
-   */
-  reviewed?: boolean;
-  /** The main argument, for the card (a path, a query). */
-  summary(args: Record<string, unknown>): string;
-  /** The result text for the model. Throws for a failure whose message the model should read. */
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
-}
-
 /** The tool settings a turn runs under (parley.tools.*). */
 export interface ToolSettings {
   enabled: boolean;
@@ -80,7 +65,7 @@ export interface TurnPlan {
   messages: ChatMessage[];
   source: 'chat' | 'explain';
   /** The tools offered, fitted to the window ([] for none). */
-  tools: readonly TurnTool[];
+  tools: readonly Tool[];
   /** The tool settings: the loop's limits, and whether built-in read tools ask too. */
   limits: ToolSettings;
 }
@@ -251,7 +236,7 @@ export class TurnRunner {
 
 /** One turn's side of the tool loop: its requests, its steps and cards, and each call's run. */
 class ToolRounds implements ToolLoopHost {
-  private readonly byName = new Map<string, TurnTool>();
+  private readonly byName = new Map<string, Tool>();
   /** The cards of this turn's calls, by Parley's id. */
   private readonly views = new Map<string, ToolCallView>();
   private offered: ToolDefinition[];
@@ -335,10 +320,10 @@ class ToolRounds implements ToolLoopHost {
    * whole, in the schema's order (a call whose arguments are too long for that is refused unasked); the answer counts
    * only for this call (its id, tool and arguments), and "always" for its tool.
    */
-  private async approve(tool: TurnTool, view: ToolCallView, args: Record<string, unknown>): Promise<true | ToolOutcome> {
+  private async approve(tool: Tool, view: ToolCallView, args: Record<string, unknown>): Promise<true | ToolOutcome> {
     const { session } = this.host;
     const name = tool.definition.function.name;
-    if ((tool.readOnly && !this.plan.limits.askBeforeReading) || tool.reviewed || session.isAlwaysAllowed(name)) return true;
+    if (approval(tool, { askBeforeReading: this.plan.limits.askBeforeReading, alwaysAllowed: session.isAlwaysAllowed(name) }) !== 'ask') return true;
     const question = questionArguments(args, tool.definition.function.parameters);
     // Too long to read in the panel: not asked at all, rather than asked with a part the reader could not weigh.
     const tooLong = tooLongToReview(name, question);

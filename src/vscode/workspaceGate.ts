@@ -2,7 +2,6 @@
 import { constants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ToolDefinition } from '../core/types';
 import {
   ToolError,
   displayToolPath,
@@ -14,25 +13,11 @@ import {
   type ExcludeMatcher,
   type ToolFolder,
 } from '../core/toolPaths';
-import type { ToolArgs } from '../core/toolText';
 import { showWarning } from './notices';
 import { isOpenedPath, readUpTo } from './tools/localRead';
 
 /** Exclude globs this window has already told the user it cannot read. */
 const toldInvalid = new Set<string>();
-
-/** A built-in tool: its definition for the request, the card's one-line summary, and the call itself. */
-export interface WorkspaceTool {
-  definition: ToolDefinition;
-  kind: 'read';
-  /** The main argument, for the card ('' when there is none). Never throws, whatever the arguments. */
-  summary(args: ToolArgs): string;
-  /**
-   * Runs the call. Resolves to the text the model receives; rejects with ToolError (message for the model) for
-   * refused paths, bad arguments and missing files, and with the signal's reason when the signal aborts.
-   */
-  run(args: ToolArgs, signal: AbortSignal): Promise<string>;
-}
 
 /** The settings the built-in tools read (from `parley.tools.*`). */
 export interface BuiltinToolSettings {

@@ -4,8 +4,9 @@ import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { Tool } from '../../src/core/tool';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
-import { builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
+import { builtinTools } from '../../src/vscode/tools/builtinTools';
 import { SEARCH_READ_AHEAD } from '../../src/vscode/tools/searchTools';
 import { toolReadSeam } from '../../src/vscode/workspaceGate';
 import { waitFor } from './helpers';
@@ -19,7 +20,7 @@ function fileName(i: number): string {
   return `${DIR}/d${String(Math.floor(i / 100)).padStart(3, '0')}/f${String(i).padStart(5, '0')}.txt`;
 }
 
-function searchTool(): WorkspaceTool {
+function searchTool(): Tool {
   const t = builtinTools({ exclude: DEFAULT_TOOL_EXCLUDE, maxResultChars: 20_000 }).find((x) => x.definition.function.name === 'search_text');
   assert.ok(t);
   return t;

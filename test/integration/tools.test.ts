@@ -4,8 +4,9 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { Tool } from '../../src/core/tool';
 import { DEFAULT_TOOL_EXCLUDE } from '../../src/core/toolPaths';
-import { ToolError, builtinTools, type WorkspaceTool } from '../../src/vscode/tools/builtinTools';
+import { ToolError, builtinTools } from '../../src/vscode/tools/builtinTools';
 import { toolReadSeam } from '../../src/vscode/workspaceGate';
 import { parley, waitFor } from './helpers';
 
@@ -13,7 +14,7 @@ const FAKE_KEY = 'sk-fake-fixture-7c1e0d9b2a';
 const HELLO = 'tools/nested/deep/hello.ts';
 
 /** The tool named `name`, made with the default excludes and `maxResultChars`. */
-function tool(name: string, maxResultChars = 20_000): WorkspaceTool {
+function tool(name: string, maxResultChars = 20_000): Tool {
   const t = builtinTools({ exclude: DEFAULT_TOOL_EXCLUDE, maxResultChars }).find((x) => x.definition.function.name === name);
   assert.ok(t, name);
   return t;

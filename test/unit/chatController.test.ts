@@ -3,11 +3,11 @@
 // Send, stream, Stop at each point, a tool round with its approval, compaction's trigger, saving while streaming, reopen.
 import * as assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
+import type { Tool } from '../../src/core/tool';
 import { STOPPED_RESULT } from '../../src/core/toolLoop';
 import type { ToolDefinition } from '../../src/core/types';
 import type { ToolCallView, TurnView } from '../../src/shared/protocol';
 import type { Toolbox } from '../../src/vscode/toolbox';
-import type { TurnTool } from '../../src/vscode/turn';
 import { deltaChunk } from '../support/client';
 import { nodeChat, type NodeChat } from '../support/nodeChat';
 import { pollUntil } from '../support/pollUntil.mjs';
@@ -47,12 +47,12 @@ const stalls = (first: string) => async (res: ServerResponse) => {
   await new Promise<void>((r) => res.on('close', () => r()));
 };
 
-function tool(name: string, readOnly: boolean, run: TurnTool['run']): TurnTool {
+function tool(name: string, readOnly: boolean, run: Tool['run']): Tool {
   const definition: ToolDefinition = { type: 'function', function: { name, description: name, parameters: { type: 'object', properties: { text: { type: 'string' } } } } };
-  return { definition, readOnly, summary: (a) => String(a.text ?? ''), run };
+  return { definition, policy: readOnly ? 'read' : 'ask', source: 'builtin', summary: (a) => String(a.text ?? ''), run };
 }
 
-function toolbox(tools: TurnTool[], askBeforeReading = false): Toolbox {
+function toolbox(tools: Tool[], askBeforeReading = false): Toolbox {
   return () => ({ tools, settings: { enabled: true, askBeforeReading, maxRounds: 10, maxTurnTokens: 200_000 } });
 }
 

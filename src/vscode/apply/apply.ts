@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { looksPartial, planApply, propose, type ApplySelection, type CodeBlockInfo, type Placement, type Proposal } from '../../core/apply';
 import { runsCodeReason, unsafePathReason } from '../../core/applyTargets';
 import type { Conversation } from '../../core/conversation';
+import type { Tool } from '../../core/tool';
 import { ToolError } from '../../core/toolPaths';
 import { requiredString } from '../../core/toolText';
 import type { ToolDefinition } from '../../core/types';
@@ -242,18 +243,12 @@ function refuse(s: ApplyDeps, text: string): void {
 /** The most hunks one propose_edit call may carry. */
 const MAX_EDITS = 50;
 
-/** A tool that is not read-only and approves itself: its review in the editor is the question to the user. */
-export interface ReviewedTool {
-  definition: ToolDefinition;
-  summary(args: Record<string, unknown>): string;
-  run(args: Record<string, unknown>, signal: AbortSignal): Promise<string>;
-}
-
 /**
  * The propose_edit tool: search/replace hunks for one file (an empty search text creates a new file), shown to the
- * user as a review. It waits for Accept or Reject; its result says which, and comes only from that action.
+ * user as a review. It is not read-only and asks the user itself: its review in the editor is the question. It waits
+ * for Accept or Reject; its result says which, and comes only from that action.
  */
-export function proposeEditTool(settings: BuiltinToolSettings): ReviewedTool {
+export function proposeEditTool(settings: BuiltinToolSettings): Tool {
   const definition: ToolDefinition = {
     type: 'function',
     function: {
@@ -286,6 +281,8 @@ export function proposeEditTool(settings: BuiltinToolSettings): ReviewedTool {
   };
   return {
     definition,
+    policy: 'review',
+    source: 'builtin',
     summary: (args) => (typeof args.path === 'string' ? args.path : ''),
     async run(args, signal) {
       const path = requiredString('propose_edit', args, 'path', 'the file to change, relative to the workspace');

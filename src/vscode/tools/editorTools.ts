@@ -1,8 +1,9 @@
 // The get_diagnostics and get_open_editors tools: what the language extensions report, and what the user has open.
 import * as vscode from 'vscode';
+import type { Tool } from '../../core/tool';
 import { cappedList, optionalString } from '../../core/toolText';
 import { PATH_HELP } from './fileTools';
-import { WorkspaceGate, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
+import { WorkspaceGate, type BuiltinToolSettings, type ToolTarget } from '../workspaceGate';
 
 /** Most diagnostics get_diagnostics returns. */
 const MAX_DIAGNOSTICS = 200;
@@ -18,9 +19,10 @@ function diagnosticLine(shown: string, d: vscode.Diagnostic): string {
 }
 
 /** The get_diagnostics tool: problems of one file, or of every workspace file that has some, errors first. */
-export function diagnosticsTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function diagnosticsTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {
@@ -90,9 +92,10 @@ function selectionText(editor: vscode.TextEditor): string {
 }
 
 /** The get_open_editors tool: the open tabs by group, the active one with its selection or cursor. */
-export function openEditorsTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function openEditorsTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {

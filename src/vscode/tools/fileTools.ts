@@ -1,8 +1,9 @@
 // The read_file and list_directory tools: one file's text within a budget, one folder's entries.
 import * as vscode from 'vscode';
+import type { Tool } from '../../core/tool';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, decodeText, fileExcerpt, looksBinary, optionalInt, optionalString, requiredString } from '../../core/toolText';
-import { MAX_READ_BYTES, WorkspaceGate, notFound, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
+import { MAX_READ_BYTES, WorkspaceGate, notFound, type BuiltinToolSettings, type ToolTarget } from '../workspaceGate';
 
 /** How a path argument is described to the model, in every tool that takes one. */
 export const PATH_HELP = 'Relative to the workspace folder (with several folders, start with the folder name), or absolute inside it.';
@@ -13,9 +14,10 @@ const MAX_ENTRIES = 500;
 const MAX_LINE = 1_000_000_000;
 
 /** The read_file tool: a text file, or a range of its lines, cut to parley.tools.maxResultChars. */
-export function readFileTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function readFileTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {
@@ -62,9 +64,10 @@ async function readText(ws: WorkspaceGate, t: ToolTarget): Promise<{ text: strin
 }
 
 /** The list_directory tool: a folder's entries, folders first and marked with a trailing `/`. */
-export function listDirectoryTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function listDirectoryTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {

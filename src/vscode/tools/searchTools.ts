@@ -7,10 +7,11 @@
 import * as vscode from 'vscode';
 import { MAX_LINE_CHARS } from '../../core/lineMatch';
 import { mapOrdered } from '../../core/orderedPool';
+import type { Tool } from '../../core/tool';
 import { ToolError } from '../../core/toolPaths';
 import { cappedList, compileQuery, decodeText, looksBinary, optionalBool, optionalInt, optionalString, requiredString } from '../../core/toolText';
 import { LineSearch, SEARCH_TIME_LIMIT_MS, SearchFailedError, SearchTooSlowError, type FileMatches } from './searchEngine';
-import { WorkspaceGate, cancellationFor, type BuiltinToolSettings, type ToolTarget, type WorkspaceTool } from '../workspaceGate';
+import { WorkspaceGate, cancellationFor, type BuiltinToolSettings, type ToolTarget } from '../workspaceGate';
 
 /**
  * Most files search_text searches: VS Code's search is asked for one more, so that more is known. Below it every
@@ -85,9 +86,10 @@ async function linksOk(ws: WorkspaceGate, t: ToolTarget): Promise<boolean> {
 }
 
 /** The find_files tool: workspace files whose path matches a glob. */
-export function findFilesTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function findFilesTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {
@@ -140,9 +142,10 @@ function searchArgs(args: Record<string, unknown>): SearchArgs {
 }
 
 /** The search_text tool: matching lines as `path:line: text`, in path order, up to a cap. */
-export function searchTextTool(settings: BuiltinToolSettings): WorkspaceTool {
+export function searchTextTool(settings: BuiltinToolSettings): Tool {
   return {
-    kind: 'read',
+    policy: 'read',
+    source: 'builtin',
     definition: {
       type: 'function',
       function: {
