@@ -243,59 +243,52 @@ function refuse(s: ApplyDeps, text: string): void {
 /** The most hunks one propose_edit call may carry. */
 const MAX_EDITS = 50;
 
+/** propose_edit as the model sees it. */
+const PROPOSE_EDIT: ToolDefinition = {
+  type: 'function',
+  function: {
+    name: 'propose_edit',
+    description: 'Proposes a change to one file in the workspace. The user reviews it in a diff and accepts or rejects it; the result says which. Each edit replaces a search text, which must occur exactly once in the current file, with its replacement; include enough lines to make it unique. To create a new file, give one edit with an empty search text and the whole content as the replacement.',
+    parameters: {
+      type: 'object',
+      properties: {
+        path: { type: 'string', description: `The file to change or create. ${PATH_HELP}` },
+        edits: {
+          type: 'array',
+          minItems: 1,
+          maxItems: MAX_EDITS,
+          description: 'Applied in order.',
+          items: {
+            type: 'object',
+            properties: {
+              search: { type: 'string', description: 'Exact text of the current file (whole lines), found exactly once. Empty only to create a new file.' },
+              replace: { type: 'string', description: 'The text that takes its place.' },
+            },
+            required: ['search', 'replace'],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ['path', 'edits'],
+      additionalProperties: false,
+    },
+  },
+};
+
 /**
  * The propose_edit tool: search/replace hunks for one file (an empty search text creates a new file), shown to the
  * user as a review. It is not read-only and asks the user itself: its review in the editor is the question. It waits
  * for Accept or Reject; its result says which, and comes only from that action.
  */
 export function proposeEditTool(settings: BuiltinToolSettings): Tool {
-  const definition: ToolDefinition = {
-    type: 'function',
-    function: {
-      name: 'propose_edit',
-      description: 'Proposes a change to one file in the workspace. The user reviews it in a diff and accepts or rejects it; the result says which. Each edit replaces a search text, which must occur exactly once in the current file, with its replacement; include enough lines to make it unique. To create a new file, give one edit with an empty search text and the whole content as the replacement.',
-      parameters: {
-        type: 'object',
-        properties: {
-          path: { type: 'string', description: `The file to change or create. ${PATH_HELP}` },
-          edits: {
-            type: 'array',
-            minItems: 1,
-            maxItems: MAX_EDITS,
-            description: 'Applied in order.',
-            items: {
-              type: 'object',
-              properties: {
-                search: { type: 'string', description: 'Exact text of the current file (whole lines), found exactly once. Empty only to create a new file.' },
-                replace: { type: 'string', description: 'The text that takes its place.' },
-              },
-              required: ['search', 'replace'],
-              additionalProperties: false,
-            },
-          },
-        },
-        required: ['path', 'edits'],
-        additionalProperties: false,
-      },
-    },
-  };
   return {
-    definition,
+    definition: PROPOSE_EDIT,
     policy: 'review',
     source: 'builtin',
     summary: (args) => (typeof args.path === 'string' ? args.path : ''),
     async run(args, signal) {
       const path = requiredString('propose_edit', args, 'path', 'the file to change, relative to the workspace');
-      const edits = args.edits;
-      if (!Array.isArray(edits) || edits.length === 0) throw new ToolError('propose_edit needs "edits": an array of { "search": …, "replace": … } objects.');
-      if (edits.length > MAX_EDITS) throw new ToolError(`propose_edit takes at most ${MAX_EDITS} edits at a time.`);
-      const hunks = edits.map((e, i) => {
-        const h = e as { search?: unknown; replace?: unknown } | null;
-        if (typeof h !== 'object' || h === null || typeof h.search !== 'string' || typeof h.replace !== 'string') {
-          throw new ToolError(`Edit ${i + 1} must be an object with string fields "search" and "replace".`);
-        }
-        return { search: h.search, replace: h.replace };
-      });
+      const hunks = editHunks(args.edits);
       const file = await current(path, settings);
       signal.throwIfAborted();
       const opened = await review(file, '', { kind: 'searchReplace', hunks }, settings);
@@ -305,19 +298,37 @@ export function proposeEditTool(settings: BuiltinToolSettings): Tool {
         await theReviews().cancel(opened.uri);
         throw signal.reason instanceof Error ? signal.reason : new Error('stopped');
       }
-      const shown = file.target.shown;
-      switch (decision) {
-        case 'accepted':
-          return file.text === undefined
-            ? `The user accepted: ${shown} is created in the editor, with the proposed content, not yet saved.`
-            : `The user accepted the edit: ${shown} has it in the editor, not yet saved.`;
-        case 'rejected':
-          return `The user rejected the edit; ${shown} is unchanged. Do not propose it again unless the user asks.`;
-        case 'closed':
-          return `The user closed the review without accepting; ${shown} is unchanged.`;
-      }
+      return decisionText(decision, file);
     },
   };
+}
+
+/** propose_edit's "edits" argument as hunks; throws ToolError, for the model, when it is not a list of them. */
+function editHunks(edits: unknown): { search: string; replace: string }[] {
+  if (!Array.isArray(edits) || edits.length === 0) throw new ToolError('propose_edit needs "edits": an array of { "search": …, "replace": … } objects.');
+  if (edits.length > MAX_EDITS) throw new ToolError(`propose_edit takes at most ${MAX_EDITS} edits at a time.`);
+  return edits.map((e, i) => {
+    const h = e as { search?: unknown; replace?: unknown } | null;
+    if (typeof h !== 'object' || h === null || typeof h.search !== 'string' || typeof h.replace !== 'string') {
+      throw new ToolError(`Edit ${i + 1} must be an object with string fields "search" and "replace".`);
+    }
+    return { search: h.search, replace: h.replace };
+  });
+}
+
+/** What the review's end tells the model. */
+function decisionText(decision: Exclude<ReviewDecision, 'stopped'>, file: Current): string {
+  const shown = file.target.shown;
+  switch (decision) {
+    case 'accepted':
+      return file.text === undefined
+        ? `The user accepted: ${shown} is created in the editor, with the proposed content, not yet saved.`
+        : `The user accepted the edit: ${shown} has it in the editor, not yet saved.`;
+    case 'rejected':
+      return `The user rejected the edit; ${shown} is unchanged. Do not propose it again unless the user asks.`;
+    case 'closed':
+      return `The user closed the review without accepting; ${shown} is unchanged.`;
+  }
 }
 
 /** The decision, or 'stopped' as soon as the turn is stopped. */

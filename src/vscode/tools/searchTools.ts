@@ -179,18 +179,25 @@ export function searchTextTool(settings: BuiltinToolSettings): Tool {
 /** What reading and matching one file gave: hidden (a link out of the workspace), skipped (unreadable), or its matches. */
 type FileResult = { kind: 'hidden' } | { kind: 'skipped' } | { kind: 'matched'; found: FileMatches };
 
+/** What search_text found and passed over, for its result. */
+interface SearchTally {
+  hits: string[];
+  files: Set<string>;
+  skipped: number;
+  searched: number;
+  longLines: number;
+  /** The file at which matching took too long, when it did. */
+  slowAt?: string;
+}
+
 /**
  * Searches `targets` (sorted by path): read SEARCH_READ_AHEAD at a time, matched and reported in their order, so the
  * result is the same whatever order the reads end in. `listedPastCap`: how many files VS Code listed when it listed
  * more than search_text searches.
  */
 async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, a: SearchArgs, signal: AbortSignal, listedPastCap: number | undefined): Promise<string> {
-  const hits: string[] = [];
-  const files = new Set<string>();
-  let skipped = 0;
-  let searched = 0;
-  let longLines = 0;
-  let slowAt: string | undefined;
+  const tally: SearchTally = { hits: [], files: new Set(), skipped: 0, searched: 0, longLines: 0 };
+  const { hits, files } = tally;
   const search = new LineSearch(re, signal);
   const dirty = new Map(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => [d.uri.toString(), d]));
   const searchOne = async (t: ToolTarget): Promise<FileResult> => {
@@ -207,7 +214,7 @@ async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, 
       if (!r.ok) {
         const e = r.error;
         if (e instanceof SearchTooSlowError) {
-          slowAt = t.shown;
+          tally.slowAt = t.shown;
           break;
         }
         if (e instanceof SearchFailedError) throw new ToolError(`search_text: ${e.message} Try a simpler pattern or a narrower glob.`);
@@ -215,11 +222,11 @@ async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, 
       }
       if (r.value.kind === 'hidden') continue;
       if (r.value.kind === 'skipped') {
-        skipped++;
+        tally.skipped++;
         continue;
       }
-      searched++;
-      longLines += r.value.found.longLines;
+      tally.searched++;
+      tally.longLines += r.value.found.longLines;
       for (const m of r.value.found.matches.slice(0, a.max - hits.length)) {
         hits.push(`${t.shown}:${m.line}: ${m.text}`);
         files.add(t.shown);
@@ -229,6 +236,12 @@ async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, 
   } finally {
     search.dispose();
   }
+  return searchResult(tally, a, listedPastCap, ws.settings.maxResultChars);
+}
+
+/** search_text's result: the matching lines, then notes on where it stopped and what it passed over. */
+function searchResult(tally: SearchTally, a: SearchArgs, listedPastCap: number | undefined, maxResultChars: number): string {
+  const { hits, files, skipped, searched, longLines, slowAt } = tally;
   const what = `${a.isRegex ? 'regex' : 'text'} "${a.query}"${a.glob === '**/*' ? '' : ` in ${a.glob}`}`;
   const notes: string[] = [];
   if (slowAt !== undefined) {
@@ -244,7 +257,7 @@ async function searchText(ws: WorkspaceGate, targets: ToolTarget[], re: RegExp, 
   if (longLines > 0) notes.push(`[${longLines} ${longLines === 1 ? 'line longer than' : 'lines longer than'} ${MAX_LINE_CHARS} characters ${longLines === 1 ? 'was' : 'were'} searched in ${longLines === 1 ? 'its' : 'their'} first ${MAX_LINE_CHARS} characters only.]`);
   if (hits.length === 0) return [`No matches for ${what} in ${searched} ${searched === 1 ? 'file' : 'files'}.`, ...notes].join('\n');
   const header = `${hits.length} ${hits.length === 1 ? 'match' : 'matches'} for ${what} in ${files.size} ${files.size === 1 ? 'file' : 'files'}:`;
-  return [header, cappedList(hits, ws.settings.maxResultChars - 300, 'Narrow the query or the glob.'), ...notes].join('\n');
+  return [header, cappedList(hits, maxResultChars - 300, 'Narrow the query or the glob.'), ...notes].join('\n');
 }
 
 /** A file's text for searching (read as checked), or undefined when it is binary, too large or unreadable. */
