@@ -25,7 +25,7 @@ const common = commonBuildOptions(production);
 
 /**
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
- * them. In src they are `require('./<name>.js')`.
+ * them. In src they are `require('./<name>.js')`, in src/vscode/lazy/<name>.ts only: one loader each, in step with this list.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined.
  */
@@ -88,6 +88,9 @@ function searchWorkerPlugin() {
   };
 }
 
+/** The folder of the LAZY modules' loaders: src/vscode/lazy/<name>.ts is the one file that requires ./<name>.js. */
+const LOADERS = resolve('src/vscode/lazy');
+
 function lazyModules(inline) {
   return {
     name: 'parley-lazy-modules',
@@ -95,6 +98,7 @@ function lazyModules(inline) {
       build.onResolve({ filter: /^\.\/\w+\.js$/ }, (args) => {
         const name = args.path.slice(2, -3);
         if (!Object.prototype.hasOwnProperty.call(LAZY, name) || !args.importer.includes(`${sep}src${sep}`)) return undefined;
+        if (args.importer !== join(LOADERS, `${name}.ts`)) return { errors: [{ text: `dist/${name}.js is loaded through its loader, src/vscode/lazy/${name}.ts, not required here` }] };
         return inline ? { path: resolve(LAZY[name]) } : { path: `./${name}.js`, external: true };
       });
     },

@@ -5,7 +5,8 @@ import { ChatController } from './vscode/chatController';
 import { vscodeChatUi } from './vscode/chatUi';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
-import { mentionsModule, registerCommands } from './vscode/commands';
+import { registerCommands } from './vscode/commands';
+import { mentions } from './vscode/lazy/mentions';
 import { Completions, WIRE } from './vscode/completions';
 import { SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
@@ -54,7 +55,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const editors = new EditorTracker();
   // Chips with `@` mentions are read when their question is sent, by dist/mentions.js, loaded then.
   const expandContext = async (items: readonly ContextItem[]) =>
-    items.some((i) => i.mention) ? mentionsModule().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
+    items.some((i) => i.mention) ? mentions().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));

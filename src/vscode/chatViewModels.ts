@@ -2,7 +2,6 @@
 import { listModelInfo } from '../core/client';
 import { resolveWindow, type WindowInfo } from '../core/contextWindow';
 import { listedModel, type ModelInfo } from '../core/modelInfo';
-import type * as ServerWindowModule from '../core/serverWindow';
 import type { ServerWindow, WindowProbe } from '../core/serverWindow';
 import { errorView, imagesRefusal } from '../core/errorView';
 import { overrideFor } from '../core/profiles';
@@ -14,9 +13,7 @@ import { profileName } from '../core/profiles';
 import type { ChatRequester, ReadyTarget, Selection, Target, TargetProblem } from './requester';
 import { isLoopbackOrigin } from '../core/endpoint';
 import type { ViewChannel } from './viewChannel';
-
-/** The window probe and its words, in a file of their own (dist/serverWindow.js), loaded by the first meter. */
-const serverWindow = () => require('./serverWindow.js') as typeof ServerWindowModule;
+import { serverWindow } from './lazy/serverWindow';
 
 /**
  * Which list a target's models come from: its profile (headers can change what a gateway lists) and its models URL

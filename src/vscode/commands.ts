@@ -1,6 +1,5 @@
 // Registers every command: each id (written once here and once in package.json) to the function in the file of its job.
 import * as vscode from 'vscode';
-import { applyModule, disposeReviews } from './apply/loader';
 import { PROPOSAL_SCHEME } from './apply/scheme';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
@@ -14,6 +13,11 @@ import type * as Mentions from './mentions';
 import { resetUsage, showUsageReport } from './statusBar';
 import type * as TestConnection from './testConnection';
 import type { UsageStore } from './usageStore';
+import { apply, disposeReviews } from './lazy/apply';
+import { editorCommands } from './lazy/editorCommands';
+import { headerSecretCommand } from './lazy/headerSecretCommand';
+import { mentions } from './lazy/mentions';
+import { testConnection } from './lazy/testConnection';
 
 /** What the commands use, together: each command module's own objects, and the history, usage and tool lists. */
 export type CommandDeps = EndpointCommandDeps & EditorCommands.EditorCommandDeps & TestConnection.TestConnectionDeps & Mentions.MentionDeps &
@@ -22,21 +26,6 @@ export type CommandDeps = EndpointCommandDeps & EditorCommands.EditorCommandDeps
   usage: UsageStore;
   externalTools: ExternalTools;
 };
-
-/** Test Connection and its report, loaded on first use: dist/testConnection.js (see LAZY in esbuild.mjs). */
-export function testConnectionModule(): typeof TestConnection {
-  return require('./testConnection.js') as typeof TestConnection;
-}
-
-/** `@` mentions and Add File to Chat, loaded on first use: dist/mentions.js (see LAZY in esbuild.mjs). */
-export function mentionsModule(): typeof Mentions {
-  return require('./mentions.js') as typeof Mentions;
-}
-
-/** Explain Selection, Add Selection to Chat and Generate Code, loaded on first use: dist/editorCommands.js (see LAZY in esbuild.mjs). */
-function editorCommandsModule(): typeof EditorCommands {
-  return require('./editorCommands.js') as typeof EditorCommands;
-}
 
 /**
  * Closes the review tabs a reload restored: their reviews ended with the window that opened them, so nothing could be
@@ -58,26 +47,26 @@ export function registerCommands(s: CommandDeps): vscode.Disposable[] {
     'parley.showHistory': () => showHistory(s.history, s.chat),
     'parley.setApiKey': () => setApiKey(s),
     'parley.clearApiKey': () => clearApiKey(s),
-    'parley.addSelectionToChat': () => editorCommandsModule().addSelectionToChat(s),
+    'parley.addSelectionToChat': () => editorCommands().addSelectionToChat(s),
     // The explorer gives the clicked file and, with several selected, all of them.
-    'parley.addFileToChat': (uri, uris) => mentionsModule().addFilesToChat(s, uri, uris),
-    'parley.explainSelection': () => editorCommandsModule().explainSelection(s),
-    'parley.generateCode': (description) => editorCommandsModule().generateCode(s, description),
+    'parley.addFileToChat': (uri, uris) => mentions().addFilesToChat(s, uri, uris),
+    'parley.explainSelection': () => editorCommands().explainSelection(s),
+    'parley.generateCode': (description) => editorCommands().generateCode(s, description),
     'parley.showUsage': () => showUsageReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
-    'parley.testConnection': () => testConnectionModule().testConnection(s),
+    'parley.testConnection': () => testConnection().testConnection(s),
     'parley.resetAdaptations': () => resetAdaptations(s),
     'parley.resetWorkspaceOrigins': () => resetWorkspaceOrigins(s),
     'parley.selectModel': () => selectModel(s),
     'parley.showLog': () => s.log.show(),
     'parley.chooseTools': () => s.externalTools.choose(),
     'parley.switchEndpoint': () => switchEndpoint(s),
-    'parley.setHeaderSecret': (name, value, origins) => (require('./headerSecretCommand.js') as typeof HeaderSecretCommand).setHeaderSecret(s, name, value, origins),
-    'parley.testAllEndpoints': () => testConnectionModule().testAllEndpoints(s),
+    'parley.setHeaderSecret': (name, value, origins) => headerSecretCommand().setHeaderSecret(s, name, value, origins),
+    'parley.testAllEndpoints': () => testConnection().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),
     // The editor title passes the diff's URI: the review to decide.
-    'parley.acceptProposal': (uri) => applyModule().acceptProposal(uri),
-    'parley.rejectProposal': (uri) => applyModule().rejectProposal(uri),
+    'parley.acceptProposal': (uri) => apply().acceptProposal(uri),
+    'parley.rejectProposal': (uri) => apply().rejectProposal(uri),
     'parley.completionMenu': () => s.completions.engine.menu(),
     'parley.selectCompletionModel': () => s.completions.engine.switchModel(),
   };

@@ -10,14 +10,10 @@ import type * as Engine from './completion/engine';
 import type { CompletionDeps } from './completion/engine';
 import { Disposable } from './disposable';
 import { StatusEntry } from './notices';
+import { completion } from './lazy/completion';
 
 /** The client's wire functions, from this bundle: dist/completion.js uses them rather than carry its own copy. */
 export const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
-
-/** The engine's module, loaded on first use. */
-export function completionModule(): typeof Engine {
-  return require('./completion.js') as typeof Engine;
-}
 
 /**
  * The provider VS Code asks, and the status bar item. Until a completion model is set it answers nothing and loads
@@ -37,7 +33,7 @@ export class Completions extends Disposable implements vscode.InlineCompletionIt
 
   /** The engine, made on first use. */
   get engine(): Engine.CompletionEngine {
-    this.real ??= this._register(new (completionModule().CompletionEngine)(this.s, this.state, this.status));
+    this.real ??= this._register(new (completion().CompletionEngine)(this.s, this.state, this.status));
     return this.real;
   }
 

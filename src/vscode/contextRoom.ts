@@ -6,7 +6,6 @@ import { compactionBudget, planCompaction } from '../core/compaction';
 import { contextMeter, correction, exceedsServer, fits, overThreshold, type WindowInfo } from '../core/contextWindow';
 import { errorView } from '../core/errorView';
 import { overrideFor, profileName } from '../core/profiles';
-import type * as ServerWindowModule from '../core/serverWindow';
 import type { Tool } from '../core/tool';
 import { guardMessage, type ToolLoopEnd } from '../core/toolLoop';
 import { fitTools, type ToolFit } from '../core/toolFit';
@@ -16,16 +15,12 @@ import type { ActionId, ContextMeterView, ErrorView } from '../shared/protocol';
 import type { ChatViewModels } from './chatViewModels';
 import type { Log } from './log';
 import type { PendingContext } from './pendingContext';
-import type * as Summarize from './summarize';
 import type { ReadyTarget, Requester, Selection, Target } from './requester';
 import type { Toolbox } from './toolbox';
 import { statusOf, type TurnEnding, type TurnPlan } from './turn';
 import type { ViewChannel } from './viewChannel';
-
-/** The cards about the server's window, with the window probe (dist/serverWindow.js, loaded by the first meter). */
-const windowWords = () => require('./serverWindow.js') as typeof ServerWindowModule;
-/** Compaction's summary request (dist/summarize.js), loaded by the first compaction. */
-const summarizer = () => require('./summarize.js') as typeof Summarize;
+import { serverWindow as windowWords } from './lazy/serverWindow';
+import { summarize as summarizer } from './lazy/summarize';
 
 /** The tools a request offers, fitted to the model's window (core/toolFit.ts), and what fitting did. */
 interface FittedTools {

@@ -7,7 +7,8 @@ import { newId } from '../core/ids';
 import type { TurnOwner } from '../core/recovery';
 import type { UsageRecord } from '../core/usageLedger';
 import type { HistoryItem } from '../shared/protocol';
-import { durability, type HistoryStore } from './history';
+import type { HistoryStore } from './history';
+import { durability } from './lazy/durability';
 import type { Log } from './log';
 import type { ViewChannel } from './viewChannel';
 

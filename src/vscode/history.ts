@@ -7,24 +7,14 @@ import {
   checkConversationFile, conversationFileName, damagedFileName, damagedItem, entryFileName, entryOf, historyList, parseEntry,
   scanHistoryFolder,
 } from '../core/historyIndex';
-import type * as Durability from './durability';
-import type * as HistoryImages from './historyImages';
 import type { HistoryItem } from '../shared/protocol';
 import { createFileOnce, listFolder, readTextIfExists, writeFileAtomic, type HalfWritten } from './files';
+import { durability } from './lazy/durability';
+import { historyImages } from './lazy/historyImages';
 
 /** The list that earlier versions kept in global state; read only to make a missing entry (see core/historyIndex.ts). */
 const INDEX_STATE = 'parley.historyIndex';
 const OPEN_STATE = 'parley.openConversation';
-
-/** The code for damaged files, interrupted replies and failed saves: dist/durability.js, loaded the first time one is met. */
-export function durability(): typeof Durability {
-  return require('./durability.js') as typeof Durability;
-}
-
-/** Images kept in files of their own (dist/historyImages.js), loaded by the first conversation with images. */
-function historyImages(): typeof HistoryImages {
-  return require('./historyImages.js') as typeof HistoryImages;
-}
 
 /**
  * A conversation read from disk: the conversation, or (damaged) the id its file was moved aside under

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import type * as ChatProviderModule from './chatProvider';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
+import { chatProvider } from './lazy/chatProvider';
 import type { Log } from './log';
 import type { Requester } from './requester';
 import type { ApiKeyStore } from './secrets';
@@ -22,7 +23,7 @@ export class LazyChatProvider extends Disposable implements vscode.LanguageModel
   /** The provider itself, made on first use; until then VS Code has asked nothing, so there is no change to report. */
   private get provider(): ChatProviderModule.ParleyChatProvider {
     if (!this.real) {
-      const { ParleyChatProvider } = require('./chatProvider.js') as typeof ChatProviderModule;
+      const { ParleyChatProvider } = chatProvider();
       this.real = this._register(new ParleyChatProvider(this.requester, this.settings, this.keys, this.log));
       this._register(this.real.onDidChangeLanguageModelChatInformation(() => this.changed.fire()));
     }

@@ -13,9 +13,9 @@ import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
 import { showWarning } from './notices';
-import type * as PromptQuestion from './promptQuestion';
-import type * as TextToolCalls from '../core/textToolCalls';
 import { ApiKeyStore } from './secrets';
+import { promptQuestion } from './lazy/promptQuestion';
+import { textToolCalls } from './lazy/textToolCalls';
 import type { Log } from './log';
 import type { UsageStore } from './usageStore';
 
@@ -54,8 +54,8 @@ export const vscodePrompts: Prompts = {
     return answer === allow ? true : answer === mine ? false : undefined;
   },
   // dist/promptQuestion.js (LAZY in esbuild.mjs): loaded when a workspace's prompt or profile is first asked about.
-  allowWorkspaceHeaders: (origin, names, secrets, body) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceAdditions(origin, names, secrets, body),
-  allowWorkspaceSystemPrompt: (prompt) => (require('./promptQuestion.js') as typeof PromptQuestion).askWorkspaceSystemPrompt(prompt),
+  allowWorkspaceHeaders: (origin, names, secrets, body) => promptQuestion().askWorkspaceAdditions(origin, names, secrets, body),
+  allowWorkspaceSystemPrompt: (prompt) => promptQuestion().askWorkspaceSystemPrompt(prompt),
 };
 
 const APPROVALS_STATE = 'parley.workspaceOrigins';
@@ -348,7 +348,7 @@ export class Requester {
       log: (line, level) => (level === 'info' ? this.log.info(line) : this.log.debug(line)),
       onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
       // dist/textToolCalls.js (LAZY in esbuild.mjs): loaded by the first request that offers tools.
-      textToolCalls: (names) => new (require('./textToolCalls.js') as typeof TextToolCalls).TextCallFilter(names),
+      textToolCalls: (names) => new (textToolCalls().TextCallFilter)(names),
     };
   }
 

@@ -5,8 +5,8 @@ import { offersTools, type Tool } from '../core/tool';
 import type { SettingsSnapshot } from './config';
 import type { ExternalTools } from './externalTools';
 import type { ToolSettings } from './turn';
-import type * as BuiltinToolsModule from './tools/builtinTools';
-import { applyModule } from './apply/loader';
+import { apply } from './lazy/apply';
+import { builtinTools } from './lazy/builtinTools';
 
 /** What ChatController asks before each turn: the tools to offer (none when off), and their settings. */
 export type Toolbox = () => { tools: Tool[]; settings: ToolSettings };
@@ -19,7 +19,7 @@ export function workspaceToolbox(settings: SettingsSnapshot, external: ExternalT
     const folders = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
     // dist/builtinTools.js (LAZY in esbuild.mjs): loaded by the first turn that offers tools, not at activation.
     // propose_edit (dist/apply.js): its review in the editor is its approval, and only Accept writes anything.
-    const tools: Tool[] = folders ? [...(require('./builtinTools.js') as typeof BuiltinToolsModule).builtinTools(s), applyModule().proposeEditTool(s)] : [];
+    const tools: Tool[] = folders ? [...builtinTools().builtinTools(s), apply().proposeEditTool(s)] : [];
     tools.push(...external.tools(new Set(tools.map((t) => t.definition.function.name))));
     return { tools, settings: s };
   };

@@ -4,16 +4,17 @@ import * as vscode from 'vscode';
 import { routeMessage, type Routes } from '../shared/messageTable';
 import type { ActionId, WebviewMessage } from '../shared/protocol';
 import type { ApplyDeps } from './apply/apply';
-import { applyModule } from './apply/loader';
 import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
-import { mentionsModule, testConnectionModule } from './commands';
 import { openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import { applyPreset, selectModel, setModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
 import type { MentionDeps } from './mentions';
 import type { TestConnectionDeps } from './testConnection';
+import { apply } from './lazy/apply';
+import { mentions } from './lazy/mentions';
+import { testConnection } from './lazy/testConnection';
 
 /** What the routes hand on: the objects of each command module a message reaches. */
 export type RouteDeps = EndpointCommandDeps & TestConnectionDeps & MentionDeps & ApplyDeps;
@@ -25,7 +26,7 @@ export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknow
   setApiKey: (s) => setApiKey(s),
   markNoKey: (s) => markNoKey(s),
   openSettings: () => openSettings(),
-  testConnection: (s) => testConnectionModule().testConnection(s),
+  testConnection: (s) => testConnection().testConnection(s),
   showLog: (s) => s.log.show(),
   switchEndpoint: (s) => switchEndpoint(s),
   compact: (s) => s.chat.compact(),
@@ -44,7 +45,7 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
   insertCode: (m, s) => insertCode(s.editors, m.code),
   openCode: (m) => openCode(m.code, m.language),
   // The path is never trusted: Apply resolves and checks it, and writes nothing without the reader's Accept.
-  applyCode: (m, s) => applyModule().applyCodeBlock(s, { code: m.code, info: m.info, before: m.before }),
+  applyCode: (m, s) => apply().applyCodeBlock(s, { code: m.code, info: m.info, before: m.before }),
   openLink: (m, s) => openLink(m.url, s.log),
   newChat: (_, s) => s.chat.newChat(),
   requestHistory: (_, s) => s.chat.files.postHistory(),
@@ -68,8 +69,8 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
     }
   },
   setTools: (m, s) => s.chat.setToolsEnabled(m.enabled),
-  mentionQuery: (m, s) => mentionsModule().searchMentions(s, m.query),
-  addMention: (m, s) => mentionsModule().addMention(s, m.kind, m.path),
+  mentionQuery: (m, s) => mentions().searchMentions(s, m.query),
+  addMention: (m, s) => mentions().addMention(s, m.kind, m.path),
 };
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */
