@@ -2,8 +2,9 @@
 // Node, test/unit), webview (Chromium, test/webview), llama (Parley against a real llama-server, test/llama) and
 // integration (inside VS Code, test/integration), all under out/test.
 import * as esbuild from 'esbuild';
-import { readdirSync, statSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { readdirSync, statSync, copyFileSync, mkdirSync, rmSync, watch as watchFiles } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
+import { buildNodeBundles } from './scripts/node-bundles.mjs';
 import { commonBuildOptions, highlightWorkerBuildOptions, webviewBuildOptions } from './scripts/webview-build.mjs';
 
 const production = process.argv.includes('--production');
@@ -27,7 +28,8 @@ const common = commonBuildOptions(production);
  * Modules loaded on first use, each in a file of its own in dist/, so that the extension's own bundle does not carry
  * them. In src they are `require('./<name>.js')`, in src/vscode/lazy/<name>.ts only: one loader each, in step with this list.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
- * file beside it, gets the source inlined.
+ * file beside it, gets the source inlined. They share the code they have in common with the extension's bundle and
+ * with each other (scripts/node-bundles.mjs): each module's code is in one file of dist/.
  */
 const LAZY = {
   /** Test Connection with its checks and report. */
@@ -105,27 +107,19 @@ function lazyModules(inline) {
   };
 }
 
+/** dist/extension.js, the LAZY bundles and dist/shared.js (what two of them share that extension.js does not carry). */
+function buildExtension() {
+  return buildNodeBundles({
+    options: { ...common, platform: 'node', format: 'cjs', target: 'node20', external: ['vscode'] },
+    plugins: () => [lazyModules(false), searchWorkerPlugin()],
+    main: 'src/extension.ts',
+    mainName: 'extension',
+    lazy: LAZY,
+    outdir: 'dist',
+  });
+}
+
 const builds = [
-  {
-    ...common,
-    entryPoints: ['src/extension.ts'],
-    outfile: 'dist/extension.js',
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-    plugins: [lazyModules(false), searchWorkerPlugin()],
-  },
-  ...Object.entries(LAZY).map(([name, source]) => ({
-    ...common,
-    entryPoints: [source],
-    outfile: `dist/${name}.js`,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    external: ['vscode'],
-    plugins: [lazyModules(false), searchWorkerPlugin()],
-  })),
   webviewBuildOptions({ outfile: 'dist/webview.js', production }),
   highlightWorkerBuildOptions({ outfile: 'dist/highlightWorker.js', production }),
 ];
@@ -193,9 +187,20 @@ function copyCss() {
 if (watch) {
   const contexts = await Promise.all(builds.map((b) => esbuild.context(b)));
   await Promise.all(contexts.map((c) => c.watch()));
+  // The Node bundles are laid out together (scripts/node-bundles.mjs), so any change under src/ builds them all again.
+  let again = Promise.resolve();
+  let timer;
+  const rebuild = () => {
+    again = again.then(buildExtension).then(() => console.log('[watch] built dist/extension.js and the lazy bundles'), (e) => console.error(`[watch] ${e.message}`));
+  };
+  watchFiles('src', { recursive: true }, () => {
+    clearTimeout(timer);
+    timer = setTimeout(rebuild, 100);
+  });
+  rebuild();
   copyCss();
   console.log('[watch] watching for changes');
 } else {
-  await Promise.all(builds.map((b) => esbuild.build(b)));
+  await Promise.all([buildExtension(), ...builds.map((b) => esbuild.build(b))]);
   copyCss();
 }

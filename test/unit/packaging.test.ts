@@ -1,6 +1,6 @@
 // The lazily loaded bundles: each LAZY module of esbuild.mjs has its loader, src/vscode/lazy/<name>.ts, and is kept by
 // .vscodeignore (or the installed extension fails the first time it requires it: only the packaged extension shows
-// it, tests inline them).
+// it, tests inline them), and the bundles of dist/ share their code, so that each class is defined once.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -31,10 +31,28 @@ function lazyModules(): Map<string, string> {
 /** The names of LAZY in esbuild.mjs. */
 const lazyNames = () => [...lazyModules().keys()];
 
+/** Every class declared in src/ outside the webview (which is a browser bundle of its own), by file. */
+function classesOfSrc(): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const walk = (dir: string): void => {
+    for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const p = `${dir}/${e.name}`;
+      if (e.isDirectory()) {
+        if (p !== 'src/webview') walk(p);
+      } else if (p.endsWith('.ts') && !p.endsWith('.d.ts')) {
+        const names = [...read(p).matchAll(/^\s*(?:export\s+)?(?:abstract\s+)?class\s+(\w+)/gm)].map((m) => m[1]);
+        if (names.length > 0) out.set(p, names);
+      }
+    }
+  };
+  walk('src');
+  return out;
+}
+
 describe('packaging', () => {
-  it('.vscodeignore keeps every lazily loaded bundle of esbuild.mjs', () => {
+  it('.vscodeignore keeps every lazily loaded bundle of esbuild.mjs, and the code they share', () => {
     const kept = new Set(read('.vscodeignore').split(/\r?\n/).map((l) => l.trim()));
-    assert.deepEqual(lazyNames().filter((name) => !kept.has(`!dist/${name}.js`)), [], 'each is listed as !dist/<name>.js');
+    assert.deepEqual([...lazyNames(), 'shared'].filter((name) => !kept.has(`!dist/${name}.js`)), [], 'each is listed as !dist/<name>.js');
   });
 
   it('src/vscode/lazy/ has one loader per LAZY module of esbuild.mjs: <name>.ts requires ./<name>.js, typed as its source', () => {
@@ -48,5 +66,26 @@ describe('packaging', () => {
       const typed = /^import type \* as \w+ from '([^']+)';$/m.exec(loader)?.[1] ?? '';
       assert.equal(path.posix.join('src/vscode/lazy', `${typed}.ts`), source, `${name}() is typed as ${source}`);
     }
+  });
+
+  it('each class of src/ is defined in one bundle of dist/ only (so instanceof holds across bundles)', () => {
+    // dist/ as `node esbuild.mjs` (which `npm run test:unit` runs first) leaves it: not minified, each module's code
+    // after a `// <path>` line.
+    const bundles = ['extension', ...lazyNames(), 'shared'].map((n) => `${n}.js`).filter((f) => fs.existsSync(path.join(root, 'dist', f)));
+    const classes = classesOfSrc();
+    const definedIn = new Map<string, string[]>();
+    for (const bundle of bundles) {
+      const parts = read('dist', bundle).split(/^\/\/ (\S+)$/m);
+      for (let i = 1; i < parts.length; i += 2) {
+        for (const name of classes.get(parts[i]) ?? []) {
+          // esbuild writes `class X` or `var X = class`, and X2 where two modules of one bundle have an X.
+          const n = parts[i + 1].match(new RegExp(`(?:^|[^\\w$.])class ${name}\\d*\\b|\\b${name}\\d* = class\\b`, 'g'))?.length ?? 0;
+          const key = `${parts[i]}: ${name}`;
+          for (let k = 0; k < n; k++) definedIn.set(key, [...(definedIn.get(key) ?? []), bundle]);
+        }
+      }
+    }
+    assert.deepEqual(definedIn.get('src/core/errors.ts: ParleyError')?.length, 1, 'ParleyError found once (dist/ built, not minified)');
+    assert.deepEqual([...definedIn].filter(([, where]) => where.length > 1).map(([key, where]) => `${key} in ${where.join(', ')}`), []);
   });
 });
