@@ -7,7 +7,7 @@ import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
 import { mentions } from './vscode/lazy/mentions';
-import { Completions, WIRE } from './vscode/completions';
+import { Completions } from './vscode/completions';
 import { SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
@@ -59,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
   reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
-  const completions = new Completions({ settings, log, keys, usage, requester, wire: WIRE }, context.globalState);
+  const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
   // The commands and the chat's routes reach most of these; each of their modules takes only the ones it uses.
   const built = { settings, log, keys, usage, usageBar, requester, history, chat, reports, editors, externalTools, completions };
   const recorded = context.extensionMode === vscode.ExtensionMode.Test ? new ViewRecorder() : undefined;

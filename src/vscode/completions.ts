@@ -1,19 +1,12 @@
 // Inline completions, registered at activation and loaded on the first request: dist/completion.js (LAZY in
 // esbuild.mjs) holds the routes, the context and the status bar's states, so a window that never completes loads none.
 import * as vscode from 'vscode';
-import { listModels } from '../core/client';
-import type { Wire } from '../core/completion/routes';
 import { completionChoice } from '../core/completion/settings';
-import { errorFromResponse } from '../core/errors';
-import { failedFetch, readText, send } from '../core/transport';
 import type * as Engine from './completion/engine';
 import type { CompletionDeps } from './completion/engine';
 import { Disposable } from './disposable';
 import { StatusEntry } from './notices';
 import { completion } from './lazy/completion';
-
-/** The client's wire functions, from this bundle: dist/completion.js uses them rather than carry its own copy. */
-export const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
 
 /**
  * The provider VS Code asks, and the status bar item. Until a completion model is set it answers nothing and loads

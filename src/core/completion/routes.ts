@@ -16,10 +16,7 @@ import type { Usage } from '../types';
 import { fimPrompt, fimStops, type FimExtra, type FimFamily } from './fim';
 import { COMPLETION_ROUTES_STATE } from './settings';
 
-/**
- * The client's wire functions, handed in: the extension's own bundle has them already, so the completion bundle, loaded
- * later, does not carry a second copy (the tests hand in the same functions).
- */
+/** The client's wire functions, handed in (the engine hands in the client's own; the tests the same functions). */
 export interface Wire {
   send: typeof send;
   readText: typeof readText;

@@ -4,13 +4,16 @@
 import * as vscode from 'vscode';
 import { CompletionCache, type CompletionPlace } from '../../core/completion/cache';
 import { AdaptiveDebounce, ChunkRing, clipPrefix, clipSuffix } from '../../core/completion/context';
+import { listModels } from '../../core/client';
 import { chooseFimFamily, fimStops } from '../../core/completion/fim';
 import { probeRoutes, requestCompletion, ROUTE_NAMES, stateRouteStore, type FimInput, type RouteId, type RouteOutcome, type RouteStore, type Wire } from '../../core/completion/routes';
 import { completionChoice, languageEnabled, type CompletionChoice } from '../../core/completion/settings';
 import { lineMode, shapeCompletion } from '../../core/completion/shape';
+import { errorFromResponse } from '../../core/errors';
 import { codeCell, codeSpan, markdownProse } from '../../core/markdownText';
 import type { Usage } from '../../core/types';
 import { sleep } from '../../core/sleep';
+import { failedFetch, readText, send } from '../../core/transport';
 import { recordFrom } from '../../core/usageLedger';
 import { writeUserSetting, type SettingsSnapshot } from '../config';
 import { Disposable } from '../disposable';
@@ -21,7 +24,7 @@ import type { ApiKeyStore } from '../secrets';
 import type { UsageStore } from '../usageStore';
 import { DocumentGate, SnippetWatch } from './gate';
 
-/** What completions use of the window's objects, and the wire functions the main bundle already has (WIRE). */
+/** What completions use of the window's objects. */
 export interface CompletionDeps {
   settings: SettingsSnapshot;
   requester: Requester;
@@ -29,8 +32,10 @@ export interface CompletionDeps {
   usage: UsageStore;
   /** A stored key changing counts as a settings change. */
   keys: ApiKeyStore;
-  wire: Wire;
 }
+
+/** The client's own wire functions: this bundle takes them from extension.js (scripts/node-bundles.mjs), no copy. */
+const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
 
 /** One completion VS Code asked for: where, as what (typing or asked for), and when the call came. */
 interface Asked {
@@ -206,7 +211,7 @@ export class CompletionEngine extends Disposable {
       this.stats.sent++;
       this.setWaiting(true);
       const sent = performance.now();
-      const result = await requestCompletion(opts, this.s.wire, this.routes, input);
+      const result = await requestCompletion(opts, WIRE, this.routes, input);
       const serverMs = performance.now() - sent;
       if ('error' in result) {
         if (result.error.kind !== 'cancelled') this.failed(result.error.message, result.final, result.outcomes);
@@ -353,7 +358,7 @@ export class CompletionEngine extends Disposable {
     let models: string[] = [];
     if (t.kind !== 'config') {
       const target = t.kind === 'ready' ? t : undefined;
-      models = await this.s.wire.listModels({ endpoint: t.endpoint, apiKey: target?.apiKey, headers: t.headers, requestTimeoutMs: 10_000 }).catch(() => []);
+      models = await WIRE.listModels({ endpoint: t.endpoint, apiKey: target?.apiKey, headers: t.headers, requestTimeoutMs: 10_000 }).catch(() => []);
     }
     const typed = 'Type a model id…';
     const pick = models.length
@@ -390,7 +395,7 @@ export class CompletionEngine extends Disposable {
       family: chooseFimFamily(r.choice.model, current.completion.fimTokens),
     };
     const outcomes: RouteOutcome[] = [];
-    const result = await probeRoutes({ ...this.s.requester.clientOptions(r.target, signal), maxRetries: 0 }, this.s.wire, input, outcomes, true);
+    const result = await probeRoutes({ ...this.s.requester.clientOptions(r.target, signal), maxRetries: 0 }, WIRE, input, outcomes, true);
     const works = outcomes.find((o) => o.verdict === 'works');
     if (works) {
       await this.routes.set(r.target.endpoint.origin, r.choice.model, works.route);
