@@ -172,8 +172,8 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       }
       for (const c of calls) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
     } catch (e) {
-      // By shape: this file is loaded on its own (dist/chatProvider.js), so the request's errors are another copy's class.
-      if (e instanceof Error && typeof (e as ParleyError).kind === 'string') throw new vscode.LanguageModelError(errorWords(e as ParleyError, { model: model.id, url: t.endpoint.url }));
+      // dist/chatProvider.js takes ParleyError from extension.js (scripts/node-bundles.mjs): the request's errors are of this class.
+      if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));
       throw e;
     } finally {
       sub.dispose();
