@@ -212,6 +212,23 @@ suite('Inline completions (issue 36)', function () {
     assert.equal(api.context.globalState.get(COMPLETION_ROUTES_STATE), undefined);
   });
 
+  test('a request error keeps its own words across bundles: a redirect to another origin is not "Cannot reach"', async () => {
+    // send() (extension.js) raises it; the routes (dist/completion.js) pass on a ParleyError as it is and turn anything
+    // else into a fetch failure, so this holds only when both bundles have one ParleyError class.
+    reply = (_req, res) => {
+      res.writeHead(307, { location: 'http://127.0.0.2:9/infill' });
+      res.end();
+    };
+    await api.context.globalState.update(COMPLETION_ROUTES_STATE, undefined);
+    await editorWith(sample(), 'let m = ');
+    await trigger();
+    await waitFor('the failing state', () => api.completions.status.text.includes('$(warning)'));
+    const label = api.completions.status.accessibilityInformation?.label ?? '';
+    assert.match(label, /failing: The server redirected to another origin \(http:\/\/127\.0\.0\.2:9\)/);
+    assert.doesNotMatch(label, /Cannot reach/);
+    await vscode.commands.executeCommand('parley.resetAdaptations');
+  });
+
   test('Test Connection\'s completion section says which route works and why the others did not', async () => {
     // The command's report carries the section (the chat part fails here: this server has no chat route).
     await userSettings({ endpoint: 'Local llama' });
