@@ -29,7 +29,7 @@ const common = commonBuildOptions(production);
  * them. In src they are `require('./<name>.js')`, in src/vscode/lazy/<name>.ts only: one loader each, in step with this list.
  * The extension bundle leaves each as a require of dist/<name>.js (built below); a test bundle, which has no such
  * file beside it, gets the source inlined. They share the code they have in common with the extension's bundle and
- * with each other (scripts/node-bundles.mjs): each module's code is in one file of dist/.
+ * with each other (scripts/node-bundles.mjs): each class is defined in one file of dist/.
  */
 const LAZY = {
   /** Test Connection with its checks and report. */

@@ -1,7 +1,9 @@
-// Builds the extension's Node bundles (dist/extension.js and one file per lazily loaded module) so that each module's
-// code is in one of them only: a lazy bundle takes what dist/extension.js already carries from it, and what two lazy
-// bundles need but extension.js lacks goes to dist/shared.js. So each class is defined once in dist/ (`instanceof`
-// holds across a bundle border) and each module's state is one state.
+// Builds the extension's Node bundles (dist/extension.js and one file per lazily loaded module) so that they share the
+// code they have in common: a lazy bundle takes a module dist/extension.js carries from it, and a module two lazy
+// bundles need goes to dist/shared.js. So each class is defined once in dist/ (`instanceof` holds across a bundle
+// border) and each module's state is one state. (A module of which extension.js carries only some functions, and
+// the lazy bundles others, is the one exception: each has the functions it uses. test/unit/packaging.test.ts checks
+// that no class is defined twice.)
 //
 // How: esbuild has no code splitting for CommonJS, so the layout is found by building twice. First each bundle on its
 // own (its metafile says which modules it carries), then, with the modules another bundle provides marked external,
