@@ -14,17 +14,8 @@ import { resolveEndpoint } from '../../src/core/endpoint';
 import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { allWays, startTestServer, wayLabel, writeWay, type Way } from '../support/server';
 import { FIXTURES, type Case, type Expected, type RecordedHeaders, type Serve, type TextExpectation } from './conformance.expected';
+import { repoRoot } from '../support/repoRoot';
 
-/** The repository root: the nearest folder above this file (src or bundle) holding package.json. */
-function repoRoot(): string {
-  let dir = __dirname;
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
-}
 
 const FIXTURES_DIR = path.resolve(repoRoot(), 'test/fixtures/providers');
 /** Not transcripts: the provenance table, and derived-sse/ (replayed through its .chunks.jsonl entry). */

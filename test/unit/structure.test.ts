@@ -4,17 +4,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ts from 'typescript';
+import { repoRoot } from '../support/repoRoot';
 
-/** The repository root: the nearest folder above this file (src or bundle) holding package.json. */
-function repoRoot(): string {
-  let dir = __dirname;
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    const up = path.dirname(dir);
-    if (up === dir) return process.cwd();
-    dir = up;
-  }
-}
 
 const root = repoRoot();
 
