@@ -408,7 +408,7 @@ function newestPackageInput() {
     if (st.isDirectory()) for (const name of readdirSync(p)) visit(join(p, name));
     else newest = Math.max(newest, st.mtimeMs);
   };
-  for (const p of ['src', 'media', 'package.json', 'package-lock.json', 'esbuild.mjs', 'scripts/node-bundles.mjs', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE']) visit(join(ROOT, p));
+  for (const p of ['src', 'media', 'package.json', 'package-lock.json', 'esbuild.mjs', 'scripts/node-bundles.mjs', 'scripts/package-readme.mjs', 'docs', '.vscodeignore', 'README.md', 'CHANGELOG.md', 'LICENSE']) visit(join(ROOT, p));
   return newest;
 }
 

@@ -249,7 +249,7 @@ export interface ContextMeterView {
 
 /**
  * Messages from the host to the webview, one entry per type: its payload. The webview has one route for each
- * (webview/main.ts). They are not checked on arrival: the webview trusts its host.
+ * (webview/hostRoutes.ts). They are not checked on arrival: the webview trusts its host.
  */
 export interface HostMessages {
   snapshot: {

@@ -148,7 +148,7 @@ export class ContextRoom {
     const r = await summarizer().summarize(this.host, this.host.conversation(), t, { plan, budget, window: w }, signal);
     if (r === true) return true;
     const why = r.error ? errorView(r.error, { model: s.model, url: t.endpoint.url }).title : r.ended === 'cancelled' ? 'it was stopped' : 'the model returned no summary';
-    return { why: `The conversation was not compacted: ${why}`, actions: ['showLog'] };
+    return { why: this.host.log.clean(`The conversation was not compacted: ${why}`), actions: ['showLog'] };
   }
 
   /** The tools offered now, fitted to window `w`: shortened, or fewer, when they would crowd a small window. */

@@ -98,11 +98,6 @@ export class ConversationFiles {
     return this.persist(c, true);
   }
 
-  /** Waits for the saves queued so far. */
-  settled(): Promise<void> {
-    return this.saving;
-  }
-
   /**
    * Writes the conversation, one save at a time. When saving fails (a read-only or full disk, a storage folder that is
    * not a folder), the reader is told once, in a notification and in the panel; the conversation stays in memory and

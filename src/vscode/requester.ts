@@ -115,7 +115,6 @@ export interface ReadyTarget {
   headers?: Record<string, string>;
 }
 
-export { profileName } from '../core/profiles';
 
 /** How usage names a target: the host, and for a named profile its name first, so each profile's ledger is its own. */
 export function usageHost(t: ReadyTarget): string {

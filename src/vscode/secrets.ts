@@ -1,4 +1,5 @@
 // API keys and header secrets in SecretStorage, each bound to the origin(s) (scheme, host, port) it was stored for.
+import { isLoopbackOrigin } from '../core/endpoint';
 import * as vscode from 'vscode';
 import type { HeaderSecret } from '../core/headerSecrets';
 import { Disposable } from './disposable';
@@ -14,10 +15,6 @@ const HEADER_SECRET_PREFIX = 'parley.headerSecret:';
 const HEADER_SECRETS_STATE = 'parley.headerSecretNames';
 /** The origins each header secret may be sent to, by name (not secret). A set secret missing here predates origins. */
 const HEADER_SECRET_ORIGINS_STATE = 'parley.headerSecretOrigins';
-
-import { isLoopbackOrigin } from '../core/endpoint';
-
-export { isLoopbackOrigin };
 
 export type KeyState = { kind: 'key'; key: string } | { kind: 'none-needed' } | { kind: 'missing' };
 

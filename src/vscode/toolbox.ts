@@ -8,7 +8,7 @@ import type { ToolSettings } from './turn';
 import { apply } from './lazy/apply';
 import { builtinTools } from './lazy/builtinTools';
 
-/** What ChatController asks before each turn: the tools to offer (none when off), and their settings. */
+/** What a turn's preparation asks (ContextRoom.prepare): the tools to offer (none when off), and their settings. */
 export type Toolbox = () => { tools: Tool[]; settings: ToolSettings };
 
 /** The window's toolbox, read afresh for each turn so that a changed setting or trust applies at once. */

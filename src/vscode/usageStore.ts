@@ -37,8 +37,12 @@ class Listeners<T> {
     for (const fn of [...this.fns]) {
       try {
         fn(value);
-      } catch {
-        // As vscode.EventEmitter: a listener's error is its own.
+      } catch (e) {
+        // As vscode.EventEmitter: a listener's error is its own, the other listeners still hear, and the error is
+        // reported (thrown on its own, where the extension host logs it) rather than lost.
+        queueMicrotask(() => {
+          throw e;
+        });
       }
     }
   }

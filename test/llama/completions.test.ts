@@ -8,7 +8,7 @@ import { errorFromResponse } from '../../src/core/errors';
 import { failedFetch, readText, send } from '../../src/core/transport';
 import {
   probeRoutes, requestCompletion, routeRequest, stateRouteStore, tryRoute,
-  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type RouteState, type Wire,
+  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type Wire,
 } from '../../src/core/completion/routes';
 import { COMPLETION_ROUTES_STATE } from '../../src/core/completion/settings';
 import { shapeCompletion } from '../../src/core/completion/shape';
@@ -16,6 +16,7 @@ import { completionFixturePath } from '../support/completionServers';
 import { selectorToken } from '../support/scriptedModel.mjs';
 import { matchesRecording } from './recordings.mjs';
 import { clientOptions, countingProxy, llamaServers } from './support';
+import { memoryState } from '../support/memoryState';
 
 /** The wire the extension hands in: the client's own functions. */
 const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };
@@ -34,20 +35,6 @@ function input(model: string): FimInput {
     ],
     maxTokens: 64,
     stop: ['\n'],
-  };
-}
-
-/** Key-value state in memory, with VS Code's Memento shape. */
-function memoryState(): RouteState & { data: Record<string, unknown> } {
-  const data: Record<string, unknown> = {};
-  return {
-    data,
-    get: <T>(key: string, d: T) => (key in data ? (data[key] as T) : d),
-    update(key: string, value: unknown) {
-      if (value === undefined) delete data[key];
-      else data[key] = value;
-      return Promise.resolve();
-    },
   };
 }
 

@@ -29,7 +29,7 @@ const READ_FILE: ToolDefinition = {
 const QUESTION: ChatMessage[] = [{ role: 'user', content: 'Read the README. #tool' }];
 const README = '# Parley\n\nA chat panel.';
 
-/** One turn as the panel runs it (runToolTurn): the tool loop, each request through chatAndLearn, read_file answered. */
+/** One turn as the panel runs it (the turn's tool rounds, turn.ts): the tool loop, each request through chatAndLearn, read_file answered. */
 async function toolTurn(stream: boolean, tools: ToolDefinition[]) {
   const { single, key } = llamaServers();
   const opts = clientOptions(single, key);

@@ -18,6 +18,7 @@ import { Log } from '../../src/vscode/log';
 import type { ChatRequester, ReadyTarget, RunOutcome, Selection } from '../../src/vscode/requester';
 import type { Toolbox } from '../../src/vscode/toolbox';
 import { ViewChannel } from '../../src/vscode/viewChannel';
+import { memoryState } from './memoryState';
 
 /** Every setting at its default, the endpoint at `baseUrl` with model `test-model`, then `over`. */
 export function nodeSettings(baseUrl: string, over: Partial<Settings> = {}): Settings {
@@ -68,15 +69,6 @@ export function nodeRequester(settings: () => Settings): ChatRequester & { recor
     async record(u) {
       records.push(u);
     },
-  };
-}
-
-/** A key-value state in memory (global state). */
-export function memoryState(): { get<T>(key: string, fallback?: T): T | undefined; update(key: string, value: unknown): Promise<void> } {
-  const map = new Map<string, unknown>();
-  return {
-    get: <T>(key: string, fallback?: T) => (map.has(key) ? (map.get(key) as T) : fallback),
-    update: async (key, value) => void (value === undefined ? map.delete(key) : map.set(key, value)),
   };
 }
 

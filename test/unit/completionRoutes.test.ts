@@ -9,12 +9,13 @@ import { failedFetch, readText, send } from '../../src/core/transport';
 import { fimPrompt } from '../../src/core/completion/fim';
 import {
   parseRouteResponse, probeRoutes, requestCompletion, routeRequest, serverRoot, stateRouteStore,
-  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type RouteState, type Wire,
+  type CompletionFailure, type FimInput, type RawCompletion, type RouteOutcome, type Wire,
 } from '../../src/core/completion/routes';
 import { COMPLETION_ROUTES_STATE } from '../../src/core/completion/settings';
 import { clientOptions } from '../support/client';
 import { completionFixture, completionServer, type CompletionServerKind } from '../support/completionServers';
 import { startTestServer, withServer, type TestServer } from '../support/server';
+import { memoryState } from '../support/memoryState';
 
 const INPUT: FimInput = {
   model: 'qwen2.5-coder:1.5b-base',
@@ -27,20 +28,6 @@ const INPUT: FimInput = {
   stop: ['\n'],
   family: 'qwen',
 };
-
-/** Key-value state in memory, with VS Code's Memento shape. */
-function memoryState(): RouteState & { data: Record<string, unknown> } {
-  const data: Record<string, unknown> = {};
-  return {
-    data,
-    get: <T>(key: string, d: T) => (key in data ? (data[key] as T) : d),
-    update(key: string, value: unknown) {
-      if (value === undefined) delete data[key];
-      else data[key] = value;
-      return Promise.resolve();
-    },
-  };
-}
 
 /** The wire the extension hands in: the client's own functions. */
 const WIRE: Wire = { send, readText, errorFromResponse, failedFetch, listModels };

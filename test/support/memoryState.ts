@@ -1,0 +1,19 @@
+// Key-value state in memory, with the shape of VS Code's Memento (global state) that Parley's stores read and write.
+
+/** A state in memory; `data` shows what is in it. */
+export function memoryState(): {
+  data: Record<string, unknown>;
+  get<T>(key: string, fallback?: T): T;
+  update(key: string, value: unknown): Promise<void>;
+} {
+  const data: Record<string, unknown> = {};
+  return {
+    data,
+    get: <T>(key: string, fallback?: T) => (key in data ? (data[key] as T) : (fallback as T)),
+    update(key: string, value: unknown) {
+      if (value === undefined) delete data[key];
+      else data[key] = value;
+      return Promise.resolve();
+    },
+  };
+}
