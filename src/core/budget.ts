@@ -1,0 +1,274 @@
+// Spend budgets (`parley.budget`, and a profile's own `budget`): the limits as data, what each period has spent, what
+// one request may cost, and the decision before it is sent (send, warn, or block). Periods are calendar periods in the
+// user's local time; a week starts on Monday.
+import { costOf, dayOf, formatCost, formatTokens, type Ledger, type Price } from './usageLedger';
+import type { ScopedValue } from './scopedSettings';
+import { isRecord } from './errors';
+
+export type BudgetPeriod = 'day' | 'week' | 'month';
+export type BudgetUnit = 'dollars' | 'tokens';
+export type BudgetAction = 'warn' | 'block';
+/** Where a limit was set: the user's settings, or (only adding to them) a trusted workspace's or folder's. */
+export type BudgetSource = 'user' | 'workspace' | 'folder';
+
+/** One limit: an amount of dollars or tokens per period, for every endpoint or for one profile's requests. */
+export interface BudgetLimit {
+  period: BudgetPeriod;
+  unit: BudgetUnit;
+  amount: number;
+  action: BudgetAction;
+  /** The profile whose requests count; undefined: every request. */
+  profile?: string;
+  source: BudgetSource;
+}
+
+/** Prices per million tokens: `parley.pricing`, and each profile's `models.<id>.price` (a user profile's wins). */
+export interface BudgetPrices {
+  pricing: Record<string, Price>;
+  /** By profile name, by model id; `workspace`: the profile came from a workspace (the user's pricing wins over it). */
+  profiles: Record<string, { workspace: boolean; models: Record<string, Price> }>;
+}
+
+/** Thresholds warned about, in percent of a limit. */
+export const THRESHOLDS = [50, 80, 100] as const;
+export type Threshold = (typeof THRESHOLDS)[number];
+
+const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];
+/** Assumed reply size when a request sets no maximum output (the estimate needs one). */
+export const DEFAULT_MAX_OUTPUT = 4096;
+
+/**
+ * Reads one list of limits as written: `[{ "period": "day", "dollars": 5, "tokens": 100000, "action": "block" }]`.
+ * An entry with both dollars and tokens is two limits; `action` defaults to `block`. Bad entries are skipped and said.
+ */
+export function parseLimits(raw: unknown, where: string, source: BudgetSource, profile: string | undefined, problems: string[]): BudgetLimit[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    problems.push(`${where} must be a list of limits; ignored.`);
+    return [];
+  }
+  const out: BudgetLimit[] = [];
+  raw.forEach((e, i) => {
+    const at = `${where}[${i}]`;
+    if (!isRecord(e) || !PERIODS.includes(e.period as BudgetPeriod)) {
+      problems.push(`${at} needs "period": "day", "week" or "month"; ignored.`);
+      return;
+    }
+    const action = e.action === undefined ? 'block' : e.action;
+    if (action !== 'warn' && action !== 'block') {
+      problems.push(`${at}.action must be "warn" or "block"; ignored.`);
+      return;
+    }
+    const before = out.length;
+    for (const unit of ['dollars', 'tokens'] as const) {
+      const v = e[unit];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) problems.push(`${at}.${unit} must be a number, 0 or more; ignored.`);
+      else out.push({ period: e.period as BudgetPeriod, unit, amount: v, action, source, ...(profile === undefined ? {} : { profile }) });
+    }
+    if (out.length === before && e.dollars === undefined && e.tokens === undefined) problems.push(`${at} sets neither "dollars" nor "tokens"; ignored.`);
+  });
+  return out;
+}
+
+/**
+ * Every limit in force: the user's `parley.budget` and the `budget` of each profile in the user's `parley.endpoints`,
+ * plus, in a trusted workspace, the workspace's and folder's. A workspace only adds limits: it cannot remove or raise
+ * the user's (each limit applies on its own, so a higher one of the workspace's changes nothing), and a workspace
+ * profile that replaces a user profile of the same name keeps the user profile's budget. A workspace limit that is
+ * looser than one of the user's for the same requests and period is said in `adjusted`.
+ */
+export function readBudget(inspect: (key: string) => ScopedValue | undefined, trusted: boolean, adjusted: string[]): BudgetLimit[] {
+  const levels: Array<[BudgetSource, keyof ScopedValue]> = [['user', 'globalValue'], ...(trusted ? [['workspace', 'workspaceValue'], ['folder', 'workspaceFolderValue']] as Array<[BudgetSource, keyof ScopedValue]> : [])];
+  const limits: BudgetLimit[] = [];
+  for (const [source, level] of levels) {
+    const where = source === 'user' ? 'parley.budget' : `parley.budget (${source} settings)`;
+    limits.push(...parseLimits(inspect('budget')?.[level], where, source, undefined, adjusted));
+    const list = inspect('endpoints')?.[level];
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (!isRecord(p) || typeof p.name !== 'string' || !p.name.trim() || p.budget === undefined) continue;
+      const name = p.name.trim();
+      limits.push(...parseLimits(p.budget, `parley.endpoints "${name.slice(0, 60)}" budget`, source, name, adjusted));
+    }
+  }
+  for (const l of limits) {
+    if (l.source === 'user') continue;
+    const mine = limits.find((u) => u.source === 'user' && u.profile === l.profile && u.period === l.period && u.unit === l.unit && u.amount < l.amount);
+    if (mine) adjusted.push(`A ${l.period}ly ${l.unit} limit in ${l.source === 'folder' ? "this folder's" : "this workspace's"} settings (${amountWords(l.unit, l.amount)}) is above yours (${amountWords(l.unit, mine.amount)}): yours applies. A workspace can only add or lower limits.`);
+  }
+  return limits;
+}
+
+/** The start of the period `at` falls in, local time: midnight today, Monday's midnight, or the 1st's. */
+export function periodStart(period: BudgetPeriod, at: number): Date {
+  const d = new Date(at);
+  if (period === 'day') return new Date(d.getFullYear(), d.getMonth(), d.getDate());
+  if (period === 'month') return new Date(d.getFullYear(), d.getMonth(), 1);
+  const sinceMonday = (d.getDay() + 6) % 7;
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate() - sinceMonday);
+}
+
+/** When the period `at` falls in ends (the next one starts), local time. */
+export function periodEnd(period: BudgetPeriod, at: number): Date {
+  const s = periodStart(period, at);
+  if (period === 'day') return new Date(s.getFullYear(), s.getMonth(), s.getDate() + 1);
+  if (period === 'week') return new Date(s.getFullYear(), s.getMonth(), s.getDate() + 7);
+  return new Date(s.getFullYear(), s.getMonth() + 1, 1);
+}
+
+/** The profile a ledger row's host names (`name (host)`), or undefined for the implicit profile (a bare host). */
+export function profileOfHost(host: string): string | undefined {
+  const m = /^(.*) \([^()]*\)$/.exec(host);
+  return m ? m[1] : undefined;
+}
+
+/** A model's price for a profile's requests: a user profile's own price, else `parley.pricing`, else a workspace profile's. */
+export function priceOf(prices: BudgetPrices, profile: string | undefined, model: string): Price | undefined {
+  const own = (r: Record<string, Price>) => (Object.prototype.hasOwnProperty.call(r, model) ? r[model] : undefined);
+  const p = profile !== undefined && Object.prototype.hasOwnProperty.call(prices.profiles, profile) ? prices.profiles[profile] : undefined;
+  if (p && !p.workspace && own(p.models)) return own(p.models);
+  return own(prices.pricing) ?? (p ? own(p.models) : undefined);
+}
+
+/**
+ * What the ledger counts against a limit in the period `now` falls in: tokens (every token counted), or dollars at
+ * each model's price (a model with no known price adds nothing: see the README). Only the limit's profile's rows
+ * count for a profile's limit. The ledger is by local day, as the periods are.
+ */
+export function spentIn(limit: Pick<BudgetLimit, 'period' | 'unit' | 'profile'>, ledger: Ledger, prices: BudgetPrices, now: number): number {
+  const from = dayOf(periodStart(limit.period, now).getTime());
+  const to = dayOf(periodEnd(limit.period, now).getTime());
+  let sum = 0;
+  for (const [key, t] of Object.entries(ledger)) {
+    const [day, host, ...rest] = key.split('|');
+    if (day < from || day >= to) continue;
+    const profile = profileOfHost(host);
+    if (limit.profile !== undefined && profile !== limit.profile.replace(/\|/g, '/')) continue;
+    sum += limit.unit === 'tokens' ? t.total : costOf(t, priceOf(prices, profile, rest.join('|'))) ?? 0;
+  }
+  return sum;
+}
+
+/** One request before it is sent: its prompt estimate, the most it may write, and its model's price. */
+export interface RequestEstimate {
+  promptTokens: number;
+  /** The request's `max_tokens`; undefined: DEFAULT_MAX_OUTPUT is assumed. */
+  maxOutputTokens?: number;
+  price: Price | undefined;
+}
+
+/** What the request may cost at most: tokens, and dollars (undefined when the model has no known price). */
+export function requestCost(e: RequestEstimate): { tokens: number; dollars: number | undefined } {
+  const output = e.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;
+  return { tokens: e.promptTokens + output, dollars: costOf({ prompt: e.promptTokens, completion: output }, e.price) };
+}
+
+/** A threshold of a limit crossed for the first time in its period. */
+export interface BudgetWarning {
+  limit: BudgetLimit;
+  threshold: Threshold;
+  spent: number;
+  /** Every threshold key this warning covers (the crossed ones below it too): remembered so none is said again. */
+  keys: string[];
+  words: string;
+}
+
+/** The decision before a request: send it, send it and warn, or do not send it. */
+export type BudgetDecision =
+  | { kind: 'send' }
+  | { kind: 'warn'; warnings: BudgetWarning[] }
+  | { kind: 'block'; limit: BudgetLimit; spent: number; left: number; cost: number; resetsAt: number; words: string; warnings: BudgetWarning[] };
+
+/** The state of one limit now, for the status bar. */
+export interface LimitStatus {
+  limit: BudgetLimit;
+  spent: number;
+  /** Spent over the amount (1 = 100 %). */
+  share: number;
+}
+
+/** Every limit that applies to a profile's request: the global ones and that profile's own. */
+export function limitsFor(limits: readonly BudgetLimit[], profile: string | undefined): BudgetLimit[] {
+  return limits.filter((l) => l.profile === undefined || l.profile === profile);
+}
+
+/** Each limit with what its period has spent. */
+export function limitStatus(limits: readonly BudgetLimit[], ledger: Ledger, prices: BudgetPrices, now: number): LimitStatus[] {
+  return limits.map((limit) => {
+    const spent = spentIn(limit, ledger, prices, now);
+    return { limit, spent, share: limit.amount > 0 ? spent / limit.amount : 1 };
+  });
+}
+
+/**
+ * The decision for one request to `profile`'s endpoint (undefined: the implicit profile). It is blocked when a
+ * blocking limit is spent, or when the request's most it may cost would cross it; warned about when a limit's period
+ * spent 50, 80 or 100 % of it and that threshold was not said yet this period (`warned`: keys already said).
+ */
+export function decide(a: {
+  limits: readonly BudgetLimit[];
+  ledger: Ledger;
+  prices: BudgetPrices;
+  now: number;
+  profile: string | undefined;
+  request: RequestEstimate;
+  warned: ReadonlySet<string>;
+}): BudgetDecision {
+  const cost = requestCost(a.request);
+  const states = limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now);
+  const warnings = states.flatMap((s) => warningFor(s, a.now, a.warned));
+  for (const s of states) {
+    if (s.limit.action !== 'block') continue;
+    const c = s.limit.unit === 'tokens' ? cost.tokens : cost.dollars ?? 0;
+    if (s.spent >= s.limit.amount || s.spent + c > s.limit.amount) {
+      const left = Math.max(0, s.limit.amount - s.spent);
+      const resetsAt = periodEnd(s.limit.period, a.now).getTime();
+      return { kind: 'block', limit: s.limit, spent: s.spent, left, cost: c, resetsAt, words: blockWords(s.limit, s.spent, left, c, resetsAt, a.now), warnings };
+    }
+  }
+  return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
+}
+
+/** The key a threshold of a limit is remembered under for one period. */
+export function warningKey(limit: BudgetLimit, threshold: Threshold, now: number): string {
+  return [limit.source, limit.profile ?? '', limit.period, limit.unit, limit.amount, dayOf(periodStart(limit.period, now).getTime()), threshold].join('|');
+}
+
+/** The highest threshold a limit's spend crossed that was not said yet this period, or none. */
+function warningFor(s: LimitStatus, now: number, warned: ReadonlySet<string>): BudgetWarning[] {
+  const crossed = THRESHOLDS.filter((t) => s.share * 100 >= t);
+  if (crossed.length === 0) return [];
+  const keys = crossed.map((t) => warningKey(s.limit, t, now));
+  if (keys.every((k) => warned.has(k))) return [];
+  const threshold = crossed[crossed.length - 1];
+  return [{ limit: s.limit, threshold, spent: s.spent, keys, words: warningWords(s.limit, threshold, s.spent, now) }];
+}
+
+/** Whose limit it is and its period, in words: "your daily limit", "the profile "Work"'s weekly limit". */
+export function limitName(l: BudgetLimit): string {
+  const period = { day: 'daily', week: 'weekly', month: 'monthly' }[l.period];
+  const whose = l.source === 'user' ? 'your' : l.source === 'folder' ? "this folder's" : "this workspace's";
+  return `${whose} ${period} ${l.unit === 'dollars' ? 'spend' : 'token'} limit${l.profile !== undefined ? ` for the profile "${l.profile.slice(0, 60)}"` : ''} (${amountWords(l.unit, l.amount)}, ${l.action})`;
+}
+
+/** An amount in its unit: `$5.00`, `100,000 tokens`. */
+export function amountWords(unit: BudgetUnit, n: number): string {
+  return unit === 'dollars' ? formatCost(n) : `${formatTokens(n)} tokens`;
+}
+
+/** When a period resets, in words, local time: "at midnight tonight", "on Monday, December 1 at 00:00". */
+export function resetWords(resetsAt: number, now: number): string {
+  const end = new Date(resetsAt);
+  if (periodEnd('day', now).getTime() === resetsAt) return 'at midnight tonight (local time)';
+  return `on ${end.toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric' })} at 00:00 (local time)`;
+}
+
+function blockWords(l: BudgetLimit, spent: number, left: number, cost: number, resetsAt: number, now: number): string {
+  const over = spent >= l.amount ? `${amountWords(l.unit, spent)} is spent already` : `it may cost up to ${amountWords(l.unit, cost)}`;
+  return `Not sent: this request would cross ${limitName(l)}; ${over}. ${amountWords(l.unit, left)} left; the limit resets ${resetWords(resetsAt, now)}.`;
+}
+
+function warningWords(l: BudgetLimit, threshold: Threshold, spent: number, now: number): string {
+  return `${threshold} % of ${limitName(l)} is spent (${amountWords(l.unit, spent)}). It resets ${resetWords(periodEnd(l.period, now).getTime(), now)}.`;
+}
