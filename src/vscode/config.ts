@@ -177,6 +177,11 @@ export function openSettings(): Thenable<unknown> {
   return vscode.commands.executeCommand('workbench.action.openSettings', '@ext:parley.parley');
 }
 
+/** Opens the Settings editor on `parley.budget` (raising or removing a limit is the user's own act there). */
+export function openBudgetSettings(): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', 'parley.budget');
+}
+
 /** Writes the user-level (global) value of a setting. */
 export async function writeUserSetting(key: string, value: unknown): Promise<void> {
   await vscode.workspace.getConfiguration(SECTION).update(key, value, vscode.ConfigurationTarget.Global);
