@@ -245,7 +245,7 @@ function warningFor(s: LimitStatus, now: number, warned: ReadonlySet<string>): B
   return [{ limit: s.limit, threshold, spent: s.spent, keys, words: warningWords(s.limit, threshold, s.spent, now) }];
 }
 
-/** Whose limit it is and its period, in words: "your daily limit", "the profile "Work"'s weekly limit". */
+/** Whose limit it is, its period and unit, in words: "your daily spend limit ($5.00, block)". */
 export function limitName(l: BudgetLimit): string {
   const period = { day: 'daily', week: 'weekly', month: 'monthly' }[l.period];
   const whose = l.source === 'user' ? 'your' : l.source === 'folder' ? "this folder's" : "this workspace's";
@@ -271,4 +271,15 @@ function blockWords(l: BudgetLimit, spent: number, left: number, cost: number, r
 
 function warningWords(l: BudgetLimit, threshold: Threshold, spent: number, now: number): string {
   return `${threshold} % of ${limitName(l)} is spent (${amountWords(l.unit, spent)}). It resets ${resetWords(periodEnd(l.period, now).getTime(), now)}.`;
+}
+
+/** What the status bar shows of the budgets: a tooltip section, and whether a warn limit is reached (the warning colour). */
+export function budgetStatus(states: readonly LimitStatus[], now: number): { markdown: string; reached: boolean } {
+  if (states.length === 0) return { markdown: '', reached: false };
+  const lines = ['**Budgets** (calendar periods in your local time; weeks start on Monday)', ''];
+  for (const s of states) {
+    const pct = Math.floor(s.share * 100);
+    lines.push(`- ${limitName(s.limit)}: ${amountWords(s.limit.unit, s.spent)} spent (${pct} %), resets ${resetWords(periodEnd(s.limit.period, now).getTime(), now)}`);
+  }
+  return { markdown: lines.join('\n'), reached: states.some((s) => s.limit.action === 'warn' && s.share >= 1) };
 }

@@ -34,11 +34,11 @@ suite('Spend budgets', function () {
       endpoints: [{
         name: PROFILE, baseUrl: s.url, model: 'tiny',
         models: { tiny: { maxOutputTokens: 50 } },
-        budget: [{ period: 'day', tokens: 1000, action: 'block' }],
+        budget: [{ period: 'day', tokens: 1000, action: 'block' }, { period: 'week', tokens: 1500, action: 'warn' }],
       }],
       endpoint: PROFILE,
     });
-    await waitFor('the budget profile in the settings', () => api.settings.current.budget.some((l) => l.profile === PROFILE) || undefined);
+    await waitFor('the budget profile in the settings', () => api.settings.current.activeProfile === PROFILE || undefined);
     await openChatView(api);
     await api.chat.newChat();
   });
@@ -68,20 +68,27 @@ suite('Spend budgets', function () {
     assert.match(card?.title ?? '', new RegExp(`daily token limit for the profile "${PROFILE}" \\(1,000 tokens, block\\)`));
     assert.match(card?.title ?? '', /50 tokens left; the limit resets at midnight tonight \(local time\)/);
     assert.deepEqual(card?.actions, ['sendOnceAnyway', 'openBudgetSettings']);
-    // The card reached the panel, and the 80 % threshold was said once in a notice.
+    // The card reached the panel, and the thresholds crossed were said in notices, once each.
     const ended = lastPosted(api, 'turnEnd');
     assert.equal(ended?.turn.error?.kind, 'budget');
-    assert.match(lastPosted(api, 'notice')?.text ?? '', /^80 % of your daily token limit for the profile/);
+    const notices = () => api.recorded.posted.flatMap((m) => (m.type === 'notice' ? [m.text] : []));
+    assert.deepEqual(notices().map((n) => n.slice(0, 40)), ['80 % of your daily token limit for the p', '50 % of your weekly token limit for the ']);
+    assert.equal(api.usageBar.item.warning, false, 'no warn limit is reached yet');
 
     // The reader's click, through the panel's own route: exactly one request goes.
     await viewReceive(api, { type: 'action', action: 'sendOnceAnyway' });
     assert.equal(chats(s).length, 2, 'Send once anyway sent the request');
     assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
     assert.equal(chats(s).at(-1)?.json.messages.at(-1)?.content, 'Second question');
+    // 1,900 tokens: the weekly warn limit is past 100 %: the status bar says so in its tooltip and colour.
+    await waitFor('the status bar in the warning colour', () => api.usageBar.item.warning || undefined);
+    assert.match(api.usageBar.item.tooltip ?? '', new RegExp(`your weekly token limit for the profile "${PROFILE}" \\(1,500 tokens, warn\\): 1,900 tokens spent \\(126 %\\)`));
+    assert.match(api.usageBar.item.accessibilityInformation?.label ?? '', /a spend limit is reached/);
 
     await api.chat.send('Third question', []);
     assert.equal(chats(s).length, 2, 'the pass was for one request only');
     assert.equal(lastTurn()?.error?.kind, 'budget');
+    assert.equal(notices().filter((n) => n.startsWith('80 % of your daily')).length, 1, 'each threshold is said once a period');
   });
 
   test('a vscode.lm request refused by the budget fails with the card\'s words, and nothing is sent', async () => {

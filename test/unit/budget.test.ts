@@ -2,7 +2,7 @@
 // period spent, the estimate of one request, and the decision (send, warn once per threshold, block).
 import * as assert from 'node:assert/strict';
 import {
-  decide, limitStatus, parseLimits, periodEnd, periodStart, readBudget, requestCost, spentIn, warningKey,
+  budgetStatus, decide, limitStatus, parseLimits, periodEnd, periodStart, readBudget, requestCost, spentIn, warningKey,
   type BudgetLimit, type BudgetPrices,
 } from '../../src/core/budget';
 import type { ScopedValue } from '../../src/core/scopedSettings';
@@ -186,5 +186,16 @@ describe('the decision before a request (decide)', () => {
   it('tells the status bar each limit\'s share', () => {
     const s = limitStatus([limit({ unit: 'tokens', amount: 200, action: 'warn' })], row(NOW, 'h', 'm', totals(100, 0)), PRICES, NOW);
     assert.equal(s[0].share, 0.5);
+  });
+
+  it('draws the status bar\'s budget lines, with the warning colour only at 100 % of a warn limit', () => {
+    const ledger = row(NOW, 'h', 'm', totals(100, 0));
+    const warn = limitStatus([limit({ unit: 'tokens', amount: 100, action: 'warn' })], ledger, PRICES, NOW);
+    const s = budgetStatus(warn, NOW);
+    assert.equal(s.reached, true);
+    assert.equal(s.markdown, '**Budgets** (calendar periods in your local time; weeks start on Monday)\n\n- your daily token limit (100 tokens, warn): 100 tokens spent (100 %), resets at midnight tonight (local time)');
+    assert.equal(budgetStatus(limitStatus([limit({ unit: 'tokens', amount: 101, action: 'warn' })], ledger, PRICES, NOW), NOW).reached, false);
+    assert.equal(budgetStatus(limitStatus([limit({ unit: 'tokens', amount: 100 })], ledger, PRICES, NOW), NOW).reached, false, 'a block limit stops requests instead');
+    assert.deepEqual(budgetStatus([], NOW), { markdown: '', reached: false });
   });
 });
