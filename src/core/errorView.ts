@@ -132,7 +132,7 @@ function failureView(err: ParleyError, url: string, detail: string | undefined):
       return {
         kind: 'budget',
         title: err.message,
-        hint: 'Send once anyway lets only the next request of this conversation through. Raising or removing the limit is yours to do, in parley.budget.',
+        hint: 'Only you can raise or remove the limit (parley.budget).',
         actions: ['sendOnceAnyway', 'openBudgetSettings'],
       };
     default:

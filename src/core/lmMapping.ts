@@ -178,7 +178,6 @@ const ACTION_WORDS: Partial<Record<ActionId, string>> = {
   setApiKey: 'Run "Parley: Set API Key".',
   testConnection: 'Run "Parley: Test Connection" to see what the endpoint answers.',
   openSettings: 'Check parley.baseUrl and parley.model in the settings.',
-  openBudgetSettings: 'Only you can raise or remove the limit, in the parley.budget setting (or the profile\'s budget in parley.endpoints).',
 };
 
 /** A failed request in the words of Parley's error card: cause, detail, hint and the fix, on one line. Never the key (core redacts). */

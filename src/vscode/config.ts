@@ -1,6 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
-import { readBudget, type BudgetLimit } from '../core/budget';
+import { readBudget, type BudgetLimit } from '../core/budgetSettings';
 import { readCompletionSettings, type CompletionSettings } from '../core/completion/settings';
 import { readProfiles, type Profile } from '../core/profiles';
 import { clampNumber, readToolsSettings, type ToolsSettings } from '../core/scopedSettings';

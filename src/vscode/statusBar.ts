@@ -2,8 +2,7 @@
 // every window's log, for all time (the log is usageStore.ts). With the usage report and Reset Usage it opens.
 import * as vscode from 'vscode';
 import { formatTokens, tooltipMarkdown, type UsageRecord } from '../core/usageLedger';
-import { budgetStatus, limitStatus } from '../core/budget';
-import { pricesOf } from './budgetGuard';
+import { budget as budgetModule } from './lazy/budget';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import { showWarning, StatusEntry } from './notices';
@@ -47,7 +46,7 @@ export class UsageStatusBar extends Disposable {
     }
     const s = this.settings?.current;
     const now = Date.now();
-    const budget = budgetStatus(s ? limitStatus(s.budget, ledger, pricesOf(s), now) : [], now);
+    const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now) : { markdown: '', reached: false };
     const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '');
     const label = statusLabel(r) + (budget.reached ? '; a spend limit is reached' : '');
     this.item.show('pulse', statusText(r), tooltip, label, budget.reached);

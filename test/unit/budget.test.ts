@@ -1,10 +1,8 @@
-// Spend budgets (src/core/budget.ts) in plain Node: the setting read across levels, the periods in local time, what a
+// Spend budgets (src/core/budgetSettings.ts, src/core/budget.ts) in plain Node: the setting read across levels, the periods in local time, what a
 // period spent, the estimate of one request, and the decision (send, warn once per threshold, block).
 import * as assert from 'node:assert/strict';
-import {
-  budgetStatus, decide, limitStatus, parseLimits, periodEnd, periodStart, readBudget, requestCost, spentIn, warningKey,
-  type BudgetLimit, type BudgetPrices,
-} from '../../src/core/budget';
+import { budgetStatus, decide, limitStatus, periodEnd, periodStart, requestCost, spentIn, warningKey } from '../../src/core/budget';
+import { parseLimits, readBudget, type BudgetLimit, type BudgetPrices } from '../../src/core/budgetSettings';
 import type { ScopedValue } from '../../src/core/scopedSettings';
 import { dayOf, type Ledger, type Totals } from '../../src/core/usageLedger';
 
@@ -60,7 +58,7 @@ describe('budget limits as data (parseLimits, readBudget)', () => {
       ['workspace', undefined, 'day', 50, 'warn'],
       ['workspace', undefined, 'month', 1, 'block'],
     ]);
-    assert.match(adjusted.join('\n'), /above yours \(\$5\.00\): yours applies/);
+    assert.match(adjusted.join('\n'), /the workspace's day limit of \$50\.00 is above yours \(\$5\.00\); yours applies/);
     // The workspace's higher daily limit changes nothing: the user's $5 still blocks.
     const d = decide({ limits, ledger: row(NOW, 'h', 'm', totals(1_000_000, 2_000_000)), prices: PRICES, now: NOW, profile: undefined, request: { promptTokens: 10, maxOutputTokens: 10, price: PRICES.pricing.m }, warned: new Set() });
     assert.equal(d.kind, 'block');

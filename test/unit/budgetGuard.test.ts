@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
-import type { BudgetLimit } from '../../src/core/budget';
+import type { BudgetLimit } from '../../src/core/budgetSettings';
 import { readProfiles } from '../../src/core/profiles';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
 import { UsageStore } from '../../src/vscode/usageStore';

@@ -24,8 +24,8 @@ describe('errorView: error cards', () => {
     assert.equal(v.kind, 'budget');
     assert.equal(v.title, words);
     assert.deepEqual(v.actions, ['sendOnceAnyway', 'openBudgetSettings']);
-    assert.match(v.hint ?? '', /Raising or removing the limit is yours/);
-    assert.match(errorWords(new ParleyError('budget', words), ctx()), /^Parley: Not sent: .*\$0\.60 left.*Only you can raise or remove the limit, in the parley\.budget setting/);
+    assert.match(v.hint ?? '', /Only you can raise or remove the limit \(parley\.budget\)/);
+    assert.match(errorWords(new ParleyError('budget', words), ctx()), /^Parley: Not sent: .*\$0\.60 left.*Only you can raise or remove the limit \(parley\.budget\)\.$/);
   });
 
   it('401 and 403: authentication, with Set API Key as the first action', () => {
