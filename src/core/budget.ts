@@ -2,6 +2,7 @@
 // spent, what one request may cost, and the decision before it is sent (send, warn, or block). Periods are calendar
 // periods in the user's local time; a week starts on Monday. Its own bundle (dist/budget.js), loaded once a limit is set.
 import { amountWords, type BudgetLimit, type BudgetPeriod, type BudgetPrices } from './budgetSettings';
+import { markdownProse } from './markdownText';
 import { costOf, dayOf, type Ledger, type Price } from './usageLedger';
 
 export type { BudgetLimit, BudgetPeriod, BudgetPrices } from './budgetSettings';
@@ -187,7 +188,8 @@ export function budgetStatus(states: readonly LimitStatus[], now: number): { mar
   const lines = ['**Budgets** (calendar periods in your local time; weeks start on Monday)', ''];
   for (const s of states) {
     const pct = Math.floor(s.share * 100);
-    lines.push(`- ${limitName(s.limit)}: ${amountWords(s.limit.unit, s.spent)} spent (${pct} %), resets ${resetWords(periodEnd(s.limit.period, now).getTime(), now)}`);
+    // A profile's name may come from a workspace: shown as text, never as Markdown (a link, an image).
+    lines.push(`- ${markdownProse(`${limitName(s.limit)}: ${amountWords(s.limit.unit, s.spent)} spent (${pct} %), resets ${resetWords(periodEnd(s.limit.period, now).getTime(), now)}`)}`);
   }
   return { markdown: lines.join('\n'), reached: states.some((s) => s.limit.action === 'warn' && s.share >= 1) };
 }

@@ -195,5 +195,9 @@ describe('the decision before a request (decide)', () => {
     assert.equal(budgetStatus(limitStatus([limit({ unit: 'tokens', amount: 101, action: 'warn' })], ledger, PRICES, NOW), NOW).reached, false);
     assert.equal(budgetStatus(limitStatus([limit({ unit: 'tokens', amount: 100 })], ledger, PRICES, NOW), NOW).reached, false, 'a block limit stops requests instead');
     assert.deepEqual(budgetStatus([], NOW), { markdown: '', reached: false });
+    // A workspace's profile name is text in the tooltip: no image, no link, no HTML.
+    const hostile = budgetStatus(limitStatus([limit({ profile: '![x](https://evil.example/p.png) <img src=x>' })], {}, PRICES, NOW), NOW).markdown;
+    assert.match(hostile, /`"!\[x\]\(https:\/\/evil\.example\/p\.png`/, 'the image inside a code span');
+    assert.doesNotMatch(hostile, /(?<!\\)<img/);
   });
 });
