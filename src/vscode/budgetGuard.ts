@@ -1,6 +1,7 @@
 // The spend budget before each request: the state around the decision (the thresholds already warned about, the
 // reader's "Send once anyway" passes); the work is budgetCheck.ts, loaded once a limit is set. Plain Node.
 import type * as vscode from 'vscode';
+import type { Conversation } from '../core/conversation';
 import type { BudgetDecision, BudgetWarning } from '../core/budget';
 import type { GuardedRequest } from './budgetCheck';
 import { budget } from './lazy/budget';
@@ -44,4 +45,27 @@ export class BudgetGuard {
     const next = [...said, ...warnings.flatMap((w) => w.keys).filter((k) => !said.includes(k))];
     await this.state.update(WARNED_STATE, next.slice(-WARNED_KEPT));
   }
+}
+
+/** What "Send once anyway" asks of the chat (ChatController). */
+export interface PassChat {
+  readonly current: Conversation;
+  stop(): Promise<void>;
+  regenerate(): Promise<void>;
+  continueReply(): Promise<void>;
+}
+
+/**
+ * "Send once anyway" on a spend limit's card (the reader's click only: no other route gives a pass): lets exactly the
+ * next request of this conversation past the limit. A reply stopped before its first request is asked again; one
+ * stopped between tool rounds continues from its steps (asking it again would repeat the rounds already paid for).
+ * Does nothing unless the last reply was stopped by the budget.
+ */
+export async function sendOnceAnyway(chat: PassChat, budget: Pick<BudgetGuard, 'allowOnce'>): Promise<void> {
+  await chat.stop();
+  const turns = chat.current.turns;
+  const last = turns[turns.length - 1];
+  if (last?.role !== 'assistant' || last.error?.kind !== 'budget') return;
+  budget.allowOnce(chat.current.id);
+  await (last.steps?.length ? chat.continueReply() : chat.regenerate());
 }

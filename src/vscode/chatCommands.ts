@@ -22,20 +22,6 @@ export function stop(chat: ChatController): Promise<void> {
   return chat.stop();
 }
 
-/**
- * "Send once anyway" on a spend limit's card (the reader's click only: no other route gives a pass): lets exactly the
- * next request of this conversation past the limit, and asks again. Does nothing unless the last reply was stopped
- * by the budget.
- */
-export async function sendOnceAnyway(chat: ChatController, budget: { allowOnce(key: string): void }): Promise<void> {
-  await chat.stop();
-  const turns = chat.current.turns;
-  const last = turns[turns.length - 1];
-  if (last?.role !== 'assistant' || last.error?.kind !== 'budget') return;
-  budget.allowOnce(chat.current.id);
-  await chat.regenerate();
-}
-
 /** Parley: Export Chat as Markdown, without any stored key. */
 export async function exportChat(chat: ChatController, keys: ApiKeyStore, log: Log): Promise<void> {
   if (chat.current.turns.length === 0) {
