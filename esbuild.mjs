@@ -60,6 +60,8 @@ const LAZY = {
   editorCommands: 'src/vscode/editorCommands.ts',
   /** Inline completions (Parley Complete): loaded by the first completion request or the status bar's menu. */
   completion: 'src/vscode/completion/engine.ts',
+  /** Spend budgets' arithmetic and words: loaded by the first request or status bar render with a limit set. */
+  budget: 'src/vscode/budgetCheck.ts',
 };
 
 /**

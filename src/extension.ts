@@ -48,7 +48,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const log = new Log(() => settings.current.logLevel, vscode.window.createOutputChannel('Parley', { log: true }));
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageStore(context.globalStorageUri, context.globalState);
-  const usageBar = new UsageStatusBar(usage);
+  const usageBar = new UsageStatusBar(usage, settings);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState, log);
   const externalTools = new ExternalTools(context.globalState);

@@ -128,6 +128,13 @@ function failureView(err: ParleyError, url: string, detail: string | undefined):
       return { kind: 'server', title: `The server failed (${statusWords(err.status ?? 500, err.inResponse)}). Retry in a moment.`, detail, actions: withRetry() };
     case 'config':
       return { kind: 'config', title: err.message, actions: ['openSettings', 'testConnection'] };
+    case 'budget':
+      return {
+        kind: 'budget',
+        title: err.message,
+        hint: 'Only you can raise or remove the limit (parley.budget).',
+        actions: ['sendOnceAnyway', 'openBudgetSettings'],
+      };
     default:
       return { kind: 'unknown', title: err.message, detail, actions: withRetry() };
   }

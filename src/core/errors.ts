@@ -15,6 +15,8 @@ export type ErrorKind =
   | 'connection'
   | 'timeout'
   | 'protocol'
+  /** Not sent: a blocking spend limit (`parley.budget`) would be crossed. */
+  | 'budget'
   | 'cancelled';
 
 export interface ErrorDetails {

@@ -70,11 +70,11 @@ const TURN_STATUS: Record<TurnStatus, true> = { streaming: true, done: true, sto
 const CALL_STATUS: Record<ToolCallStatus, true> = { queued: true, waiting: true, running: true, done: true, denied: true, failed: true };
 const ERROR_KIND: Record<ErrorKindView, true> = {
   auth: true, not_found: true, rate_limit: true, quota: true, context_length: true, connection: true, timeout: true, protocol: true,
-  bad_request: true, server: true, config: true, unknown: true,
+  bad_request: true, server: true, config: true, unknown: true, budget: true,
 };
 const ACTION: Record<ActionId, true> = {
   retry: true, setApiKey: true, markNoKey: true, openSettings: true, testConnection: true, continue: true, showLog: true, compact: true,
-  compactRetry: true, switchEndpoint: true,
+  compactRetry: true, switchEndpoint: true, sendOnceAnyway: true, openBudgetSettings: true,
 };
 const MENTION: Record<MentionKind, true> = { file: true, selection: true, problems: true, open: true };
 const SOURCE: Record<UsageRecord['source'], true> = { chat: true, explain: true, generate: true, test: true, 'vscode-chat': true, compact: true, complete: true };

@@ -9,7 +9,9 @@ export type TurnStatus = 'streaming' | 'done' | 'stopped' | 'interrupted' | 'tru
 /** What a person is told an error was about. */
 export type ErrorKindView =
   | 'auth' | 'not_found' | 'rate_limit' | 'quota' | 'context_length' | 'connection'
-  | 'timeout' | 'protocol' | 'bad_request' | 'server' | 'config' | 'unknown';
+  | 'timeout' | 'protocol' | 'bad_request' | 'server' | 'config' | 'unknown'
+  /** Not sent: the request would cross a blocking spend limit (`parley.budget`). */
+  | 'budget';
 
 /** Buttons an error card, the setup card or a notice may show. Each maps to one host action. */
 export type ActionId =
@@ -19,7 +21,11 @@ export type ActionId =
   /** After a context_length_exceeded error: summarize the older turns, then ask again. */
   | 'compactRetry'
   /** The palette's Switch Endpoint: profile, then model. */
-  | 'switchEndpoint';
+  | 'switchEndpoint'
+  /** Lets exactly the next request of this conversation past the spend limit that stopped it (the reader's click only). */
+  | 'sendOnceAnyway'
+  /** Opens the Settings editor on `parley.budget`. */
+  | 'openBudgetSettings';
 
 export interface UsageView {
   prompt: number;
@@ -319,7 +325,7 @@ export const LIMITS = {
 
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
-export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint'];
+export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint', 'sendOnceAnyway', 'openBudgetSettings'];
 
 export const MENTION_KINDS: readonly MentionKind[] = ['file', 'selection', 'problems', 'open'];
 

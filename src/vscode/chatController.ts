@@ -86,6 +86,7 @@ export class ChatController {
     this.runner = new TurnRunner({
       requester, channel, log, session: this.tools, setGenerating: (v) => ui.setGenerating(v),
       requestStarted: () => void this.files.persist(this.conversation),
+      conversationId: () => this.conversation.id,
     });
     this.views = new ChatViewModels(requester, channel, log, settings, () => this.selection());
     this.context = new PendingContext(channel, () => void this.room.postMeter());

@@ -1,5 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
+import { readBudget, type BudgetLimit } from '../core/budgetSettings';
 import { readCompletionSettings, type CompletionSettings } from '../core/completion/settings';
 import { readProfiles, type Profile } from '../core/profiles';
 import { clampNumber, readToolsSettings, type ToolsSettings } from '../core/scopedSettings';
@@ -60,6 +61,8 @@ export interface Settings {
   maxContextChars: number;
   sendReasoningBack: boolean;
   pricing: Record<string, Price>;
+  /** `parley.budget` and each profile's `budget`: the user's limits, plus any a trusted workspace adds (core/budget.ts). */
+  budget: BudgetLimit[];
   logLevel: 'off' | 'info' | 'debug' | 'trace';
   tools: ToolsSettings;
   /** `parley.completion.*`: inline completions (the model only from user settings). */
@@ -137,6 +140,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     maxContextChars: Math.round(clamp('maxContextChars', 100, 10_000_000, 24_000)),
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
+    budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted),
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),
     completion: readCompletionSettings((key) => c.inspect<unknown>(key), trusted),
@@ -171,6 +175,11 @@ function unappliedValues(c: vscode.WorkspaceConfiguration, trusted: boolean): st
 /** Opens the Settings editor on Parley's settings. */
 export function openSettings(): Thenable<unknown> {
   return vscode.commands.executeCommand('workbench.action.openSettings', '@ext:parley.parley');
+}
+
+/** Opens the Settings editor on `parley.budget` (raising or removing a limit is the user's own act there). */
+export function openBudgetSettings(): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', 'parley.budget');
 }
 
 /** Writes the user-level (global) value of a setting. */

@@ -6,7 +6,7 @@ import { parseGenerated } from '../core/generatedCode';
 import { newId } from '../core/ids';
 import type { ChatController } from './chatController';
 import { revealChatView } from './chatView';
-import { openSettings, type SettingsSnapshot } from './config';
+import { openBudgetSettings, openSettings, type SettingsSnapshot } from './config';
 import { contextFromEditor, openUntitled, type EditorTracker } from './editors';
 import { setApiKey, type KeyCommandDeps } from './keyCommands';
 import { askText, showError, showInfo, showProgress } from './notices';
@@ -126,10 +126,12 @@ async function runGenerate(s: EditorCommandDeps, t: ReadyTarget, description: st
     const view = errorView(r.error, { model: t.settings.model, url: t.endpoint.url });
     const words = s.log.clean([view.title, view.detail, view.hint].filter(Boolean).join(' '));
     if (r.text) await openUntitled(r.text, 'plaintext');
-    const action = view.actions.includes('setApiKey') ? 'Set API Key' : view.actions.includes('openSettings') ? 'Open Settings' : undefined;
+    const action = view.actions.includes('setApiKey') ? 'Set API Key' : view.actions.includes('openSettings') ? 'Open Settings'
+      : view.actions.includes('openBudgetSettings') ? 'Open Budget Settings' : undefined;
     const a = await showError(`Parley: ${words}`, ...(action ? [action] : []));
     if (a === 'Set API Key') await setApiKey(s);
     else if (a === 'Open Settings') await openSettings();
+    else if (a === 'Open Budget Settings') await openBudgetSettings();
     return;
   }
   const parsed = parseGenerated(r.text);

@@ -158,9 +158,21 @@ export class StatusEntry implements vscode.Disposable {
     return this.item.accessibilityInformation;
   }
 
-  /** Shows `$(icon) words`, with a Markdown tooltip and a screen-reader label. */
-  show(icon: string, words: string, tooltipMarkdown: string, accessibleLabel: string): void {
+  /** The tooltip's Markdown source (tests read what a person sees). */
+  get tooltip(): string | undefined {
+    const t = this.item.tooltip;
+    return typeof t === 'string' ? t : t?.value;
+  }
+
+  /** Whether the item has the warning colour. */
+  get warning(): boolean {
+    return this.item.backgroundColor !== undefined;
+  }
+
+  /** Shows `$(icon) words`, with a Markdown tooltip and a screen-reader label; `warning`: in the theme's warning colour. */
+  show(icon: string, words: string, tooltipMarkdown: string, accessibleLabel: string, warning = false): void {
     this.item.text = `$(${icon}) ${label(words)}`;
+    this.item.backgroundColor = warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
     const md = new vscode.MarkdownString(tooltipMarkdown);
     md.isTrusted = false;
     md.supportHtml = false;

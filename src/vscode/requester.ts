@@ -18,6 +18,7 @@ import { promptQuestion } from './lazy/promptQuestion';
 import { textToolCalls } from './lazy/textToolCalls';
 import type { Log } from './log';
 import type { UsageStore } from './usageStore';
+import { BudgetGuard } from './budgetGuard';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
 export interface Prompts {
@@ -144,6 +145,10 @@ export interface RunOptions {
   onAdapted?: (param: string) => void;
   /** The usage record's id: the one a reply's interrupted request is counted under after a crash (core/recovery.ts). */
   usageId?: string;
+  /** The conversation a "Send once anyway" pass counts for (the panel's turns); undefined: none applies. */
+  budgetKey?: string;
+  /** Told each spend threshold crossed for the first time this period, in words (the panel shows a notice). */
+  onBudgetWarning?: (words: string) => void;
 }
 
 export interface RunOutcome {
@@ -169,15 +174,18 @@ export class Requester {
    * caller's badly declared tool must not change what the panel sends, and the panel's findings do not change theirs.
    */
   private readonly lmLearnt = memoryAdaptationStore();
+  /** The spend budget every request passes; "Send once anyway" gives a conversation its pass here. */
+  readonly budget: BudgetGuard;
   constructor(
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
     private readonly log: Log,
-    private readonly usage: Pick<UsageStore, 'record'>,
+    private readonly usage: Pick<UsageStore, 'record' | 'ledger'>,
     private readonly settings: SettingsSnapshot,
     public prompts: Prompts = vscodePrompts,
   ) {
     this.learnt = stateAdaptationStore(state);
+    this.budget = new BudgetGuard(usage, state);
   }
 
   /**
@@ -396,11 +404,24 @@ export class Requester {
     return this.usage.record(r);
   }
 
-  /** Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts usage. */
+  /**
+   * Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts
+   * usage. Every route's request passes the spend budget here first: one that would cross a blocking limit is not sent
+   * and ends as a `budget` error.
+   */
   async run(t: ReadyTarget, opts: RunOptions): Promise<RunOutcome> {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
     const model = settings.model;
+    const budget = await this.budget.check({ settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey });
+    if (budget.kind !== 'send') for (const w of budget.warnings) {
+      this.log.warn(w.words);
+      opts.onBudgetWarning?.(w.words);
+    }
+    if (budget.kind === 'block') {
+      this.log.warn(`${opts.source} request to ${t.endpoint.url} model=${model}: ${budget.words}`);
+      return { result: blockedResult(budget.words), target: t, dropped: [], durationMs: 0 };
+    }
     for (const a of t.settings.adjusted) {
       if (this.adjustmentsLogged.has(a)) continue;
       this.adjustmentsLogged.add(a);
@@ -429,6 +450,15 @@ export class Requester {
     );
     return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
   }
+}
+
+/** A request the budget did not let go: nothing sent, nothing counted, the limit in the error's words. */
+function blockedResult(words: string): ChatResult {
+  return {
+    text: '', reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [], sawDone: false, ended: 'error',
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, estimated: true },
+    error: new ParleyError('budget', words),
+  };
 }
 
 /** What a profile adds to one request: its headers (secrets filled in), and whether its model's body fields may be used. */

@@ -2,6 +2,8 @@
 // every window's log, for all time (the log is usageStore.ts). With the usage report and Reset Usage it opens.
 import * as vscode from 'vscode';
 import { formatTokens, tooltipMarkdown, type UsageRecord } from '../core/usageLedger';
+import { budget as budgetModule } from './lazy/budget';
+import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import { showWarning, StatusEntry } from './notices';
 import type { ReportDocuments } from './reports';
@@ -28,7 +30,8 @@ export class UsageStatusBar extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
 
-  constructor(store: UsageStore) {
+  /** `settings`: the budgets shown in the tooltip (none when left out). */
+  constructor(store: UsageStore, private readonly settings?: Pick<SettingsSnapshot, 'current'>) {
     super();
     this._register(store.onDidChange((v) => this.render(v)));
     this._register(vscode.window.onDidChangeWindowState((s) => {
@@ -41,7 +44,12 @@ export class UsageStatusBar extends Disposable {
       this.item.hide();
       return;
     }
-    this.item.show('pulse', statusText(r), tooltipMarkdown(r, windowTotals, ledger), statusLabel(r));
+    const s = this.settings?.current;
+    const now = Date.now();
+    const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now) : { markdown: '', reached: false };
+    const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '');
+    const label = statusLabel(r) + (budget.reached ? '; a spend limit is reached' : '');
+    this.item.show('pulse', statusText(r), tooltip, label, budget.reached);
   }
 }
 

@@ -57,6 +57,8 @@ export interface TurnHost {
   setGenerating(value: boolean): void;
   /** A request started, its id now in `turn.inflight`: the owner saves the turn, so a crash counts it. */
   requestStarted(): void;
+  /** The open conversation's id: a "Send once anyway" pass given for it lets its next request through the budget. */
+  conversationId?(): string;
 }
 
 /** What a turn sends, as its preparation made it. */
@@ -147,6 +149,8 @@ export class TurnRunner {
     this.host.requestStarted();
     const outcome = await this.host.requester.run(target, {
       usageId: id, messages, source, signal, tools,
+      budgetKey: this.host.conversationId?.(),
+      onBudgetWarning: (text) => this.host.channel.post({ type: 'notice', text, actions: ['openBudgetSettings'] }),
       onEvent: (e) => this.onEvent(turn, e),
       onAdapted: (p) => this.adapted(p),
     });

@@ -4,9 +4,10 @@ import * as vscode from 'vscode';
 import { routeMessage, type Routes } from '../shared/messageTable';
 import type { ActionId, WebviewMessage } from '../shared/protocol';
 import type { ApplyDeps } from './apply/apply';
+import { sendOnceAnyway } from './budgetGuard';
 import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
-import { openSettings } from './config';
+import { openBudgetSettings, openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import { applyPreset, selectModel, setModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
@@ -31,6 +32,9 @@ export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknow
   switchEndpoint: (s) => switchEndpoint(s),
   compact: (s) => s.chat.compact(),
   compactRetry: (s) => s.chat.compactAndRetry(),
+  // Only this button gives a pass: nothing a model writes reaches it.
+  sendOnceAnyway: (s) => sendOnceAnyway(s.chat, s.requester.budget),
+  openBudgetSettings: () => openBudgetSettings(),
 };
 
 /** The route of each message the webview sends, given it already checked (parseWebviewMessage). */

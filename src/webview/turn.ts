@@ -18,6 +18,8 @@ export const ACTION_LABELS: Record<ActionId, string> = {
   compact: 'Compact',
   compactRetry: 'Compact and retry',
   switchEndpoint: 'Switch Endpoint',
+  sendOnceAnyway: 'Send once anyway',
+  openBudgetSettings: 'Open budget settings',
 };
 
 const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {

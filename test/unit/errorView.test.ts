@@ -1,6 +1,7 @@
 // The error card mapping: each kind of failure in words, with the action that fixes it first, and no key text.
 import * as assert from 'node:assert/strict';
 import { errorView } from '../../src/core/errorView';
+import { errorWords } from '../../src/core/lmMapping';
 import { errorFromResponse, ParleyError } from '../../src/core/errors';
 import { ACTION_IDS, type ErrorView } from '../../src/shared/protocol';
 
@@ -17,6 +18,16 @@ function view(err: ParleyError, url = OK_URL): ErrorView {
 }
 
 describe('errorView: error cards', () => {
+  it('budget: the limit\'s words, Send once anyway and Open budget settings, no Retry; VS Code\'s chat gets the same words', () => {
+    const words = 'Not sent: this request would cross your daily spend limit ($1.00, block); it may cost up to $1.10. $0.60 left; the limit resets at midnight tonight (local time).';
+    const v = view(new ParleyError('budget', words));
+    assert.equal(v.kind, 'budget');
+    assert.equal(v.title, words);
+    assert.deepEqual(v.actions, ['sendOnceAnyway', 'openBudgetSettings']);
+    assert.match(v.hint ?? '', /Only you can raise or remove the limit \(parley\.budget\)/);
+    assert.match(errorWords(new ParleyError('budget', words), ctx()), /^Parley: Not sent: .*\$0\.60 left.*Only you can raise or remove the limit \(parley\.budget\)\.$/);
+  });
+
   it('401 and 403: authentication, with Set API Key as the first action', () => {
     const v = view(json(401, { error: { message: 'Incorrect API key provided: sk-ab****wxyz.', type: 'invalid_request_error', code: 'invalid_api_key', param: null } }));
     assert.equal(v.kind, 'auth');

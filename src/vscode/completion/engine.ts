@@ -207,6 +207,9 @@ export class CompletionEngine extends Disposable {
         stop: mode === 'single' ? ['\n'] : ['\n\n'],
         family: chooseFimFamily(model, c.fimTokens),
       };
+      // The spend budget counts completions too: one past a blocking limit is not asked for (no pass: no card to click).
+      const budget = await this.s.requester.budget.check({ settings: { ...target.settings, model }, messages: [{ role: 'user', content: place.prefix + place.suffix }], maxOutputTokens: input.maxTokens });
+      if (budget.kind === 'block') return void this.failed(budget.words, true, []);
       const opts = { ...this.s.requester.clientOptions(target, controller.signal), maxRetries: 0 };
       this.stats.sent++;
       this.setWaiting(true);

@@ -1,0 +1,195 @@
+// Spend budgets (`parley.budget`, and a profile's own `budget`, read by core/budgetSettings.ts): what each period has
+// spent, what one request may cost, and the decision before it is sent (send, warn, or block). Periods are calendar
+// periods in the user's local time; a week starts on Monday. Its own bundle (dist/budget.js), loaded once a limit is set.
+import { amountWords, type BudgetLimit, type BudgetPeriod, type BudgetPrices } from './budgetSettings';
+import { markdownProse } from './markdownText';
+import { costOf, dayOf, type Ledger, type Price } from './usageLedger';
+
+export type { BudgetLimit, BudgetPeriod, BudgetPrices } from './budgetSettings';
+
+/** Thresholds warned about, in percent of a limit. */
+export const THRESHOLDS = [50, 80, 100] as const;
+export type Threshold = (typeof THRESHOLDS)[number];
+
+/** Assumed reply size when a request sets no maximum output (the estimate needs one). */
+export const DEFAULT_MAX_OUTPUT = 4096;
+
+/** The start of the period `at` falls in, local time: midnight today, Monday's midnight, or the 1st's. */
+export function periodStart(period: BudgetPeriod, at: number): Date {
+  const d = new Date(at);
+  if (period === 'day') return new Date(d.getFullYear(), d.getMonth(), d.getDate());
+  if (period === 'month') return new Date(d.getFullYear(), d.getMonth(), 1);
+  const sinceMonday = (d.getDay() + 6) % 7;
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate() - sinceMonday);
+}
+
+/** When the period `at` falls in ends (the next one starts), local time. */
+export function periodEnd(period: BudgetPeriod, at: number): Date {
+  const s = periodStart(period, at);
+  if (period === 'day') return new Date(s.getFullYear(), s.getMonth(), s.getDate() + 1);
+  if (period === 'week') return new Date(s.getFullYear(), s.getMonth(), s.getDate() + 7);
+  return new Date(s.getFullYear(), s.getMonth() + 1, 1);
+}
+
+/** The profile a ledger row's host names (`name (host)`), or undefined for the implicit profile (a bare host). */
+export function profileOfHost(host: string): string | undefined {
+  const m = /^(.*) \([^()]*\)$/.exec(host);
+  return m ? m[1] : undefined;
+}
+
+/** A model's price for a profile's requests: a user profile's own price, else `parley.pricing`, else a workspace profile's. */
+export function priceOf(prices: BudgetPrices, profile: string | undefined, model: string): Price | undefined {
+  const own = (r: Record<string, Price>) => (Object.prototype.hasOwnProperty.call(r, model) ? r[model] : undefined);
+  const p = profile !== undefined && Object.prototype.hasOwnProperty.call(prices.profiles, profile) ? prices.profiles[profile] : undefined;
+  if (p && !p.workspace && own(p.models)) return own(p.models);
+  return own(prices.pricing) ?? (p ? own(p.models) : undefined);
+}
+
+/**
+ * What the ledger counts against a limit in the period `now` falls in: tokens (every token counted), or dollars at
+ * each model's price (a model with no known price adds nothing: see the README). Only the limit's profile's rows
+ * count for a profile's limit. The ledger is by local day, as the periods are.
+ */
+export function spentIn(limit: Pick<BudgetLimit, 'period' | 'unit' | 'profile'>, ledger: Ledger, prices: BudgetPrices, now: number): number {
+  const from = dayOf(periodStart(limit.period, now).getTime());
+  const to = dayOf(periodEnd(limit.period, now).getTime());
+  let sum = 0;
+  for (const [key, t] of Object.entries(ledger)) {
+    const [day, host, ...rest] = key.split('|');
+    if (day < from || day >= to) continue;
+    const profile = profileOfHost(host);
+    if (limit.profile !== undefined && profile !== limit.profile.replace(/\|/g, '/')) continue;
+    sum += limit.unit === 'tokens' ? t.total : costOf(t, priceOf(prices, profile, rest.join('|'))) ?? 0;
+  }
+  return sum;
+}
+
+/** One request before it is sent: its prompt estimate, the most it may write, and its model's price. */
+export interface RequestEstimate {
+  promptTokens: number;
+  /** The request's `max_tokens`; undefined: DEFAULT_MAX_OUTPUT is assumed. */
+  maxOutputTokens?: number;
+  price: Price | undefined;
+}
+
+/** What the request may cost at most: tokens, and dollars (undefined when the model has no known price). */
+export function requestCost(e: RequestEstimate): { tokens: number; dollars: number | undefined } {
+  const output = e.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;
+  return { tokens: e.promptTokens + output, dollars: costOf({ prompt: e.promptTokens, completion: output }, e.price) };
+}
+
+/** A threshold of a limit crossed for the first time in its period. */
+export interface BudgetWarning {
+  limit: BudgetLimit;
+  threshold: Threshold;
+  spent: number;
+  /** Every threshold key this warning covers (the crossed ones below it too): remembered so none is said again. */
+  keys: string[];
+  words: string;
+}
+
+/** The decision before a request: send it, send it and warn, or do not send it. */
+export type BudgetDecision =
+  | { kind: 'send' }
+  | { kind: 'warn'; warnings: BudgetWarning[] }
+  | { kind: 'block'; limit: BudgetLimit; spent: number; left: number; cost: number; resetsAt: number; words: string; warnings: BudgetWarning[] };
+
+/** The state of one limit now, for the status bar. */
+export interface LimitStatus {
+  limit: BudgetLimit;
+  spent: number;
+  /** Spent over the amount (1 = 100 %). */
+  share: number;
+}
+
+/** Every limit that applies to a profile's request: the global ones and that profile's own. */
+export function limitsFor(limits: readonly BudgetLimit[], profile: string | undefined): BudgetLimit[] {
+  return limits.filter((l) => l.profile === undefined || l.profile === profile);
+}
+
+/** Each limit with what its period has spent. */
+export function limitStatus(limits: readonly BudgetLimit[], ledger: Ledger, prices: BudgetPrices, now: number): LimitStatus[] {
+  return limits.map((limit) => {
+    const spent = spentIn(limit, ledger, prices, now);
+    return { limit, spent, share: limit.amount > 0 ? spent / limit.amount : 1 };
+  });
+}
+
+/**
+ * The decision for one request to `profile`'s endpoint (undefined: the implicit profile). It is blocked when a
+ * blocking limit is spent, or when the request's most it may cost would cross it; warned about when a limit's period
+ * spent 50, 80 or 100 % of it and that threshold was not said yet this period (`warned`: keys already said).
+ */
+export function decide(a: {
+  limits: readonly BudgetLimit[];
+  ledger: Ledger;
+  prices: BudgetPrices;
+  now: number;
+  profile: string | undefined;
+  request: RequestEstimate;
+  warned: ReadonlySet<string>;
+}): BudgetDecision {
+  const cost = requestCost(a.request);
+  const states = limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now);
+  const warnings = states.flatMap((s) => warningFor(s, a.now, a.warned));
+  for (const s of states) {
+    if (s.limit.action !== 'block') continue;
+    const c = s.limit.unit === 'tokens' ? cost.tokens : cost.dollars ?? 0;
+    if (s.spent >= s.limit.amount || s.spent + c > s.limit.amount) {
+      const left = Math.max(0, s.limit.amount - s.spent);
+      const resetsAt = periodEnd(s.limit.period, a.now).getTime();
+      return { kind: 'block', limit: s.limit, spent: s.spent, left, cost: c, resetsAt, words: blockWords(s.limit, s.spent, left, c, resetsAt, a.now), warnings };
+    }
+  }
+  return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
+}
+
+/** The key a threshold of a limit is remembered under for one period. */
+export function warningKey(limit: BudgetLimit, threshold: Threshold, now: number): string {
+  return [limit.source, limit.profile ?? '', limit.period, limit.unit, limit.amount, dayOf(periodStart(limit.period, now).getTime()), threshold].join('|');
+}
+
+/** The highest threshold a limit's spend crossed that was not said yet this period, or none. */
+function warningFor(s: LimitStatus, now: number, warned: ReadonlySet<string>): BudgetWarning[] {
+  const crossed = THRESHOLDS.filter((t) => s.share * 100 >= t);
+  if (crossed.length === 0) return [];
+  const keys = crossed.map((t) => warningKey(s.limit, t, now));
+  if (keys.every((k) => warned.has(k))) return [];
+  const threshold = crossed[crossed.length - 1];
+  return [{ limit: s.limit, threshold, spent: s.spent, keys, words: warningWords(s.limit, threshold, s.spent, now) }];
+}
+
+/** Whose limit it is, its period and unit, in words: "your daily spend limit ($5.00, block)". */
+export function limitName(l: BudgetLimit): string {
+  const period = { day: 'daily', week: 'weekly', month: 'monthly' }[l.period];
+  const whose = l.source === 'user' ? 'your' : l.source === 'folder' ? "this folder's" : "this workspace's";
+  return `${whose} ${period} ${l.unit === 'dollars' ? 'spend' : 'token'} limit${l.profile !== undefined ? ` for the profile "${l.profile.slice(0, 60)}"` : ''} (${amountWords(l.unit, l.amount)}, ${l.action})`;
+}
+
+/** When a period resets, in words, local time: "at midnight tonight", "on Monday, December 1 at 00:00". */
+export function resetWords(resetsAt: number, now: number): string {
+  const end = new Date(resetsAt);
+  if (periodEnd('day', now).getTime() === resetsAt) return 'at midnight tonight (local time)';
+  return `on ${end.toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric' })} at 00:00 (local time)`;
+}
+
+function blockWords(l: BudgetLimit, spent: number, left: number, cost: number, resetsAt: number, now: number): string {
+  const over = spent >= l.amount ? `${amountWords(l.unit, spent)} is spent already` : `it may cost up to ${amountWords(l.unit, cost)}`;
+  return `Not sent: this request would cross ${limitName(l)}; ${over}. ${amountWords(l.unit, left)} left; the limit resets ${resetWords(resetsAt, now)}.`;
+}
+
+function warningWords(l: BudgetLimit, threshold: Threshold, spent: number, now: number): string {
+  return `${threshold} % of ${limitName(l)} is spent (${amountWords(l.unit, spent)}). It resets ${resetWords(periodEnd(l.period, now).getTime(), now)}.`;
+}
+
+/** What the status bar shows of the budgets: a tooltip section, and whether a warn limit is reached (the warning colour). */
+export function budgetStatus(states: readonly LimitStatus[], now: number): { markdown: string; reached: boolean } {
+  if (states.length === 0) return { markdown: '', reached: false };
+  const lines = ['**Budgets** (calendar periods in your local time; weeks start on Monday)', ''];
+  for (const s of states) {
+    const pct = Math.floor(s.share * 100);
+    // A profile's name may come from a workspace: shown as text, never as Markdown (a link, an image).
+    lines.push(`- ${markdownProse(`${limitName(s.limit)}: ${amountWords(s.limit.unit, s.spent)} spent (${pct} %), resets ${resetWords(periodEnd(s.limit.period, now).getTime(), now)}`)}`);
+  }
+  return { markdown: lines.join('\n'), reached: states.some((s) => s.limit.action === 'warn' && s.share >= 1) };
+}

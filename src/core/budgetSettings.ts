@@ -1,0 +1,101 @@
+// Spend budgets as settings (`parley.budget`, and a profile's own `budget`): the limits read across levels, a
+// workspace only adding to the user's. The arithmetic and the decision are core/budget.ts (a bundle of its own, loaded
+// when a limit is set).
+import { isRecord } from './errors';
+import type { ScopedValue } from './scopedSettings';
+import { formatCost, formatTokens, type Price } from './usageLedger';
+
+export type BudgetPeriod = 'day' | 'week' | 'month';
+export type BudgetUnit = 'dollars' | 'tokens';
+export type BudgetAction = 'warn' | 'block';
+/** Where a limit was set: the user's settings, or (only adding to them) a trusted workspace's or folder's. */
+export type BudgetSource = 'user' | 'workspace' | 'folder';
+
+/** One limit: an amount of dollars or tokens per period, for every endpoint or for one profile's requests. */
+export interface BudgetLimit {
+  period: BudgetPeriod;
+  unit: BudgetUnit;
+  amount: number;
+  action: BudgetAction;
+  /** The profile whose requests count; undefined: every request. */
+  profile?: string;
+  source: BudgetSource;
+}
+
+/** Prices per million tokens: `parley.pricing`, and each profile's `models.<id>.price` (a user profile's wins). */
+export interface BudgetPrices {
+  pricing: Record<string, Price>;
+  /** By profile name, by model id; `workspace`: the profile came from a workspace (the user's pricing wins over it). */
+  profiles: Record<string, { workspace: boolean; models: Record<string, Price> }>;
+}
+
+const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];
+
+/**
+ * Reads one list of limits as written: `[{ "period": "day", "dollars": 5, "tokens": 100000, "action": "block" }]`.
+ * An entry with both dollars and tokens is two limits; `action` defaults to `block`. Bad entries are skipped and said.
+ */
+export function parseLimits(raw: unknown, where: string, source: BudgetSource, profile: string | undefined, problems: string[]): BudgetLimit[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) {
+    problems.push(`${where} must be a list of limits; ignored.`);
+    return [];
+  }
+  const out: BudgetLimit[] = [];
+  raw.forEach((e, i) => {
+    const at = `${where}[${i}]`;
+    if (!isRecord(e) || !PERIODS.includes(e.period as BudgetPeriod)) {
+      problems.push(`${at} needs "period": "day", "week" or "month"; ignored.`);
+      return;
+    }
+    const action = e.action === undefined ? 'block' : e.action;
+    if (action !== 'warn' && action !== 'block') {
+      problems.push(`${at}.action must be "warn" or "block"; ignored.`);
+      return;
+    }
+    const before = out.length;
+    for (const unit of ['dollars', 'tokens'] as const) {
+      const v = e[unit];
+      if (v === undefined) continue;
+      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) problems.push(`${at}.${unit} must be a number, 0 or more; ignored.`);
+      else out.push({ period: e.period as BudgetPeriod, unit, amount: v, action, source, ...(profile === undefined ? {} : { profile }) });
+    }
+    if (out.length === before && e.dollars === undefined && e.tokens === undefined) problems.push(`${at} sets neither "dollars" nor "tokens"; ignored.`);
+  });
+  return out;
+}
+
+/**
+ * Every limit in force: the user's `parley.budget` and the `budget` of each profile in the user's `parley.endpoints`,
+ * plus, in a trusted workspace, the workspace's and folder's. A workspace only adds limits: it cannot remove or raise
+ * the user's (each limit applies on its own, so a higher one of the workspace's changes nothing), and a workspace
+ * profile that replaces a user profile of the same name keeps the user profile's budget. A workspace limit that is
+ * looser than one of the user's for the same requests and period is said in `adjusted`.
+ */
+export function readBudget(inspect: (key: string) => ScopedValue | undefined, trusted: boolean, adjusted: string[]): BudgetLimit[] {
+  const levels: Array<[BudgetSource, keyof ScopedValue]> = [['user', 'globalValue'], ...(trusted ? [['workspace', 'workspaceValue'], ['folder', 'workspaceFolderValue']] as Array<[BudgetSource, keyof ScopedValue]> : [])];
+  const limits: BudgetLimit[] = [];
+  for (const [source, level] of levels) {
+    const where = source === 'user' ? 'parley.budget' : `parley.budget (${source} settings)`;
+    limits.push(...parseLimits(inspect('budget')?.[level], where, source, undefined, adjusted));
+    const list = inspect('endpoints')?.[level];
+    if (!Array.isArray(list)) continue;
+    for (const p of list) {
+      if (!isRecord(p) || typeof p.name !== 'string' || !p.name.trim() || p.budget === undefined) continue;
+      const name = p.name.trim();
+      limits.push(...parseLimits(p.budget, `parley.endpoints "${name.slice(0, 60)}" budget`, source, name, adjusted));
+    }
+  }
+  for (const l of limits) {
+    if (l.source === 'user') continue;
+    const mine = limits.find((u) => u.source === 'user' && u.profile === l.profile && u.period === l.period && u.unit === l.unit && u.amount < l.amount);
+    if (mine) adjusted.push(`parley.budget: the ${l.source}'s ${l.period} limit of ${amountWords(l.unit, l.amount)} is above yours (${amountWords(l.unit, mine.amount)}); yours applies.`);
+  }
+  return limits;
+}
+
+/** An amount in its unit: `$5.00`, `100,000 tokens`. */
+export function amountWords(unit: BudgetUnit, n: number): string {
+  return unit === 'dollars' ? formatCost(n) : `${formatTokens(n)} tokens`;
+}
+

@@ -1,0 +1,71 @@
+// The spend budget before each request: the state around the decision (the thresholds already warned about, the
+// reader's "Send once anyway" passes); the work is budgetCheck.ts, loaded once a limit is set. Plain Node.
+import type * as vscode from 'vscode';
+import type { Conversation } from '../core/conversation';
+import type { BudgetDecision, BudgetWarning } from '../core/budget';
+import type { GuardedRequest } from './budgetCheck';
+import { budget } from './lazy/budget';
+import type { UsageStore } from './usageStore';
+
+export type { GuardedRequest } from './budgetCheck';
+
+/** The thresholds said already, by warningKey(): once each per period, across reloads. */
+const WARNED_STATE = 'parley.budgetWarned';
+/** Enough for every threshold of many limits; older periods' keys drop off first. */
+const WARNED_KEPT = 300;
+
+/** The budget check every request passes through (Requester.run, and inline completions). */
+export class BudgetGuard {
+  private readonly passes = new Set<string>();
+
+  constructor(private readonly usage: Pick<UsageStore, 'ledger'>, private readonly state: vscode.Memento) {}
+
+  /** Lets exactly the next request under `key` (a conversation) through a blocking limit: only the reader's click calls this. */
+  allowOnce(key: string): void {
+    this.passes.add(key);
+  }
+
+  /**
+   * The decision for a request. A block is turned into a send when the reader gave this conversation a pass (used up
+   * here). Warnings are remembered as said, so each threshold is said once per period.
+   */
+  async check(r: GuardedRequest): Promise<BudgetDecision> {
+    if (r.settings.budget.length === 0) return { kind: 'send' };
+    const decision = budget().checkBudget(r, await this.usage.ledger(), new Set(this.state.get<string[]>(WARNED_STATE, [])), Date.now());
+    const warnings = decision.kind === 'send' ? [] : decision.warnings;
+    if (warnings.length > 0) await this.remember(warnings);
+    if (decision.kind === 'block' && r.passKey !== undefined && this.passes.delete(r.passKey)) {
+      return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
+    }
+    return decision;
+  }
+
+  private async remember(warnings: readonly BudgetWarning[]): Promise<void> {
+    const said = this.state.get<string[]>(WARNED_STATE, []);
+    const next = [...said, ...warnings.flatMap((w) => w.keys).filter((k) => !said.includes(k))];
+    await this.state.update(WARNED_STATE, next.slice(-WARNED_KEPT));
+  }
+}
+
+/** What "Send once anyway" asks of the chat (ChatController). */
+export interface PassChat {
+  readonly current: Conversation;
+  stop(): Promise<void>;
+  regenerate(): Promise<void>;
+  continueReply(): Promise<void>;
+}
+
+/**
+ * "Send once anyway" on a spend limit's card (the reader's click only: no other route gives a pass): lets exactly the
+ * next request of this conversation past the limit. A reply stopped before its first request is asked again; one
+ * stopped between tool rounds continues from its steps (asking it again would repeat the rounds already paid for).
+ * Does nothing unless the last reply was stopped by the budget.
+ */
+export async function sendOnceAnyway(chat: PassChat, budget: Pick<BudgetGuard, 'allowOnce'>): Promise<void> {
+  await chat.stop();
+  const turns = chat.current.turns;
+  const last = turns[turns.length - 1];
+  if (last?.role !== 'assistant' || last.error?.kind !== 'budget') return;
+  budget.allowOnce(chat.current.id);
+  await (last.steps?.length ? chat.continueReply() : chat.regenerate());
+}

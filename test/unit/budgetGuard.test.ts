@@ -1,0 +1,60 @@
+// The budget check before each request (src/vscode/budgetGuard.ts) in plain Node, over a real usage store in a
+// temporary folder: a block, the reader's one pass per conversation, and thresholds said once across windows' reloads.
+import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type * as vscode from 'vscode';
+import type { BudgetLimit } from '../../src/core/budgetSettings';
+import { readProfiles } from '../../src/core/profiles';
+import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
+import { UsageStore } from '../../src/vscode/usageStore';
+
+function memento(): vscode.Memento {
+  const kept = new Map<string, unknown>();
+  return {
+    keys: () => [...kept.keys()],
+    get: <T>(key: string, fallback?: T) => (kept.has(key) ? kept.get(key) : fallback) as T,
+    update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
+  };
+}
+
+describe('budget guard (plain Node)', () => {
+  let usage: UsageStore;
+  beforeEach(async () => {
+    usage = new UsageStore({ fsPath: await fs.mkdtemp(path.join(os.tmpdir(), 'parley-budget-')) } as vscode.Uri, memento());
+  });
+  afterEach(() => usage.dispose());
+
+  const { profiles } = readProfiles({ baseUrl: 'http://127.0.0.1:1/v1', model: 'm' }, []);
+  const request = (budget: BudgetLimit[], passKey?: string): GuardedRequest => ({
+    settings: { budget, pricing: { m: { input: 1, output: 1 } }, profiles, model: 'm', profile: profiles[0] },
+    messages: [{ role: 'user', content: 'hello' }],
+    maxOutputTokens: 100,
+    passKey,
+  });
+  const record = (total: number) => usage.record({ at: Date.now(), model: 'm', host: '127.0.0.1:1', prompt: total, completion: 0, total, estimated: false, durationMs: 1, source: 'chat' });
+
+  it('sends with no budget, blocks past a blocking limit, and lets exactly one request of the conversation given a pass through', async () => {
+    const guard = new BudgetGuard(usage, memento());
+    assert.equal((await guard.check(request([]))).kind, 'send');
+    const limits: BudgetLimit[] = [{ period: 'day', unit: 'tokens', amount: 1000, action: 'block', source: 'user' }];
+    await record(950);
+    assert.equal((await guard.check(request(limits, 'c1'))).kind, 'block');
+    guard.allowOnce('c1');
+    assert.equal((await guard.check(request(limits, 'c2'))).kind, 'block', 'another conversation has no pass');
+    assert.notEqual((await guard.check(request(limits, 'c1'))).kind, 'block');
+    assert.equal((await guard.check(request(limits, 'c1'))).kind, 'block', 'the pass is used up');
+  });
+
+  it('says each threshold once, remembered in global state', async () => {
+    const state = memento();
+    const limits: BudgetLimit[] = [{ period: 'month', unit: 'tokens', amount: 1000, action: 'warn', source: 'user' }];
+    await record(600);
+    const first = await new BudgetGuard(usage, state).check(request(limits));
+    assert.equal(first.kind, 'warn');
+    assert.deepEqual(first.kind === 'warn' ? first.warnings.map((w) => w.threshold) : [], [50]);
+    // A new window (a new guard) over the same global state does not say it again.
+    assert.equal((await new BudgetGuard(usage, state).check(request(limits))).kind, 'send');
+  });
+});
