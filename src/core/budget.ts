@@ -117,8 +117,10 @@ export function limitStatus(limits: readonly BudgetLimit[], ledger: Ledger, pric
 
 /**
  * The decision for one request to `profile`'s endpoint (undefined: the implicit profile). It is blocked when a
- * blocking limit is spent, or when the request's most it may cost would cross it; warned about when a limit's period
- * spent 50, 80 or 100 % of it and that threshold was not said yet this period (`warned`: keys already said).
+ * blocking limit is spent, or when the request's most it may cost would cross it, counting what the requests still in
+ * flight (`inFlight`: sent, not yet recorded, at their most) may cost too; warned about when a limit's period spent
+ * 50, 80 or 100 % of it and that threshold was not said yet this period (`warned`: keys already said). Warnings count
+ * only what is spent.
  */
 export function decide(a: {
   limits: readonly BudgetLimit[];
@@ -128,6 +130,7 @@ export function decide(a: {
   profile: string | undefined;
   request: RequestEstimate;
   warned: ReadonlySet<string>;
+  inFlight?: Ledger;
 }): BudgetDecision {
   const cost = requestCost(a.request);
   const states = limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now);
@@ -135,10 +138,11 @@ export function decide(a: {
   for (const s of states) {
     if (s.limit.action !== 'block') continue;
     const c = s.limit.unit === 'tokens' ? cost.tokens : cost.dollars ?? 0;
-    if (s.spent >= s.limit.amount || s.spent + c > s.limit.amount) {
-      const left = Math.max(0, s.limit.amount - s.spent);
+    const held = a.inFlight ? spentIn(s.limit, a.inFlight, a.prices, a.now) : 0;
+    if (s.spent >= s.limit.amount || s.spent + held + c > s.limit.amount) {
+      const left = Math.max(0, s.limit.amount - s.spent - held);
       const resetsAt = periodEnd(s.limit.period, a.now).getTime();
-      return { kind: 'block', limit: s.limit, spent: s.spent, left, cost: c, resetsAt, words: blockWords(s.limit, s.spent, left, c, resetsAt, a.now), warnings };
+      return { kind: 'block', limit: s.limit, spent: s.spent, left, cost: c, resetsAt, words: blockWords(s, held, left, c, resetsAt, a.now), warnings };
     }
   }
   return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
@@ -173,8 +177,10 @@ export function resetWords(resetsAt: number, now: number): string {
   return `on ${end.toLocaleDateString('en-US', { weekday: 'long', month: 'long', day: 'numeric' })} at 00:00 (local time)`;
 }
 
-function blockWords(l: BudgetLimit, spent: number, left: number, cost: number, resetsAt: number, now: number): string {
-  const over = spent >= l.amount ? `${amountWords(l.unit, spent)} is spent already` : `it may cost up to ${amountWords(l.unit, cost)}`;
+function blockWords({ limit: l, spent }: LimitStatus, held: number, left: number, cost: number, resetsAt: number, now: number): string {
+  const over = spent >= l.amount
+    ? `${amountWords(l.unit, spent)} is spent already`
+    : `it may cost up to ${amountWords(l.unit, cost)}${held > 0 ? `, and requests still in flight (in this or another window) up to ${amountWords(l.unit, held)}` : ''}`;
   return `Not sent: this request would cross ${limitName(l)}; ${over}. ${amountWords(l.unit, left)} left; the limit resets ${resetWords(resetsAt, now)}.`;
 }
 

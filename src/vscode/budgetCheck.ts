@@ -1,12 +1,18 @@
-// The spend budget's work for one request or one status bar render (core/budget.ts decides): its own bundle
-// (dist/budget.js), loaded once a limit is set. The state around it (passes, thresholds said) is budgetGuard.ts.
-import { budgetStatus, decide, limitStatus, priceOf, type BudgetDecision } from '../core/budget';
+// The spend budget's work for one request or one status bar render (core/budget.ts decides), with the requests in
+// flight in every window (budgetReservations.ts): its own bundle (dist/budget.js), loaded once a limit is set. The
+// state around it (passes, thresholds said) is budgetGuard.ts.
+import { join } from 'node:path';
+import { budgetStatus, decide, DEFAULT_MAX_OUTPUT, limitStatus, priceOf, type BudgetDecision, type RequestEstimate } from '../core/budget';
 import type { BudgetPrices } from '../core/budgetSettings';
-import { isWorkspaceProfile } from '../core/profiles';
+import { isWorkspaceProfile, usageHostOf } from '../core/profiles';
+import { inFlightLedger } from '../core/reservations';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage, ToolDefinition } from '../core/types';
 import type { Ledger, Price } from '../core/usageLedger';
+import { LOCK_WAIT_MS, readReservations, reserve, underLock } from './budgetReservations';
 import type { Settings } from './config';
+import type { Log } from './log';
+import type { UsageStore } from './usageStore';
 
 /** What the budget needs of one request. */
 export interface GuardedRequest {
@@ -18,23 +24,54 @@ export interface GuardedRequest {
   passKey?: string;
 }
 
-/** The decision for one request against the merged ledger, given the threshold keys already said. */
-export function checkBudget(r: GuardedRequest, ledger: Ledger, warned: ReadonlySet<string>, now: number): BudgetDecision {
+/** What the budget weighs of one request: its profile, the prices, and its prompt estimate and maximum output. */
+function estimateOf(r: GuardedRequest): { profile: string | undefined; prices: BudgetPrices; request: RequestEstimate } {
   const s = r.settings;
   const profile = s.profile && s.profile.source !== 'implicit' ? s.profile.name : undefined;
   const prices = pricesOf(s);
-  return decide({
-    limits: s.budget,
-    ledger,
-    prices,
-    now,
+  return {
     profile,
+    prices,
     request: {
       promptTokens: estimatePromptTokens(r.messages) + (r.tools?.length ? estimateTokens(JSON.stringify(r.tools)) : 0),
       maxOutputTokens: r.maxOutputTokens,
       price: priceOf(prices, profile?.replace(/\|/g, '/'), s.model),
     },
-    warned,
+  };
+}
+
+/** A request's decision; one that is sent holds a reservation until `release` (call it once its usage is recorded). */
+export type GuardedDecision = BudgetDecision & { release?: () => Promise<void> };
+
+/**
+ * The decision for one request with every window's requests in flight counted, made and reserved under the lock across
+ * windows: of two windows checking at once, the second sees the first's reservation. A block is turned into a send
+ * when the reader gave the request's conversation a pass (`passes`, used up here). A request sent reserves the most it
+ * may cost; a blocked one reserves nothing. Without the lock (LOCK_WAIT_MS passed) the check still counts the
+ * reservations it finds, and `log` says so.
+ */
+export function guardRequest(r: GuardedRequest, a: {
+  usage: Pick<UsageStore, 'ledger' | 'dir'>;
+  warned: ReadonlySet<string>;
+  passes: Set<string>;
+  log?: Pick<Log, 'warn'>;
+}): Promise<GuardedDecision> {
+  const dir = join(a.usage.dir, 'inflight');
+  return underLock(dir, async (locked) => {
+    if (!locked) a.log?.warn(`Spend budget: another window's check held the lock for over ${LOCK_WAIT_MS / 1000} s, or ${dir} cannot be written; checked without it (a request sent at this moment in another window may not be counted).`);
+    const now = Date.now();
+    const e = estimateOf(r);
+    const [ledger, held] = await Promise.all([a.usage.ledger(), readReservations(dir, now).catch(() => [])]);
+    const decision = decide({ ...e, limits: r.settings.budget, ledger, now, warned: a.warned, inFlight: inFlightLedger(held, now) });
+    if (decision.kind === 'block' && !(r.passKey !== undefined && a.passes.delete(r.passKey))) return decision;
+    const { promptTokens, maxOutputTokens = DEFAULT_MAX_OUTPUT } = e.request;
+    const reservation = { at: now, host: usageHostOf(r.settings.profile, 'in flight'), model: r.settings.model, prompt: promptTokens, completion: maxOutputTokens };
+    const release = await reserve(dir, reservation).catch((err: unknown) => {
+      a.log?.warn(`Spend budget: this request's reservation could not be written (${err instanceof Error ? err.message : String(err)}); other windows count it once its usage is recorded.`);
+      return undefined;
+    });
+    const sent: BudgetDecision = decision.kind !== 'block' ? decision : decision.warnings.length > 0 ? { kind: 'warn', warnings: decision.warnings } : { kind: 'send' };
+    return { ...sent, release };
   });
 }
 

@@ -2,12 +2,13 @@
 // reader's "Send once anyway" passes); the work is budgetCheck.ts, loaded once a limit is set. Plain Node.
 import type * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
-import type { BudgetDecision, BudgetWarning } from '../core/budget';
-import type { GuardedRequest } from './budgetCheck';
+import type { BudgetWarning } from '../core/budget';
+import type { GuardedDecision, GuardedRequest } from './budgetCheck';
+import type { Log } from './log';
 import { budget } from './lazy/budget';
 import type { UsageStore } from './usageStore';
 
-export type { GuardedRequest } from './budgetCheck';
+export type { GuardedDecision, GuardedRequest } from './budgetCheck';
 
 /** The thresholds said already, by warningKey(): once each per period, across reloads. */
 const WARNED_STATE = 'parley.budgetWarned';
@@ -18,7 +19,8 @@ const WARNED_KEPT = 300;
 export class BudgetGuard {
   private readonly passes = new Set<string>();
 
-  constructor(private readonly usage: Pick<UsageStore, 'ledger'>, private readonly state: vscode.Memento) {}
+  /** `log` is told when a check goes on without the lock across windows. */
+  constructor(private readonly usage: Pick<UsageStore, 'ledger' | 'dir'>, private readonly state: vscode.Memento, private readonly log?: Pick<Log, 'warn'>) {}
 
   /** Lets exactly the next request under `key` (a conversation) through a blocking limit: only the reader's click calls this. */
   allowOnce(key: string): void {
@@ -26,18 +28,16 @@ export class BudgetGuard {
   }
 
   /**
-   * The decision for a request. A block is turned into a send when the reader gave this conversation a pass (used up
-   * here). Warnings are remembered as said, so each threshold is said once per period.
+   * The decision for a request, counting the requests in flight in every window. A block is turned into a send when
+   * the reader gave this conversation a pass (used up here). Warnings are remembered as said, so each threshold is
+   * said once per period. A request let go under a limit holds a reservation until `release` (call it once its usage
+   * is recorded, or it ended without any); with no limit set nothing is read or written.
    */
-  async check(r: GuardedRequest): Promise<BudgetDecision> {
+  async check(r: GuardedRequest): Promise<GuardedDecision> {
     if (r.settings.budget.length === 0) return { kind: 'send' };
-    const decision = budget().checkBudget(r, await this.usage.ledger(), new Set(this.state.get<string[]>(WARNED_STATE, [])), Date.now());
-    const warnings = decision.kind === 'send' ? [] : decision.warnings;
-    if (warnings.length > 0) await this.remember(warnings);
-    if (decision.kind === 'block' && r.passKey !== undefined && this.passes.delete(r.passKey)) {
-      return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
-    }
-    return decision;
+    const d = await budget().guardRequest(r, { usage: this.usage, warned: new Set(this.state.get<string[]>(WARNED_STATE, [])), passes: this.passes, log: this.log });
+    if (d.kind !== 'send' && d.warnings.length > 0) await this.remember(d.warnings);
+    return d;
   }
 
   private async remember(warnings: readonly BudgetWarning[]): Promise<void> {

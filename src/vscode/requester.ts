@@ -180,12 +180,12 @@ export class Requester {
     private readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
     private readonly log: Log,
-    private readonly usage: Pick<UsageStore, 'record' | 'ledger'>,
+    private readonly usage: Pick<UsageStore, 'record' | 'ledger' | 'dir'>,
     private readonly settings: SettingsSnapshot,
     public prompts: Prompts = vscodePrompts,
   ) {
     this.learnt = stateAdaptationStore(state);
-    this.budget = new BudgetGuard(usage, state);
+    this.budget = new BudgetGuard(usage, state, log);
   }
 
   /**
@@ -443,6 +443,8 @@ export class Requester {
     // Failed requests that produced nothing cost nothing; everything else is billed and counted.
     const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
     if (counted) await this.usage.record(usage);
+    // Only now: until its usage is on disk, other windows count this request by its reservation.
+    await budget.release?.();
     this.log.info(
       `${r.ended}${r.finishReason ? ` (${r.finishReason})` : ''} in ${durationMs} ms, ` +
         `${usage.estimated ? '≈' : ''}${usage.total} tokens (${usage.prompt} prompt, ${usage.completion} completion)` +

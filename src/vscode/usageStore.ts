@@ -66,7 +66,8 @@ export interface UsageView {
 export class UsageStore extends Disposable {
   /** This window's log; a new id per extension host, so no other window ever writes to it. */
   readonly windowId = randomUUID();
-  private readonly dir: string;
+  /** `<globalStorage>/usage`: every window's log, and the spend budget's requests in flight (budgetReservations.ts). */
+  readonly dir: string;
   private readonly logs = new Map<string, LogRead>();
   private reset_: ResetMarker | undefined;
   private legacy: LegacyLedger | undefined;

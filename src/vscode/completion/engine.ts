@@ -189,6 +189,8 @@ export class CompletionEngine extends Disposable {
     const sub = a.token.onCancellationRequested(() => {
       if (this.inflight === controller) this.abort();
     });
+    let release: (() => Promise<void>) | undefined;
+    let recorded: Promise<void> | undefined;
     try {
       const wait = a.auto ? this.debounce.delay() : 0;
       if (wait && !(await sleep(wait, controller.signal))) return undefined;
@@ -210,6 +212,7 @@ export class CompletionEngine extends Disposable {
       // The spend budget counts completions too: one past a blocking limit is not asked for (no pass: no card to click).
       const budget = await this.s.requester.budget.check({ settings: { ...target.settings, model }, messages: [{ role: 'user', content: place.prefix + place.suffix }], maxOutputTokens: input.maxTokens });
       if (budget.kind === 'block') return void this.failed(budget.words, true, []);
+      release = budget.release;
       const opts = { ...this.s.requester.clientOptions(target, controller.signal), maxRetries: 0 };
       this.stats.sent++;
       this.setWaiting(true);
@@ -220,7 +223,7 @@ export class CompletionEngine extends Disposable {
         if (result.error.kind !== 'cancelled') this.failed(result.error.message, result.final, result.outcomes);
         return undefined;
       }
-      this.record(target, model, result.usage, serverMs);
+      recorded = this.record(target, model, result.usage, serverMs);
       const usedTokens = (result.route === 'tokens' || result.route === 'generate-tokens') && input.family;
       const text = shapeCompletion(result.text, { mode, lineBefore, suffix: place.suffix, languageId: doc.languageId, stops: usedTokens ? fimStops(usedTokens) : [] });
       this.cache.put(place, text);
@@ -237,6 +240,8 @@ export class CompletionEngine extends Disposable {
       sub.dispose();
       if (this.inflight === controller) this.inflight = undefined;
       this.setWaiting(false);
+      // Its budget reservation ends once its usage is on disk (not awaited here: the completion is shown first).
+      void Promise.resolve(recorded).then(release);
     }
   }
 
@@ -258,9 +263,9 @@ export class CompletionEngine extends Disposable {
     return this.resolved;
   }
 
-  private record(target: ReadyTarget, model: string, usage: Usage, durationMs: number): void {
+  private record(target: ReadyTarget, model: string, usage: Usage, durationMs: number): Promise<void> {
     const r = recordFrom(usage, { model, host: usageHost(target), durationMs: Math.round(durationMs), source: 'complete', at: Date.now() });
-    this.s.usage.record(r).catch((e: unknown) => this.s.log.warn(`Recording completion usage failed: ${e instanceof Error ? e.message : String(e)}`));
+    return this.s.usage.record(r).catch((e: unknown) => this.s.log.warn(`Recording completion usage failed: ${e instanceof Error ? e.message : String(e)}`));
   }
 
   private failed(why: string, final: boolean, outcomes: readonly RouteOutcome[]): void {
