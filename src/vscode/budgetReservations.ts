@@ -59,7 +59,9 @@ async function lock(dir: string, path: string): Promise<boolean> {
         made = true;
         if (await fs.mkdir(dir, { recursive: true }).then(() => true, () => false)) continue;
       }
-      if (code !== 'EEXIST') return false;
+      // EPERM, EBUSY: on Windows a lock just removed while another window read it can be created again only once
+      // that read ends. Any other error (a folder that cannot be written) goes on without the lock at once.
+      if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'EBUSY') return false;
     }
     if (await abandoned(path)) {
       // Two windows that both find it abandoned may both remove it, the second one the first's new lock: only after
