@@ -1,7 +1,8 @@
 // The spend budget across windows in the real VS Code (issue 37): a panel request sent under a blocking limit holds a
 // reservation beside the usage logs while it streams, counted by another window's check (a second usage store and
 // guard over the same global storage, as a second window has), and released however it ends: done, stopped, failed.
-// Another window's request in flight blocks the panel's in turn. The same in plain Node: test/unit/budgetWindows.test.ts.
+// Another window's request in flight blocks the panel's in turn; an inline completion reserves too. The same in plain
+// Node: test/unit/budgetWindows.test.ts.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -11,13 +12,15 @@ import { estimatePromptTokens } from '../../src/core/tokenEstimate';
 import type { ChatMessage } from '../../src/core/types';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
 import { UsageStore } from '../../src/vscode/usageStore';
+import { completionFixture } from '../support/completionServers';
 import { chats, chunk, memoryMemento, openChatView, parley, serverPool, usageChunk, userSettings, waitFor, writeJson, writeSse, type Reply } from './helpers';
 import type { TestServer } from '../support/server';
 
-const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'budget', 'tools.enabled', 'systemPrompt', 'maxRetries'];
+const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'budget', 'tools.enabled', 'systemPrompt', 'maxRetries', 'completion.endpoint', 'completion.model', 'completion.enabled'];
 /** A profile of its own, so that only this suite's requests count against its limit (the ledger is shared by the run). */
 const PROFILE = `Windows ${Date.now().toString(36)}`;
 const LIMIT = 2000;
+const SAMPLE = 'budget-windows-sample.ts';
 
 suite('Spend budget across windows', function () {
   this.timeout(60_000);
@@ -69,6 +72,7 @@ suite('Spend budget across windows', function () {
     for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
     await api.chat.newChat();
     for (const p of pool.started) await p.close();
+    await vscode.workspace.fs.delete(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0].uri, SAMPLE)).then(undefined, () => undefined);
   });
 
   test("a panel request in flight is counted by another window's check, and its reservation ends when it is stopped", async () => {
@@ -124,5 +128,29 @@ suite('Spend budget across windows', function () {
     assert.equal(api.chat.current.turns.at(-1)?.status, 'error');
     assert.ok(chats(s).length > before + 1, 'it was sent');
     assert.deepEqual(await reservations(), [], 'failed: released');
+  });
+
+  test('an inline completion under the limit holds a reservation while it is asked, released when it is answered', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    script = async (req, res) => {
+      if (!req.path.endsWith('/infill')) return writeJson(res, 404, { error: { message: 'not found' } });
+      await hold;
+      const body = JSON.parse(completionFixture('llamacpp-infill.json')) as Record<string, unknown>;
+      writeJson(res, 200, { ...body, content: 'a + b;' });
+    };
+    await userSettings({ 'completion.endpoint': PROFILE, 'completion.model': 'tiny', 'completion.enabled': true });
+    await waitFor('completions configured', () => api.completions.configured || undefined);
+    const uri = vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0].uri, SAMPLE);
+    await fs.writeFile(uri.fsPath, 'const total = ');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const source = new vscode.CancellationTokenSource();
+    const asked = api.completions.provideInlineCompletionItems(doc, doc.positionAt(14), { triggerKind: vscode.InlineCompletionTriggerKind.Invoke, selectedCompletionInfo: undefined }, source.token);
+    await waitFor('the /infill request', () => s.requests.some((r) => r.path.endsWith('/infill')) || undefined);
+    const held = await reservations();
+    assert.equal(held.length, 1, 'the completion holds one reservation');
+    release();
+    await asked;
+    await waitFor('the reservation released once its usage is recorded', async () => (await reservations()).length === 0 || undefined);
   });
 });
