@@ -106,11 +106,11 @@ export function readDeepSeekBalance(body: unknown): BalanceReading {
     if (total === undefined) continue;
     // The currency is the server's word: only an ISO code is shown.
     const currency = typeof i.currency === 'string' && /^[A-Z]{3}$/.test(i.currency) ? i.currency : '';
-    const money = (n: number) => (currency === 'USD' ? dollars(n) : `${n.toFixed(2)}${currency ? ` ${currency}` : ''}`);
+    const part = (n: number) => (currency === 'USD' ? dollars(n) : n.toFixed(2));
     const granted = amount(i.granted_balance);
     const topped = amount(i.topped_up_balance);
-    const detail = granted !== undefined && topped !== undefined ? ` (${money(granted)} granted, ${money(topped)} topped up)` : '';
-    parts.push(`${money(total)}${detail}`);
+    const detail = granted !== undefined && topped !== undefined ? ` (${part(granted)} granted, ${part(topped)} topped up)` : '';
+    parts.push(`${part(total)}${currency && currency !== 'USD' ? ` ${currency}` : ''}${detail}`);
   }
   if (parts.length === 0) return unreadable('balance_infos');
   const unavailable = isRecord(body) && body.is_available === false ? '; not available for API calls' : '';

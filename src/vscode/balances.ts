@@ -9,14 +9,17 @@ import type { ApiKeyStore } from './secrets';
 /** This window's readings: each balance is asked at most every five minutes, whoever shows it. */
 const cache = new BalanceCache();
 /** The key stores whose changes already clear the cache. */
-const watched = new WeakSet<ApiKeyStore>();
+const watched = new WeakSet<object>();
+
+/** What the balances need of the key store: the key of exactly one origin, and when one changes. */
+export type BalanceKeys = Pick<ApiKeyStore, 'get' | 'onDidChange'>;
 
 /**
  * The balances of the profiles that turned them on, as Markdown for the tooltip or (`report`) the usage report. Never
  * waits: it shows what was last read (or "reading…"), and `again` runs when a read it started or waited for ends, so
  * the caller shows the new reading.
  */
-export function markdown(s: Pick<Settings, 'profiles'>, keys: ApiKeyStore, again: () => unknown, report?: boolean): string {
+export function markdown(s: Pick<Settings, 'profiles'>, keys: BalanceKeys, again: () => unknown, report?: boolean): string {
   if (!watched.has(keys)) {
     watched.add(keys);
     // A key set or cleared: its origin's balances are asked afresh at the next look, not five minutes later.
@@ -26,7 +29,7 @@ export function markdown(s: Pick<Settings, 'profiles'>, keys: ApiKeyStore, again
   return balancesMarkdown(lines, Date.now(), report);
 }
 
-function lineOf(p: Profile, keys: ApiKeyStore, again: () => unknown): BalanceLine {
+function lineOf(p: Profile, keys: BalanceKeys, again: () => unknown): BalanceLine {
   let endpoint: Endpoint;
   try {
     endpoint = resolveEndpoint(p.baseUrl);
@@ -41,7 +44,7 @@ function lineOf(p: Profile, keys: ApiKeyStore, again: () => unknown): BalanceLin
 }
 
 /** The balance with the key stored for exactly this endpoint's origin (none for a loopback server that needs none). */
-async function readBalance(kind: BalanceKind, endpoint: Endpoint, keys: ApiKeyStore): Promise<BalanceReading> {
+async function readBalance(kind: BalanceKind, endpoint: Endpoint, keys: BalanceKeys): Promise<BalanceReading> {
   const key = await keys.get(endpoint.origin);
   if (key.kind === 'missing') return { ok: false, reason: `no API key is set for ${endpoint.origin}` };
   return fetchBalance(kind, endpoint, key.kind === 'key' ? key.key : undefined);
