@@ -1,7 +1,8 @@
 // Account balances in the real VS Code (issue 37): a loopback server that answers as OpenRouter's `/api/v1/credits`
 // does, a profile that turned balances on for it, and the status bar's tooltip and the usage report that show it,
 // asked once however often they are drawn within 5 minutes, only with that origin's key; a profile that did not turn
-// balances on asks nothing.
+// balances on asks nothing. (Named to run after chat.test.ts, as files run in name order: this suite leaves the usage
+// report open, and chat.test.ts's Show Usage test reads the report's first text as soon as the document exists.)
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
@@ -73,7 +74,9 @@ suite('Balances', function () {
     assert.equal(api.chat.current.turns.at(-1)?.status, 'done', JSON.stringify(api.chat.current.turns.at(-1)?.error));
     await waitFor('the status bar', () => api.usageBar.item.text || undefined);
     assert.doesNotMatch(tooltip(), /Balances/);
-    assert.doesNotMatch((await report()).getText(), /Balances/);
+    const doc = await report();
+    await waitFor('the report made afresh', () => doc.getText().includes(`\`${PLAIN} (`) || undefined);
+    assert.doesNotMatch(doc.getText(), /Balances/);
     assert.deepEqual(balanceAsks(plain), [], 'the profile without balances asked nothing');
   });
 
