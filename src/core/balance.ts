@@ -15,7 +15,7 @@ export type BalanceReading = { ok: true; text: string } | { ok: false; reason: s
 /** The least time between two requests for one balance. */
 export const BALANCE_INTERVAL_MS = 5 * 60_000;
 /** How long one balance request may take, answer included. */
-export const BALANCE_TIMEOUT_MS = 10_000;
+const BALANCE_TIMEOUT_MS = 10_000;
 /** The most of an answer read: a balance is a few hundred bytes. */
 const MAX_ANSWER = 64 * 1024;
 
@@ -248,7 +248,7 @@ function timeWords(at: number, now: number): string {
 }
 
 /** One line's words: the reading (or "balance unavailable: why"), when it was read, and whether a newer one is coming. */
-export function balanceWords(l: BalanceLine, now: number): string {
+function balanceWords(l: BalanceLine, now: number): string {
   const r = l.reading;
   const said = r ? (r.ok ? r.text : `balance unavailable: ${r.reason}`) : 'reading…';
   const when = l.at !== undefined ? `, read at ${timeWords(l.at, now)}` : '';
