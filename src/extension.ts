@@ -6,6 +6,7 @@ import { vscodeChatUi } from './vscode/chatUi';
 import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
+import { balances } from './vscode/lazy/balance';
 import { mentions } from './vscode/lazy/mentions';
 import { Completions } from './vscode/completions';
 import { SettingsSnapshot } from './vscode/config';
@@ -48,7 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const log = new Log(() => settings.current.logLevel, vscode.window.createOutputChannel('Parley', { log: true }));
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageStore(context.globalStorageUri, context.globalState);
-  const usageBar = new UsageStatusBar(usage, settings);
+  const usageBar = new UsageStatusBar(usage, settings, keys);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState, log);
   const externalTools = new ExternalTools(context.globalState);
@@ -58,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     items.some((i) => i.mention) ? mentions().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
-  reports.register(USAGE_REPORT, () => usage.reportText(settings.current.pricing));
+  reports.register(USAGE_REPORT, async () => (await usage.reportText(settings.current.pricing)) + balances(settings.current, keys, () => reports.show(USAGE_REPORT), true));
   const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
   // The commands and the chat's routes reach most of these; each of their modules takes only the ones it uses.
   const built = { settings, log, keys, usage, usageBar, requester, history, chat, reports, editors, externalTools, completions };

@@ -35,6 +35,8 @@ export interface Profile {
   source: ProfileSource;
   /** The model inline completions use while this profile is active: one of its own, or of the profile named. */
   completionModel?: { profile?: string; model: string };
+  /** `balance` as written: true or a server kind turns balances on; core/balance.ts reads it, in a bundle of its own. */
+  balance?: unknown;
 }
 
 /** The implicit profile's name, unless a named profile already uses it. */
@@ -130,7 +132,7 @@ function readProfile(raw: unknown, index: number, source: ProfileSource, problem
   let stream: boolean | undefined;
   if (typeof raw.stream === 'boolean') stream = raw.stream;
   else if (raw.stream !== undefined) problems.push(`${at}: stream must be true or false; ignored.`);
-  const p: Profile = { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, ...(stream === undefined ? {} : { stream }), source };
+  const p: Profile = { name, baseUrl: raw.baseUrl, model: typeof raw.model === 'string' ? raw.model.trim() : '', headers, models, ...(stream === undefined ? {} : { stream }), source, balance: raw.balance };
   const cm = raw.completionModel;
   if (typeof cm === 'string' && cm.trim()) p.completionModel = { model: cm.trim() };
   else if (isRecord(cm) && typeof cm.model === 'string' && cm.model.trim()) {

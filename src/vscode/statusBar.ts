@@ -2,11 +2,13 @@
 // every window's log, for all time (the log is usageStore.ts). With the usage report and Reset Usage it opens.
 import * as vscode from 'vscode';
 import { formatTokens, tooltipMarkdown, type UsageRecord } from '../core/usageLedger';
+import { balances } from './lazy/balance';
 import { budget as budgetModule } from './lazy/budget';
 import type { SettingsSnapshot } from './config';
 import { Disposable } from './disposable';
 import { showWarning, StatusEntry } from './notices';
 import type { ReportDocuments } from './reports';
+import type { ApiKeyStore } from './secrets';
 import type { UsageStore, UsageView } from './usageStore';
 
 /** Status bar words for the last request, after its icon: e.g. `1,234` or `≈1,234`. */
@@ -30,8 +32,8 @@ export class UsageStatusBar extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
 
-  /** `settings`: the budgets shown in the tooltip (none when left out). */
-  constructor(store: UsageStore, private readonly settings?: Pick<SettingsSnapshot, 'current'>) {
+  /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with. */
+  constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current'>, private readonly keys: ApiKeyStore) {
     super();
     this._register(store.onDidChange((v) => this.render(v)));
     this._register(vscode.window.onDidChangeWindowState((s) => {
@@ -39,15 +41,16 @@ export class UsageStatusBar extends Disposable {
     }));
   }
 
-  private render({ last: r, windowTotals, ledger }: UsageView): void {
+  private render(v: UsageView): void {
+    const { last: r, windowTotals, ledger } = v;
     if (!r) {
       this.item.hide();
       return;
     }
-    const s = this.settings?.current;
+    const s = this.settings.current;
     const now = Date.now();
     const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now) : { markdown: '', reached: false };
-    const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '');
+    const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '') + balances(s, this.keys, () => this.render(v));
     const label = statusLabel(r) + (budget.reached ? '; a spend limit is reached' : '');
     this.item.show('pulse', statusText(r), tooltip, label, budget.reached);
   }
