@@ -62,6 +62,8 @@ const LAZY = {
   completion: 'src/vscode/completion/engine.ts',
   /** Spend budgets' arithmetic and words: loaded by the first request or status bar render with a limit set. */
   budget: 'src/vscode/budgetCheck.ts',
+  /** The usage report with its chart: loaded when the report is first shown. */
+  usageReport: 'src/core/usageReport.ts',
 };
 
 /**
