@@ -1,6 +1,8 @@
 // The usage report, as Markdown: by model, source, endpoint and day. Its own bundle (dist/usageReport.js), loaded
 // when the report is first shown.
+import type { BudgetLimit } from './budgetSettings';
 import { codeCell } from './markdownText';
+import { chartData, chartMarkdown, themeOfKind } from './usageChart';
 import { costOf, emptyTotals, formatCost, formatTokens, group, plural, type Ledger, type Price, type Totals, type UsageRecord } from './usageLedger';
 
 /** How the report names each source. */
@@ -18,8 +20,18 @@ function share(t: Totals): string {
   return t.total > 0 ? `${Math.round((t.estimatedTokens / t.total) * 100)}%` : '0%';
 }
 
-/** The full usage report, as Markdown: by day, by model, by endpoint; estimated share; cost when priced. */
-export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number, bySource: Record<string, Totals> = {}): string {
+/** What the report's chart needs besides the ledger: the kind of theme it is drawn for, and the limits to draw. */
+export interface ReportChart {
+  /** VS Code's ColorThemeKind: 1 light, 2 dark, 3 high contrast, 4 high contrast light. */
+  themeKind: number;
+  limits: readonly BudgetLimit[];
+}
+
+/**
+ * The full usage report, as Markdown: the chart of the last 30 days (when `chart` is given and there were requests),
+ * then by model, source, endpoint and day; estimated share; cost when priced.
+ */
+export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number, bySource: Record<string, Totals> = {}, chart?: ReportChart): string {
   const price = (model: string) => (Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined);
   const all = group(ledger, () => 'all')[0]?.[1] ?? emptyTotals();
   const out = [
@@ -31,11 +43,14 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     `- This window: ${formatTokens(windowTotals.total)} tokens in ${plural(windowTotals.requests, 'request')}`,
     `- All time: ${formatTokens(all.total)} tokens in ${plural(all.requests, 'request')}, of which ${share(all)} estimated`,
     '',
+  ];
+  if (chart && all.requests > 0) out.push(chartMarkdown(chartData(ledger, now, (_host, model) => price(model), chart.limits), themeOfKind(chart.themeKind)), '');
+  out.push(
     '## By model',
     '',
     '| Model | Requests | Prompt | Completion | Total | Estimated | Cost |',
     '|---|---:|---:|---:|---:|---:|---:|',
-  ];
+  );
   const byModel = group(ledger, (_d, _h, m) => m);
   for (const [model, t] of byModel) {
     out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
