@@ -252,7 +252,7 @@ function amountCell(unit: UsageChart['unit'], v: number): string {
 
 /**
  * The report's chart section: a heading, the image with an alt text saying what it shows, what is not drawn, and
- * the numbers as a table (every day with any value, oldest first) for screen readers.
+ * the numbers as a table (every day with any value, oldest first, named as on the axis) for screen readers.
  */
 export function chartMarkdown(chart: UsageChart, theme: ChartTheme): string {
   const what = chart.unit === 'dollars' ? 'Spend' : 'Tokens';
@@ -262,13 +262,15 @@ export function chartMarkdown(chart: UsageChart, theme: ChartTheme): string {
   const span = `${shortDay(chart.days[0])} to ${shortDay(chart.days[chart.days.length - 1])}`;
   const limit = chart.lines.length > 0 ? `; the dashed line is the ${limitWords(chart.lines[0]).replace(/ \(\w+\)$/, '')}` : '';
   const alt = `Bar chart of ${what.toLowerCase()} per day${chart.unit === 'dollars' ? ' in dollars' : ''}, ${span}, stacked by model${limit}. The numbers are in the table below.`;
-  out.push(`![${alt.replace(/\$/g, '\\$')}](${svgDataUri(chartSvg(chart, theme))})`, '');
+  // The alt text as it is: markdown-it drops a backslash escape from an image's alt, and with at most one `$` in it
+  // no math can start there; its words are ours (no profile or model name).
+  out.push(`![${alt}](${svgDataUri(chartSvg(chart, theme))})`, '');
   if (chart.unpriced.length > 0) out.push(`Not in the chart, as they have no price set: ${chart.unpriced.map(codeSpan).join(', ')}. Their tokens are in the tables below.`, '');
   if (chart.notDrawn.length > 0) out.push(`Not drawn: ${markdownProse(chart.notDrawn.map(limitWords).join('; '))}. The chart adds up every profile's requests per day, in ${chart.unit}.`, '');
   out.push(`| Day | ${chart.series.map((s) => (s.lumped === undefined ? codeCell(s.name) : otherName(s.lumped))).join(' | ')} | Total |`);
   out.push(`|---|${chart.series.map(() => '---:|').join('')}---:|`);
   chart.days.forEach((day, i) => {
-    if (totals[i] > 0) out.push(`| ${day} | ${chart.series.map((s) => amountCell(chart.unit, s.values[i])).join(' | ')} | ${amountCell(chart.unit, totals[i])} |`);
+    if (totals[i] > 0) out.push(`| ${shortDay(day).replace(' ', '\u00a0')} | ${chart.series.map((s) => amountCell(chart.unit, s.values[i])).join(' | ')} | ${amountCell(chart.unit, totals[i])} |`);
   });
   out.push('', 'Days not listed had none.');
   return out.join('\n');
