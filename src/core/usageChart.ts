@@ -38,7 +38,7 @@ export const PALETTES: Record<ChartTheme, ChartPalette> = {
 /** Days the chart shows, ending today. */
 export const CHART_DAYS = 30;
 /** Models drawn under their own name; the rest are lumped together as "other". */
-export const NAMED_SERIES = 5;
+const NAMED_SERIES = 5;
 
 /** One stacked series: a model (or "other", `lumped` models), its value per day, oldest day first. */
 export interface ChartSeries {
@@ -104,7 +104,7 @@ export function chartData(ledger: Ledger, now: number, price: (host: string, mod
 }
 
 /** Each day's stacked total. */
-export function dayTotals(chart: UsageChart): number[] {
+function dayTotals(chart: UsageChart): number[] {
   return chart.days.map((_, i) => chart.series.reduce((a, s) => a + s.values[i], 0));
 }
 
@@ -116,27 +116,27 @@ export function xmlText(s: string): string {
 }
 
 /** A round step for about four grid lines up to `max`: 1, 2, 2.5 or 5 times a power of ten. */
-export function niceStep(max: number): number {
+function niceStep(max: number): number {
   const raw = max / 4;
   const p = 10 ** Math.floor(Math.log10(raw));
   return ([1, 2, 2.5, 5, 10].find((m) => m * p >= raw) ?? 10) * p;
 }
 
 /** An axis label: `$0.50`, `$12`, `1.5k`, `2M`. */
-export function axisLabel(v: number, unit: UsageChart['unit'], step: number): string {
-  if (unit === 'dollars') return `$${v.toFixed(step >= 1 ? 0 : Math.min(4, Math.max(2, Math.ceil(-Math.log10(step)))))}`;
+function axisLabel(v: number, unit: UsageChart['unit'], step: number): string {
+  if (unit === 'dollars') return `$${v.toFixed(step >= 1 ? 0 : Math.min(6, Math.max(2, Math.ceil(-Math.log10(step)))))}`;
   const [d, suffix] = v >= 1e6 ? [1e6, 'M'] : v >= 1e3 ? [1e3, 'k'] : [1, ''];
   return `${+(v / d).toFixed(2)}${suffix}`;
 }
 
 /** A day as the axis and the alt text say it: "Nov 3". */
-export function shortDay(day: string): string {
+function shortDay(day: string): string {
   const [y, m, d] = day.split('-').map(Number);
   return new Date(y, m - 1, d).toLocaleDateString('en-US', { month: 'short', day: 'numeric' });
 }
 
 /** A limit in words: "daily spend limit $5.00 (block)", with its profile's name as plain text. */
-export function limitWords(l: BudgetLimit): string {
+function limitWords(l: BudgetLimit): string {
   const period = { day: 'daily', week: 'weekly', month: 'monthly' }[l.period];
   return `${period} ${l.unit === 'dollars' ? 'spend' : 'token'} limit ${amountWords(l.unit, l.amount)} (${l.action})${l.profile === undefined ? '' : ` of the profile "${l.profile.slice(0, 60)}"`}`;
 }
