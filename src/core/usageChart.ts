@@ -169,7 +169,8 @@ export function chartSvg(chart: UsageChart, theme: ChartTheme): string {
   out.push(`<path stroke="${p.grid}" d="${ticks.slice(1).map((t) => `M${PLOT.left} ${y(t)}H${PLOT.right}`).join('')}"/>`);
   out.push(`<g fill="${p.text}" text-anchor="end">${ticks.map((t) => `<text x="${PLOT.left - 6}" y="${y(t) + 4}">${xmlText(axisLabel(t, chart.unit, step))}</text>`).join('')}</g>`);
   out.push(...bars(chart, p, y), axisAndDays(chart, p));
-  for (const l of chart.lines) out.push(within(l) ? limitLine(l, y(l.amount), p) : limitAbove(l, p));
+  for (const l of chart.lines.filter(within)) out.push(limitLine(y(l.amount), p));
+  out.push(limitLabel(chart.lines, within, p));
   out.push(legend(chart, p), '</svg>');
   return out.join('');
 }
@@ -203,16 +204,21 @@ function axisAndDays(chart: UsageChart, p: ChartPalette): string {
   return `<path stroke="${p.text}" d="M${PLOT.left} ${PLOT.bottom}H${PLOT.right}"/><g fill="${p.text}" text-anchor="middle">${labels}</g>`;
 }
 
-/** A daily limit: a dashed line in the words' colour on a halo of the background, labelled at its right end. */
-function limitLine(l: BudgetLimit, at: number, p: ChartPalette): string {
+/** A daily limit: a dashed line in the words' colour, on a halo of the background so it shows over the bars. */
+function limitLine(at: number, p: ChartPalette): string {
   const d = `M${PLOT.left} ${at}H${PLOT.right}`;
-  return `<path stroke="${p.background}" stroke-width="5" d="${d}"/><path stroke="${p.text}" stroke-width="2" stroke-dasharray="7 4" d="${d}"/>` +
-    `<text x="${PLOT.right}" y="${r1(at - 6)}" text-anchor="end" fill="${p.text}" stroke="${p.background}" stroke-width="3" paint-order="stroke">${xmlText(`daily limit ${amountWords(l.unit, l.amount)} (${l.action})`)}</text>`;
+  return `<path stroke="${p.background}" stroke-width="5" d="${d}"/><path stroke="${p.text}" stroke-width="2" stroke-dasharray="7 4" d="${d}"/>`;
 }
 
-/** A daily limit too far above the bars to draw at its height: said at the top. */
-function limitAbove(l: BudgetLimit, p: ChartPalette): string {
-  return `<text x="${PLOT.right}" y="${PLOT.top - 12}" text-anchor="end" fill="${p.text}">${xmlText(`daily limit ${amountWords(l.unit, l.amount)} (${l.action}) is above the chart ↑`)}</text>`;
+/**
+ * The daily limits' words, above the plot where they cover no bar: "daily limit $5.00 (block)" and a dashed sample,
+ * or for one too far above the bars to draw at its height, ", above the chart ↑".
+ */
+function limitLabel(lines: readonly BudgetLimit[], within: (l: BudgetLimit) => boolean, p: ChartPalette): string {
+  if (lines.length === 0) return '';
+  const each = lines.map((l) => `${amountWords(l.unit, l.amount)} (${l.action})${within(l) ? '' : ', above the chart ↑'}`);
+  const sample = lines.some(within) ? `<path stroke="${p.text}" stroke-width="2" stroke-dasharray="7 4" d="M${PLOT.right - 24} 12h24"/>` : '';
+  return `${sample}<text x="${PLOT.right - (sample ? 30 : 0)}" y="16" text-anchor="end" fill="${p.text}">${xmlText(`daily limit${lines.length > 1 ? 's' : ''} ${each.join('; ')}`)}</text>`;
 }
 
 /** A swatch and a name per series, three to a row; long names cut. */

@@ -150,7 +150,7 @@ describe('usage chart: the numbers (issue 37)', () => {
     const chart = chartData({ [`${daysBack(0)}|h|small`]: totals(1_000_000, 0) }, NOW, priceOf, [dailyDollars(50)]);
     const svg = chartSvg(chart, 'light');
     assert.equal(limitY(svg), undefined, 'no line');
-    assert.match(svg, />daily limit \$50\.00 \(block\) is above the chart ↑</);
+    assert.match(svg, />daily limit \$50\.00 \(block\), above the chart ↑</);
     const [[, top, bottom]] = rects(svg)[0].boxes;
     assert.ok(bottom - top > 100, `the $1 bar keeps its height: ${bottom - top}`);
   });
