@@ -64,6 +64,8 @@ const LAZY = {
   budget: 'src/vscode/budgetCheck.ts',
   /** Account balances for the tooltip and the report: loaded by the first render once a profile turns them on. */
   balance: 'src/vscode/balances.ts',
+  /** The usage report with its chart: loaded when the report is first shown. */
+  usageReport: 'src/core/usageReport.ts',
 };
 
 /**

@@ -18,7 +18,7 @@ import { recordShownTexts } from './vscode/notices';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
-import { USAGE_REPORT, UsageStatusBar } from './vscode/statusBar';
+import { USAGE_REPORT, UsageStatusBar, usageReportRenderer } from './vscode/statusBar';
 import { ViewRecorder } from './vscode/testSeam';
 import { workspaceToolbox } from './vscode/toolbox';
 import { UsageStore } from './vscode/usageStore';
@@ -59,7 +59,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     items.some((i) => i.mention) ? mentions().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
-  reports.register(USAGE_REPORT, async () => (await usage.reportText(settings.current.pricing)) + balances(settings.current, keys, () => reports.show(USAGE_REPORT), true));
+  const usageReportText = usageReportRenderer(usage, settings);
+  reports.register(USAGE_REPORT, async () => (await usageReportText()) + balances(settings.current, keys, () => reports.show(USAGE_REPORT), true));
   const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
   // The commands and the chat's routes reach most of these; each of their modules takes only the ones it uses.
   const built = { settings, log, keys, usage, usageBar, requester, history, chat, reports, editors, externalTools, completions };

@@ -1,5 +1,6 @@
-// Usage bookkeeping: one record per request, totals by day/endpoint/model, cost, and the Markdown reports.
-import { codeCell, codeSpan } from './markdownText';
+// Usage bookkeeping: one record per request, totals by day/endpoint/model, cost, and the status bar's tooltip (the
+// report is usageReport.ts).
+import { codeSpan } from './markdownText';
 import type { Usage } from './types';
 
 /** One request's usage, as counted. Holds no content and no key. */
@@ -23,17 +24,6 @@ export interface UsageRecord {
    */
   id?: string;
 }
-
-/** How the report names each source. */
-const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
-  chat: "Parley's chat panel",
-  explain: 'Explain Selection',
-  generate: 'Generate Code',
-  test: 'Test Connection',
-  'vscode-chat': "VS Code's chat (vscode.lm)",
-  compact: 'Compaction (summaries of older turns)',
-  complete: 'Completions',
-};
 
 /** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */
 export interface Totals {
@@ -169,62 +159,9 @@ export function group(ledger: Ledger, keyOf: (day: string, host: string, model: 
   return [...out.entries()].sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-function plural(n: number, word: string): string {
+/** `n word`, with an s unless n is 1. */
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function share(t: Totals): string {
-  return t.total > 0 ? `${Math.round((t.estimatedTokens / t.total) * 100)}%` : '0%';
-}
 
-/** The full usage report, as Markdown: by day, by model, by endpoint; estimated share; cost when priced. */
-export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number, bySource: Record<string, Totals> = {}): string {
-  const price = (model: string) => (Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined);
-  const all = group(ledger, () => 'all')[0]?.[1] ?? emptyTotals();
-  const out = [
-    '# Parley usage',
-    '',
-    `Report made ${new Date(now).toLocaleString('en-US')}. Counts are the tokens the servers reported; ` +
-      'where a server reported none (a cancelled or failed stream, or a server that never sends usage), Parley estimated them.',
-    '',
-    `- This window: ${formatTokens(windowTotals.total)} tokens in ${plural(windowTotals.requests, 'request')}`,
-    `- All time: ${formatTokens(all.total)} tokens in ${plural(all.requests, 'request')}, of which ${share(all)} estimated`,
-    '',
-    '## By model',
-    '',
-    '| Model | Requests | Prompt | Completion | Total | Estimated | Cost |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-  ];
-  const byModel = group(ledger, (_d, _h, m) => m);
-  for (const [model, t] of byModel) {
-    out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
-  }
-  const sources = Object.entries(bySource).sort((a, b) => b[1].requests - a[1].requests);
-  if (sources.length > 0) {
-    out.push('', '## By source', '', '| Source | Requests | Total | Estimated |', '|---|---:|---:|---:|');
-    for (const [src, t] of sources) {
-      const name = Object.prototype.hasOwnProperty.call(SOURCE_NAMES, src) ? SOURCE_NAMES[src as UsageRecord['source']] : codeCell(src);
-      out.push(`| ${name} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
-    }
-  }
-  out.push('', '## By endpoint', '', '| Endpoint | Requests | Total | Estimated |', '|---|---:|---:|---:|');
-  for (const [host, t] of group(ledger, (_d, h) => h)) {
-    out.push(`| ${codeCell(host)} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} |`);
-  }
-  out.push('', '## By day', '', '| Day | Requests | Total | Estimated | Cost |', '|---|---:|---:|---:|---:|');
-  const days = group(ledger, (d) => d).reverse();
-  for (const [day, t] of days) {
-    // A day's cost is known only when every model used that day has a price.
-    let cost: number | undefined = 0;
-    for (const [k, row] of Object.entries(ledger)) {
-      if (!k.startsWith(day + '|')) continue;
-      const c = costOf(row, price(k.split('|').slice(2).join('|')));
-      cost = c === undefined || cost === undefined ? undefined : cost + c;
-    }
-    out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost)} |`);
-  }
-  if (byModel.length === 0) out.push('', '_No requests yet._');
-  // The hint only while some model used has no price (an empty ledger has none to show either).
-  if (byModel.length === 0 || byModel.some(([m]) => !price(m))) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
-  return out.join('\n');
-}

@@ -19,6 +19,10 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
   constructor() {
     super();
     this._register(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this));
+    // A report with a renderer may be drawn for the theme (the usage report's chart): made again when it changes.
+    this._register(vscode.window.onDidChangeActiveColorTheme(() => {
+      for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
+    }));
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string | Promise<string> {

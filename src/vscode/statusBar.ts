@@ -56,6 +56,14 @@ export class UsageStatusBar extends Disposable {
   }
 }
 
+/**
+ * The usage report's renderer (ReportDocuments calls it again when the theme changes): priced, with its chart drawn
+ * for the theme's kind (an image cannot read the theme's colours).
+ */
+export function usageReportRenderer(usage: UsageStore, settings: Pick<SettingsSnapshot, 'current'>): () => Promise<string> {
+  return () => usage.reportText(settings.current.pricing, { themeKind: vscode.window.activeColorTheme.kind, limits: settings.current.budget });
+}
+
 /** Parley: Show Usage (the item's click): the report as a Markdown preview of a read-only document (nothing to save). */
 export async function showUsageReport(reports: ReportDocuments): Promise<vscode.TextDocument> {
   const doc = await reports.show(USAGE_REPORT);

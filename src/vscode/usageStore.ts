@@ -4,13 +4,15 @@ import { randomUUID } from 'node:crypto';
 import { watch, promises as fs, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type * as vscode from 'vscode';
-import { emptyTotals, reportMarkdown, type Ledger, type Price, type Totals, type UsageRecord } from '../core/usageLedger';
+import { emptyTotals, type Ledger, type Price, type Totals, type UsageRecord } from '../core/usageLedger';
 import {
   LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
   type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
+import type { ReportChart } from '../core/usageReport';
 import { Disposable } from './disposable';
 import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
+import { usageReport } from './lazy/usageReport';
 
 /** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
 const LEDGER_STATE = 'parley.usageLedger';
@@ -228,10 +230,13 @@ export class UsageStore extends Disposable {
     this.watchTimer = undefined;
   }
 
-  /** The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`. */
-  async reportText(pricing: Record<string, Price>): Promise<string> {
+  /**
+   * The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`; with its
+   * chart when `chart` says the theme and the limits to draw.
+   */
+  async reportText(pricing: Record<string, Price>, chart?: ReportChart): Promise<string> {
     await this.refresh().catch(() => {});
-    return reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource);
+    return usageReport().reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource, chart);
   }
 
   /**

@@ -7,7 +7,8 @@ import { chooseFimFamily, fimFamilyOf, fimPrompt } from '../../src/core/completi
 import { completionChoice, languageEnabled, readCompletionSettings } from '../../src/core/completion/settings';
 import { readProfiles } from '../../src/core/profiles';
 import type { ScopedValue } from '../../src/core/scopedSettings';
-import { emptyTotals, reportMarkdown } from '../../src/core/usageLedger';
+import { emptyTotals } from '../../src/core/usageLedger';
+import { reportMarkdown } from '../../src/core/usageReport';
 
 /** The place after `typed` more characters were typed at `p`. */
 const typedAt = (p: CompletionPlace, typed: string): CompletionPlace => ({ ...p, offset: p.offset + typed.length, prefix: p.prefix + typed });

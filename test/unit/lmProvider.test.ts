@@ -11,7 +11,8 @@ import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toCh
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS } from '../../src/core/contextWindow';
 import { modelListFrom, tokenLimits } from '../../src/core/modelInfo';
 import { buildRequestBody } from '../../src/core/request';
-import { emptyTotals, recordFrom, reportMarkdown, addTo } from '../../src/core/usageLedger';
+import { emptyTotals, recordFrom, addTo } from '../../src/core/usageLedger';
+import { reportMarkdown } from '../../src/core/usageReport';
 import { sourceTotalsOf } from '../../src/core/usageLog';
 import { clientOptions } from '../support/client';
 import { withServer } from '../support/server';

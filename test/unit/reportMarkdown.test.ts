@@ -5,7 +5,8 @@ import type { ServerResponse } from 'node:http';
 import { diagnose, reportMarkdown } from '../../src/core/diagnose';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { codeSpan, markdownProse, noticeText } from '../../src/core/markdownText';
-import { addTo, addToLedger, emptyTotals, recordFrom, reportMarkdown as usageReport, tooltipMarkdown } from '../../src/core/usageLedger';
+import { addTo, addToLedger, emptyTotals, recordFrom, tooltipMarkdown } from '../../src/core/usageLedger';
+import { reportMarkdown as usageReport } from '../../src/core/usageReport';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 
 /** VS Code's Markdown preview: raw HTML on, bare URLs linked (not bare domains), as in markdown-language-features. */
