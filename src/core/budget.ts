@@ -1,8 +1,12 @@
 // Spend budgets (`parley.budget`, and a profile's own `budget`, read by core/budgetSettings.ts): what each period has
-// spent, what one request may cost, and the decision before it is sent (send, warn, or block). Periods are calendar
-// periods in the user's local time; a week starts on Monday. Its own bundle (dist/budget.js), loaded once a limit is set.
+// spent, what one request may cost, the decision before it is sent (send, warn, or block), and the watch that stops
+// its stream once it crosses a blocking limit. Periods are calendar periods in the user's local time; a week starts on
+// Monday. Its own bundle (dist/budget.js), loaded once a limit is set.
 import { amountWords, type BudgetLimit, type BudgetPeriod, type BudgetPrices } from './budgetSettings';
+import { ParleyError } from './errors';
 import { markdownProse } from './markdownText';
+import { tokensFor, wordsIn } from './tokenEstimate';
+import type { ChatResult, StreamEvent, Usage } from './types';
 import { costOf, dayOf, type Ledger, type Price } from './usageLedger';
 
 export type { BudgetLimit, BudgetPeriod, BudgetPrices } from './budgetSettings';
@@ -88,10 +92,21 @@ export interface BudgetWarning {
   words: string;
 }
 
-/** The decision before a request: send it, send it and warn, or do not send it. */
+/** What a request let go may still spend under one blocking limit: the amount left, and the model's price for dollars. */
+export interface Headroom {
+  limit: BudgetLimit;
+  /** In the limit's unit. */
+  left: number;
+  price: Price | undefined;
+}
+
+/**
+ * The decision before a request: send it, send it and warn, or do not send it. A request let go has the headroom of
+ * each blocking limit it counts against (none after a pass), and, when its caller asked for one, the watch of its stream.
+ */
 export type BudgetDecision =
-  | { kind: 'send' }
-  | { kind: 'warn'; warnings: BudgetWarning[] }
+  | { kind: 'send'; headroom?: Headroom[]; watch?: StreamWatch }
+  | { kind: 'warn'; warnings: BudgetWarning[]; headroom?: Headroom[]; watch?: StreamWatch }
   | { kind: 'block'; limit: BudgetLimit; spent: number; left: number; cost: number; resetsAt: number; words: string; warnings: BudgetWarning[] };
 
 /** The state of one limit now, for the status bar. */
@@ -135,6 +150,7 @@ export function decide(a: {
   const cost = requestCost(a.request);
   const states = limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now);
   const warnings = states.flatMap((s) => warningFor(s, a.now, a.warned));
+  const headroom: Headroom[] = [];
   for (const s of states) {
     if (s.limit.action !== 'block') continue;
     const c = s.limit.unit === 'tokens' ? cost.tokens : cost.dollars ?? 0;
@@ -144,8 +160,66 @@ export function decide(a: {
       const resetsAt = periodEnd(s.limit.period, a.now).getTime();
       return { kind: 'block', limit: s.limit, spent: s.spent, left, cost: c, resetsAt, words: blockWords(s, held, left, c, resetsAt, a.now), warnings };
     }
+    // What the other requests in flight may cost is theirs. A model with no known price adds nothing to a dollar
+    // limit: its stream cannot cross one.
+    if (s.limit.unit === 'tokens' || cost.dollars !== undefined) headroom.push({ limit: s.limit, left: s.limit.amount - s.spent - held, price: a.request.price });
   }
-  return warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' };
+  return warnings.length > 0 ? { kind: 'warn', warnings, headroom } : { kind: 'send', headroom };
+}
+
+/** The thresholds of the limits that apply to `profile`'s requests that the spend crossed and that were not said yet. */
+export function warningsNow(a: { limits: readonly BudgetLimit[]; ledger: Ledger; prices: BudgetPrices; now: number; profile: string | undefined; warned: ReadonlySet<string> }): BudgetWarning[] {
+  return limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now).flatMap((s) => warningFor(s, a.now, a.warned));
+}
+
+/** The first blocking limit that a request which has cost `prompt` and `output` tokens so far is past, if any. */
+export function overrun(headroom: readonly Headroom[], prompt: number, output: number): Headroom | undefined {
+  return headroom.find((h) => (h.limit.unit === 'tokens' ? prompt + output : costOf({ prompt, completion: output }, h.price) ?? 0) > h.left);
+}
+
+/** A request's stream under the budget's watch (watchStream). */
+export interface StreamWatch {
+  /** The signal the request runs under: the caller's, and the budget's stop. */
+  readonly signal: AbortSignal;
+  /** Takes each event of the stream: passes it on to the caller, then adds what it cost and stops the stream once it crosses a limit. */
+  onEvent(e: StreamEvent): void;
+  /** The result as the caller sees it: a stream the budget stopped ends `cancelled` (a Stop) with a `budget` error, its text kept. */
+  result(r: ChatResult): ChatResult;
+}
+
+/**
+ * Watches one request's stream against the headroom of the blocking limits: its cost so far is the prompt estimate
+ * plus what arrived (text, reasoning, refusals and tool calls, estimated as core/tokenEstimate.ts counts a stopped
+ * reply; or the server's own usage, when it sends one mid-stream and it is higher), weighed on each delta (the cost
+ * grows only when one arrives). Once it is past a limit the request is aborted, so the server sees the connection
+ * close. A reply that got its finish reason is whole: nothing is stopped after it.
+ */
+export function watchStream(a: { headroom: readonly Headroom[]; prompt: number; now: number; signal?: AbortSignal; onEvent?: (e: StreamEvent) => void }): StreamWatch {
+  const stop = new AbortController();
+  let chars = 0;
+  let words = 0;
+  let reported: Usage | undefined;
+  let whole = false;
+  let stopped: string | undefined;
+  return {
+    signal: a.signal ? AbortSignal.any([a.signal, stop.signal]) : stop.signal,
+    onEvent(e) {
+      a.onEvent?.(e);
+      if (whole || stopped !== undefined) return;
+      if (e.type === 'finish') whole = true;
+      else if (e.type === 'usage') reported = e.usage;
+      else if (e.type !== 'end') {
+        const text = e.type === 'tool_call' ? (e.name ?? '') + (e.arguments ?? '') : e.text;
+        chars += text.length;
+        words += wordsIn(text);
+      }
+      const over = !whole && overrun(a.headroom, reported?.prompt_tokens ?? a.prompt, Math.max(tokensFor(chars, words), reported?.completion_tokens ?? 0));
+      if (!over) return;
+      stopped = stoppedWords(over.limit, a.now);
+      stop.abort();
+    },
+    result: (r) => (stopped !== undefined && r.ended === 'cancelled' ? { ...r, error: new ParleyError('budget', stopped) } : r),
+  };
 }
 
 /** The key a threshold of a limit is remembered under for one period. */
@@ -182,6 +256,10 @@ function blockWords({ limit: l, spent }: LimitStatus, held: number, left: number
     ? `${amountWords(l.unit, spent)} is spent already`
     : `it may cost up to ${amountWords(l.unit, cost)}${held > 0 ? `, and requests still in flight (in this or another window) up to ${amountWords(l.unit, held)}` : ''}`;
   return `Not sent: this request would cross ${limitName(l)}; ${over}. ${amountWords(l.unit, left)} left; the limit resets ${resetWords(resetsAt, now)}.`;
+}
+
+function stoppedWords(l: BudgetLimit, now: number): string {
+  return `Stopped: this reply crossed ${limitName(l)} while it streamed. The text so far is kept and counted; the limit resets ${resetWords(periodEnd(l.period, now).getTime(), now)}.`;
 }
 
 function warningWords(l: BudgetLimit, threshold: Threshold, spent: number, now: number): string {

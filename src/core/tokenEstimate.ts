@@ -14,12 +14,20 @@ export const TOKENS_PER_IMAGE = 765;
 
 /** Estimated tokens in a piece of text. */
 export function estimateTokens(text: string): number {
-  if (!text) return 0;
-  const byChars = Math.ceil(text.length / 4);
+  return text ? tokensFor(text.length, wordsIn(text)) : 0;
+}
+
+/** The word-like runs and symbols in a text: estimateTokens of text counted piece by piece is tokensFor of the sums. */
+export function wordsIn(text: string): number {
   let words = 0;
   for (const _ of text.matchAll(/[\p{L}\p{N}_]+|[^\s\p{L}\p{N}_]/gu)) words++;
+  return words;
+}
+
+/** Estimated tokens of text with `chars` characters and `words` word-like runs (wordsIn). */
+export function tokensFor(chars: number, words: number): number {
   // Words and symbols are each at least one token, but long words span several: take the blend.
-  return Math.max(byChars, Math.ceil(words * 0.75));
+  return Math.max(Math.ceil(chars / 4), Math.ceil(words * 0.75));
 }
 
 /** Estimated prompt tokens of a request's messages. */

@@ -48,7 +48,7 @@ export type EndState =
   | 'done'
   /** EOF with no `[DONE]` before every choice got a finish_reason: never passed off as success. */
   | 'incomplete'
-  /** The caller aborted. Partial result kept, usage estimated. */
+  /** The caller aborted, or the budget did (`error` then says so). Partial result kept, usage estimated. */
   | 'cancelled'
   /** A typed error ended it; text received before the error is kept. */
   | 'error';
@@ -77,7 +77,10 @@ export interface ChatResult {
   /** Last non-null usage the server sent, or an estimate (usage.estimated) when it sent none. */
   usage: Usage;
   ended: EndState;
-  /** Set when ended === 'error'. */
+  /**
+   * Set when ended === 'error'; on a `cancelled` result, why, when not the caller's own stop: a spend limit crossed
+   * while it streamed (kind `budget`, see core/budget.ts watchStream).
+   */
   error?: import('./errors').ParleyError;
   /** `model` as reported by the server, when it reported one. */
   model?: string;

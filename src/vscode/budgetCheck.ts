@@ -1,13 +1,14 @@
 // The spend budget's work for one request or one status bar render (core/budget.ts decides), with the requests in
-// flight in every window (budgetReservations.ts): its own bundle (dist/budget.js), loaded once a limit is set. The
-// state around it (passes, thresholds said) is budgetGuard.ts.
+// flight in every window (budgetReservations.ts), the watch of a request's stream, and the thresholds a request crossed:
+// its own bundle (dist/budget.js), loaded once a limit is set. The state around it (passes, thresholds said) is
+// budgetGuard.ts.
 import { join } from 'node:path';
-import { budgetStatus, decide, DEFAULT_MAX_OUTPUT, limitStatus, priceOf, type BudgetDecision, type RequestEstimate } from '../core/budget';
+import { budgetStatus, decide, DEFAULT_MAX_OUTPUT, limitStatus, priceOf, warningsNow, watchStream, type BudgetDecision, type BudgetWarning, type RequestEstimate } from '../core/budget';
 import type { BudgetPrices } from '../core/budgetSettings';
 import { isWorkspaceProfile, usageHostOf } from '../core/profiles';
 import { inFlightLedger } from '../core/reservations';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
-import type { ChatMessage, ToolDefinition } from '../core/types';
+import type { ChatMessage, StreamEvent, ToolDefinition } from '../core/types';
 import type { Ledger, Price } from '../core/usageLedger';
 import { LOCK_WAIT_MS, readReservations, reserve, underLock } from './budgetReservations';
 import type { Settings } from './config';
@@ -22,12 +23,14 @@ export interface GuardedRequest {
   maxOutputTokens?: number;
   /** The conversation a "Send once anyway" pass was given for; undefined: no pass applies. */
   passKey?: string;
+  /** Set for a request whose stream is to be watched (Requester.run's options): its signal and its caller's onEvent. */
+  stream?: { signal?: AbortSignal; onEvent?: (e: StreamEvent) => void };
 }
 
 /** What the budget weighs of one request: its profile, the prices, and its prompt estimate and maximum output. */
 function estimateOf(r: GuardedRequest): { profile: string | undefined; prices: BudgetPrices; request: RequestEstimate } {
   const s = r.settings;
-  const profile = s.profile && s.profile.source !== 'implicit' ? s.profile.name : undefined;
+  const profile = profileOf(s);
   const prices = pricesOf(s);
   return {
     profile,
@@ -48,7 +51,8 @@ export type GuardedDecision = BudgetDecision & { release?: () => Promise<void> }
  * windows: of two windows checking at once, the second sees the first's reservation. A block is turned into a send
  * when the reader gave the request's conversation a pass (`passes`, used up here). A request sent reserves the most it
  * may cost; a blocked one reserves nothing. Without the lock (LOCK_WAIT_MS passed) the check still counts the
- * reservations it finds, and `log` says so.
+ * reservations it finds, and `log` says so. A request let go with a stream to watch gets the watch that stops it once
+ * it crosses a blocking limit (core/budget.ts watchStream); one let go by a pass is not watched: the pass covers it whole.
  */
 export function guardRequest(r: GuardedRequest, a: {
   usage: Pick<UsageStore, 'ledger' | 'dir'>;
@@ -70,9 +74,25 @@ export function guardRequest(r: GuardedRequest, a: {
       a.log?.warn(`Spend budget: this request's reservation could not be written (${err instanceof Error ? err.message : String(err)}); other windows count it once its usage is recorded.`);
       return undefined;
     });
-    const sent: BudgetDecision = decision.kind !== 'block' ? decision : decision.warnings.length > 0 ? { kind: 'warn', warnings: decision.warnings } : { kind: 'send' };
+    const sent: BudgetDecision = decision.kind !== 'block' ? watched(decision, r, promptTokens, now) : decision.warnings.length > 0 ? { kind: 'warn', warnings: decision.warnings } : { kind: 'send' };
     return { ...sent, release };
   });
+}
+
+/** A decision to send, with the watch of the request's stream when it asked for one and a blocking limit applies. */
+function watched(d: Exclude<BudgetDecision, { kind: 'block' }>, r: GuardedRequest, prompt: number, now: number): BudgetDecision {
+  if (!r.stream || !d.headroom?.length) return d;
+  return { ...d, watch: watchStream({ headroom: d.headroom, prompt, now, signal: r.stream.signal, onEvent: r.stream.onEvent }) };
+}
+
+/** The thresholds the spend of a profile's requests crossed that were not said yet (after a request was counted). */
+export function budgetWarnings(s: GuardedRequest['settings'], ledger: Ledger, warned: ReadonlySet<string>, now: number): BudgetWarning[] {
+  return warningsNow({ limits: s.budget, ledger, prices: pricesOf(s), now, profile: profileOf(s), warned });
+}
+
+/** The profile whose limits apply: a named profile's name, or undefined for the implicit profile. */
+function profileOf(s: Pick<Settings, 'profile'>): string | undefined {
+  return s.profile && s.profile.source !== 'implicit' ? s.profile.name : undefined;
 }
 
 /** The status bar's budget lines and whether a warn limit is reached. */

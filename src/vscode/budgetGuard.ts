@@ -1,5 +1,6 @@
-// The spend budget before each request: the state around the decision (the thresholds already warned about, the
-// reader's "Send once anyway" passes); the work is budgetCheck.ts, loaded once a limit is set. Plain Node.
+// The spend budget around each request: the state around the decision (the thresholds already warned about, the
+// reader's "Send once anyway" passes); the work (the decision, the watch of a stream, the thresholds a request
+// crossed) is budgetCheck.ts, loaded once a limit is set. Plain Node.
 import type * as vscode from 'vscode';
 import type { Conversation } from '../core/conversation';
 import type { BudgetWarning } from '../core/budget';
@@ -29,8 +30,8 @@ export class BudgetGuard {
 
   /**
    * The decision for a request, counting the requests in flight in every window. A block is turned into a send when
-   * the reader gave this conversation a pass (used up here). Warnings are remembered as said, so each threshold is
-   * said once per period. A request let go under a limit holds a reservation until `release` (call it once its usage
+   * the reader gave this conversation a pass (used up here): the pass covers that request whole, so its stream is not
+   * watched. Warnings are remembered as said, so each threshold is said once per period. A request let go under a limit holds a reservation until `release` (call it once its usage
    * is recorded, or it ended without any); with no limit set nothing is read or written.
    */
   async check(r: GuardedRequest): Promise<GuardedDecision> {
@@ -38,6 +39,14 @@ export class BudgetGuard {
     const d = await budget().guardRequest(r, { usage: this.usage, warned: new Set(this.state.get<string[]>(WARNED_STATE, [])), passes: this.passes, log: this.log });
     if (d.kind !== 'send' && d.warnings.length > 0) await this.remember(d.warnings);
     return d;
+  }
+
+  /** After a request was counted: the thresholds its spend crossed, said now rather than at the next check (once each per period). */
+  async crossed(s: GuardedRequest['settings']): Promise<BudgetWarning[]> {
+    if (s.budget.length === 0) return [];
+    const warnings = budget().budgetWarnings(s, await this.usage.ledger(), new Set(this.state.get<string[]>(WARNED_STATE, [])), Date.now());
+    if (warnings.length > 0) await this.remember(warnings);
+    return warnings;
   }
 
   private async remember(warnings: readonly BudgetWarning[]): Promise<void> {
@@ -57,9 +66,9 @@ export interface PassChat {
 
 /**
  * "Send once anyway" on a spend limit's card (the reader's click only: no other route gives a pass): lets exactly the
- * next request of this conversation past the limit. A reply stopped before its first request is asked again; one
- * stopped between tool rounds continues from its steps (asking it again would repeat the rounds already paid for).
- * Does nothing unless the last reply was stopped by the budget.
+ * next request of this conversation past the limit, whole. A reply stopped before its first request is asked again;
+ * one stopped between tool rounds, or while its text streamed, continues from its steps and text (asking it again
+ * would repeat what was already paid for). Does nothing unless the last reply was stopped by the budget.
  */
 export async function sendOnceAnyway(chat: PassChat, budget: Pick<BudgetGuard, 'allowOnce'>): Promise<void> {
   await chat.stop();
@@ -67,5 +76,5 @@ export async function sendOnceAnyway(chat: PassChat, budget: Pick<BudgetGuard, '
   const last = turns[turns.length - 1];
   if (last?.role !== 'assistant' || last.error?.kind !== 'budget') return;
   budget.allowOnce(chat.current.id);
-  await (last.steps?.length ? chat.continueReply() : chat.regenerate());
+  await (last.steps?.length || last.text ? chat.continueReply() : chat.regenerate());
 }

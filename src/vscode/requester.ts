@@ -10,6 +10,7 @@ import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, usageHostOf, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
+import type { BudgetWarning } from '../core/budget';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
 import { showWarning } from './notices';
@@ -407,17 +408,15 @@ export class Requester {
   /**
    * Sends the request (validating settings first), streams events, learns adaptations (kept by chatAndLearn), counts
    * usage. Every route's request passes the spend budget here first: one that would cross a blocking limit is not sent
-   * and ends as a `budget` error.
+   * and ends as a `budget` error; one whose stream crosses it is stopped there: it ends `cancelled` with a `budget`
+   * error, its text kept, counted as a Stop is. The thresholds a request's spend crossed are said once it is counted.
    */
   async run(t: ReadyTarget, opts: RunOptions): Promise<RunOutcome> {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
     const model = settings.model;
-    const budget = await this.budget.check({ settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey });
-    if (budget.kind !== 'send') for (const w of budget.warnings) {
-      this.log.warn(w.words);
-      opts.onBudgetWarning?.(w.words);
-    }
+    const budget = await this.budget.check({ settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey, stream: opts });
+    if (budget.kind !== 'send') this.say(budget.warnings, opts);
     if (budget.kind === 'block') {
       this.log.warn(`${opts.source} request to ${t.endpoint.url} model=${model}: ${budget.words}`);
       return { result: blockedResult(budget.words), target: t, dropped: [], durationMs: 0 };
@@ -429,7 +428,8 @@ export class Requester {
     }
     this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
     if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
-    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, opts.signal), settings, opts.messages, opts.onEvent);
+    const { signal, onEvent } = budget.watch ?? opts;
+    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, signal), settings, opts.messages, onEvent);
     const durationMs = Date.now() - started;
     if (outcome.dropped.length > 0) {
       for (const p of outcome.dropped) {
@@ -438,19 +438,28 @@ export class Requester {
         opts.onAdapted?.(p);
       }
     }
-    const r = outcome.result;
+    const r = budget.watch?.result(outcome.result) ?? outcome.result;
     const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now(), id: opts.usageId });
     // Failed requests that produced nothing cost nothing; everything else is billed and counted.
     const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
     if (counted) await this.usage.record(usage);
     // Only now: until its usage is on disk, other windows count this request by its reservation.
     await budget.release?.();
+    if (counted) this.say(await this.budget.crossed(t.settings), opts);
     this.log.info(
       `${r.ended}${r.finishReason ? ` (${r.finishReason})` : ''} in ${durationMs} ms, ` +
         `${usage.estimated ? '≈' : ''}${usage.total} tokens (${usage.prompt} prompt, ${usage.completion} completion)` +
         (r.error ? `; error ${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}` : ''),
     );
     return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
+  }
+
+  /** Says spend thresholds crossed: in the log, and to the caller (the panel shows a notice). */
+  private say(warnings: readonly BudgetWarning[], opts: RunOptions): void {
+    for (const w of warnings) {
+      this.log.warn(w.words);
+      opts.onBudgetWarning?.(w.words);
+    }
   }
 }
 

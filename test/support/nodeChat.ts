@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { chatAndLearn, memoryAdaptationStore } from '../../src/core/adaptations';
 import type { ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
+import { ParleyError } from '../../src/core/errors';
 import { findProfile, readProfiles } from '../../src/core/profiles';
 import { recordFrom, type UsageRecord } from '../../src/core/usageLedger';
 import type { HostMessage } from '../../src/shared/protocol';
@@ -16,7 +17,9 @@ import type { Settings } from '../../src/vscode/config';
 import { HistoryStore } from '../../src/vscode/history';
 import { Log } from '../../src/vscode/log';
 import type { ChatRequester, ReadyTarget, RunOutcome, Selection } from '../../src/vscode/requester';
+import type { BudgetGuard } from '../../src/vscode/budgetGuard';
 import type { Toolbox } from '../../src/vscode/toolbox';
+import type { UsageStore } from '../../src/vscode/usageStore';
 import { ViewChannel } from '../../src/vscode/viewChannel';
 import { memoryState } from './memoryState';
 
@@ -36,8 +39,18 @@ export function nodeSettings(baseUrl: string, over: Partial<Settings> = {}): Set
   };
 }
 
-/** A requester for the chat made of core's request path: no key, no consent questions (a user's own loopback endpoint). */
-export function nodeRequester(settings: () => Settings): ChatRequester & { records: UsageRecord[] } {
+/** The spend budget a node requester's requests pass, as Requester.run's do: the guard, and the usage store it reads. */
+export interface NodeBudget {
+  guard: BudgetGuard;
+  usage: Pick<UsageStore, 'record'>;
+}
+
+/**
+ * A requester for the chat made of core's request path: no key, no consent questions (a user's own loopback endpoint).
+ * With `budget`, each request passes it as in Requester.run: checked before it is sent, its stream watched, each
+ * usage recorded in the budget's store and the thresholds it crossed said.
+ */
+export function nodeRequester(settings: () => Settings, budget?: NodeBudget): ChatRequester & { records: UsageRecord[] } {
   const learnt = memoryAdaptationStore();
   const records: UsageRecord[] = [];
   const selected = (selection: Selection = {}, base: Settings = settings()) => {
@@ -60,11 +73,28 @@ export function nodeRequester(settings: () => Settings): ChatRequester & { recor
     async run(t, opts): Promise<RunOutcome> {
       const started = Date.now();
       const request = { model: t.settings.model, stream: true, maxTokens: t.settings.maxTokens, tools: opts.tools?.length ? opts.tools : undefined, ...opts.overrides };
-      const out = await chatAndLearn(learnt, clientOptions(t, opts.signal), request, opts.messages, opts.onEvent);
+      const say = (ws: ReadonlyArray<{ words: string }>) => ws.forEach((w) => opts.onBudgetWarning?.(w.words));
+      const decision = await budget?.guard.check({
+        settings: t.settings, messages: opts.messages, tools: request.tools, maxOutputTokens: request.maxTokens, passKey: opts.budgetKey,
+        stream: { signal: opts.signal, onEvent: opts.onEvent },
+      });
+      if (decision && decision.kind !== 'send') say(decision.warnings);
+      if (decision?.kind === 'block') {
+        const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, estimated: true };
+        const result = { text: '', reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [], sawDone: false, ended: 'error' as const, usage, error: new ParleyError('budget', decision.words) };
+        return { result, target: t, dropped: [], durationMs: 0 };
+      }
+      const watch = decision?.watch;
+      const out = await chatAndLearn(learnt, clientOptions(t, watch?.signal ?? opts.signal), request, opts.messages, watch?.onEvent ?? opts.onEvent);
       for (const p of out.dropped) opts.onAdapted?.(p);
       const usage = recordFrom(out.result.usage, { model: request.model, host: t.host, durationMs: Date.now() - started, source: opts.source, at: Date.now(), id: opts.usageId });
       records.push(usage);
-      return { result: out.result, target: t, dropped: out.dropped, durationMs: Date.now() - started, usage };
+      if (budget) {
+        await budget.usage.record(usage);
+        await decision?.release?.();
+        say(await budget.guard.crossed(t.settings));
+      }
+      return { result: watch?.result(out.result) ?? out.result, target: t, dropped: out.dropped, durationMs: Date.now() - started, usage };
     },
     async record(u) {
       records.push(u);
@@ -88,7 +118,7 @@ export interface NodeChat {
 }
 
 /** Builds a chat for the endpoint at `baseUrl`, with `toolbox` and settings `over`. */
-export function nodeChat(baseUrl: string, opts: { toolbox?: Toolbox; settings?: Partial<Settings>; dir?: string; state?: ReturnType<typeof memoryState> } = {}): NodeChat {
+export function nodeChat(baseUrl: string, opts: { toolbox?: Toolbox; settings?: Partial<Settings>; dir?: string; state?: ReturnType<typeof memoryState>; budget?: NodeBudget } = {}): NodeChat {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'parley-chat-'));
   const state = opts.state ?? memoryState();
   const current = nodeSettings(baseUrl, opts.settings);
@@ -107,7 +137,7 @@ export function nodeChat(baseUrl: string, opts: { toolbox?: Toolbox; settings?: 
     unsavedNotification: (text) => void asked.push(`notification ${text}`),
     openReadOnly: async (path) => void asked.push(`open ${path}`),
   };
-  const requester = nodeRequester(() => current);
+  const requester = nodeRequester(() => current, opts.budget);
   const history = new HistoryStore({ fsPath: dir }, state);
   const parts: ChatParts = { requester, history, log, settings: { current }, ui, channel, toolbox: opts.toolbox };
   const chat = new ChatController(parts);

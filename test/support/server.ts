@@ -118,6 +118,32 @@ export async function withServer<T>(handler: Handler, fn: (s: TestServer) => Pro
   }
 }
 
+/** What a slow stream (writeSlowly) wrote: chunks handed to the socket, and how many of them when the client closed it. */
+export interface SlowCount {
+  written: number;
+  /** Set when the client closed the connection before the stream's end. */
+  closedAfter?: number;
+}
+
+/**
+ * Writes an SSE stream slowly: each of `chunks` once the one before was flushed and `pauseMs` passed, then `tail`
+ * and [DONE]. Stops when the client closes the connection, noting in `count` how many chunks it had written by then.
+ * The pause only paces the stream (a real server's tokens come one by one); tests assert on the counts.
+ */
+export async function writeSlowly(res: ServerResponse, chunks: readonly object[], tail: readonly object[], count: SlowCount, pauseMs = 2): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.on('close', () => {
+    if (!res.writableFinished) count.closedAfter ??= count.written;
+  });
+  for (const c of chunks) {
+    if (res.destroyed) return;
+    count.written++;
+    await flush(res, Buffer.from(`data: ${JSON.stringify(c)}\n\n`));
+    await new Promise((r) => setTimeout(r, pauseMs));
+  }
+  if (!res.destroyed) res.end(sse([...tail]));
+}
+
 /** An SSE body: objects become `data: JSON`, strings are written raw (comments, `event:` lines, odd framing). */
 export function sse(events: Array<object | string>, opts: { done?: boolean; eol?: '\n' | '\r\n' | '\r' } = {}): string {
   const eol = opts.eol ?? '\n';

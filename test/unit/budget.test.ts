@@ -1,9 +1,11 @@
 // Spend budgets (src/core/budgetSettings.ts, src/core/budget.ts) in plain Node: the setting read across levels, the periods in local time, what a
-// period spent, the estimate of one request, and the decision (send, warn once per threshold, block).
+// period spent, the estimate of one request, the decision (send, warn once per threshold, block), and the watch that
+// stops a stream once it crosses a blocking limit.
 import * as assert from 'node:assert/strict';
-import { budgetStatus, decide, limitStatus, periodEnd, periodStart, requestCost, spentIn, warningKey } from '../../src/core/budget';
+import { budgetStatus, decide, limitStatus, overrun, periodEnd, periodStart, requestCost, spentIn, warningKey, warningsNow, watchStream } from '../../src/core/budget';
 import { parseLimits, readBudget, type BudgetLimit, type BudgetPrices } from '../../src/core/budgetSettings';
 import type { ScopedValue } from '../../src/core/scopedSettings';
+import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { dayOf, type Ledger, type Totals } from '../../src/core/usageLedger';
 
 /** Thursday, 27 November 2026, 15:00 local time. */
@@ -199,5 +201,83 @@ describe('the decision before a request (decide)', () => {
     const hostile = budgetStatus(limitStatus([limit({ profile: '![x](https://evil.example/p.png) <img src=x>' })], {}, PRICES, NOW), NOW).markdown;
     assert.match(hostile, /`"!\[x\]\(https:\/\/evil\.example\/p\.png`/, 'the image inside a code span');
     assert.doesNotMatch(hostile, /(?<!\\)<img/);
+  });
+});
+
+describe('the watch of a streaming request (watchStream)', () => {
+  const text = (t: string): StreamEvent => ({ type: 'text', choice: 0, text: t });
+  const cancelled = (t: string): ChatResult => ({ text: t, reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [{ index: 0, text: t, reasoning: '', refusal: '', toolCalls: [], finishReason: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, estimated: true }, ended: 'cancelled', sawDone: false });
+
+  it('a request let go has the headroom of each blocking limit; a dollar limit only at a known price', () => {
+    const limits = [limit({ amount: 1 }), limit({ unit: 'tokens', amount: 1_000_000 }), limit({ unit: 'tokens', amount: 10, action: 'warn' })];
+    const ledger = row(NOW, 'h', 'm', totals(400_000, 0));
+    const d = decide({ limits, ledger, prices: PRICES, now: NOW, profile: undefined, request: { promptTokens: 10, maxOutputTokens: 10, price: { input: 1, output: 2 } }, warned: new Set() });
+    assert.notEqual(d.kind, 'block');
+    assert.deepEqual(d.kind === 'block' ? [] : d.headroom?.map((h) => [h.limit.unit, h.left]), [['dollars', 0.6], ['tokens', 600_000]]);
+    const free = decide({ limits, ledger, prices: PRICES, now: NOW, profile: undefined, request: { promptTokens: 10, maxOutputTokens: 10, price: undefined }, warned: new Set() });
+    assert.deepEqual(free.kind === 'block' ? [] : free.headroom?.map((h) => h.limit.unit), ['tokens'], 'no price: the stream adds nothing to a dollar limit');
+    // What the other requests in flight may cost is theirs: it is not this stream's to spend.
+    const held = decide({ limits, ledger, prices: PRICES, now: NOW, profile: undefined, request: { promptTokens: 10, maxOutputTokens: 10, price: undefined }, warned: new Set(), inFlight: row(NOW, 'h', 'm', totals(100_000, 0)) });
+    assert.deepEqual(held.kind === 'block' ? [] : held.headroom?.map((h) => h.left), [500_000]);
+  });
+
+  it('weighs the prompt and what arrived against what is left, in tokens and at the price', () => {
+    const tokens = { limit: limit({ unit: 'tokens', amount: 100 }), left: 100, price: undefined };
+    assert.equal(overrun([tokens], 60, 40), undefined, 'exactly at the limit is not past it');
+    assert.equal(overrun([tokens], 60, 41), tokens);
+    const dollars = { limit: limit({ amount: 1 }), left: 0.5, price: { input: 1, output: 4 } };
+    assert.equal(overrun([dollars], 100_000, 100_000), undefined, '$0.50 is not past $0.50');
+    assert.equal(overrun([dollars], 100_000, 100_001), dollars);
+  });
+
+  it('stops the stream on the delta that crosses a limit, passes every event on, and ends the result as a Stop with the budget\'s error and its text', () => {
+    const seen: StreamEvent[] = [];
+    const caller = new AbortController();
+    const w = watchStream({ headroom: [{ limit: limit({ unit: 'tokens', amount: 100 }), left: 30, price: undefined }], prompt: 10, now: NOW, signal: caller.signal, onEvent: (e) => seen.push(e) });
+    // 'word word word word ' is 5 tokens (20 characters), as estimateTokens counts the whole text.
+    for (let i = 0; i < 4; i++) w.onEvent(text('word word word word '));
+    assert.equal(w.signal.aborted, false, '10 + 20 tokens is not past 30');
+    w.onEvent({ type: 'reasoning', choice: 0, text: 'hm' });
+    assert.equal(w.signal.aborted, true, 'reasoning counts too');
+    assert.equal(caller.signal.aborted, false, 'the caller was not stopped');
+    w.onEvent(text('after'));
+    assert.equal(seen.length, 6);
+    const r = w.result(cancelled('word word'));
+    assert.equal(r.ended, 'cancelled');
+    assert.equal(r.text, 'word word');
+    assert.equal(r.error?.kind, 'budget');
+    assert.equal(r.error?.message, 'Stopped: this reply crossed your daily token limit (100 tokens, block) while it streamed. The text so far is kept and counted; the limit resets at midnight tonight (local time).');
+    assert.equal(r.usage.estimated, true, 'counted as a Stop is');
+  });
+
+  it('counts tool calls and the server\'s own usage mid-stream; stops nothing once the reply is whole, nor a reader\'s Stop', () => {
+    const headroom = [{ limit: limit({ unit: 'tokens', amount: 100 }), left: 100, price: undefined }];
+    const calls = watchStream({ headroom, prompt: 0, now: NOW });
+    calls.onEvent({ type: 'tool_call', choice: 0, index: 0, name: 'read_file', arguments: 'x'.repeat(400) });
+    assert.equal(calls.signal.aborted, true);
+
+    const usage = watchStream({ headroom, prompt: 0, now: NOW });
+    usage.onEvent({ type: 'usage', usage: { prompt_tokens: 90, completion_tokens: 11, total_tokens: 101 } });
+    assert.equal(usage.signal.aborted, true);
+
+    const whole = watchStream({ headroom, prompt: 90, now: NOW });
+    whole.onEvent({ type: 'finish', choice: 0, reason: 'stop' });
+    whole.onEvent(text('x'.repeat(400)));
+    whole.onEvent({ type: 'usage', usage: { prompt_tokens: 90, completion_tokens: 400, total_tokens: 490 } });
+    assert.equal(whole.signal.aborted, false);
+    assert.equal(whole.result(cancelled('')).error, undefined);
+
+    const caller = new AbortController();
+    const stopped = watchStream({ headroom, prompt: 0, now: NOW, signal: caller.signal });
+    caller.abort();
+    assert.equal(stopped.signal.aborted, true);
+    assert.equal(stopped.result(cancelled('some')).error, undefined, 'the reader stopped it: no budget card');
+  });
+
+  it('names the thresholds the spend crossed, not yet said (said right after a request)', () => {
+    const limits = [limit({ unit: 'tokens', amount: 100, action: 'warn' }), limit({ unit: 'tokens', amount: 100, profile: 'Other' })];
+    const w = warningsNow({ limits, ledger: row(NOW, 'h', 'm', totals(85, 0)), prices: PRICES, now: NOW, profile: undefined, warned: new Set() });
+    assert.deepEqual(w.map((x) => x.threshold), [80]);
+    assert.deepEqual(warningsNow({ limits, ledger: row(NOW, 'h', 'm', totals(85, 0)), prices: PRICES, now: NOW, profile: undefined, warned: new Set(w[0].keys) }), []);
   });
 });

@@ -1,5 +1,6 @@
-// The budget check before each request (src/vscode/budgetGuard.ts) in plain Node, over a real usage store in a
-// temporary folder: a block, the reader's one pass per conversation, and thresholds said once across windows' reloads.
+// The budget check around each request (src/vscode/budgetGuard.ts) in plain Node, over a real usage store in a
+// temporary folder: a block, the reader's one pass per conversation (covering its request whole), the watch of a
+// stream, and thresholds said once across windows' reloads, right after the request that crossed them.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
@@ -45,6 +46,35 @@ describe('budget guard (plain Node)', () => {
     assert.equal((await guard.check(request(limits, 'c2'))).kind, 'block', 'another conversation has no pass');
     assert.notEqual((await guard.check(request(limits, 'c1'))).kind, 'block');
     assert.equal((await guard.check(request(limits, 'c1'))).kind, 'block', 'the pass is used up');
+  });
+
+  it('watches the stream of a request it lets go; a pass covers its request whole (no watch)', async () => {
+    const guard = new BudgetGuard(usage, memento());
+    const limits: BudgetLimit[] = [{ period: 'day', unit: 'tokens', amount: 1000, action: 'block', source: 'user' }];
+    const stream = { stream: {} };
+    const sent = await guard.check({ ...request(limits), ...stream });
+    assert.ok(sent.kind !== 'block');
+    assert.ok(sent.watch, 'a stream to watch');
+    assert.equal(sent.headroom?.[0].left, 1000);
+    const unwatched = await guard.check(request(limits));
+    assert.equal(unwatched.kind !== 'block' ? unwatched.watch : 'block', undefined, 'no stream asked for (a completion): none watched');
+    await record(950);
+    guard.allowOnce('c1');
+    const passed = await guard.check({ ...request(limits, 'c1'), ...stream });
+    assert.notEqual(passed.kind, 'block');
+    assert.equal(passed.kind !== 'block' ? passed.watch : 'block', undefined);
+  });
+
+  it('says the thresholds a counted request crossed right after it, and not again at the next check', async () => {
+    const state = memento();
+    const guard = new BudgetGuard(usage, state);
+    const limits: BudgetLimit[] = [{ period: 'month', unit: 'tokens', amount: 1000, action: 'warn', source: 'user' }];
+    assert.deepEqual(await guard.crossed(request(limits).settings), []);
+    await record(850);
+    assert.deepEqual((await guard.crossed(request(limits).settings)).map((w) => w.threshold), [80]);
+    assert.deepEqual(await guard.crossed(request(limits).settings), []);
+    assert.equal((await guard.check(request(limits))).kind, 'send', 'said already');
+    assert.deepEqual(await guard.crossed(request([]).settings), [], 'no limits: nothing to say');
   });
 
   it('says each threshold once, remembered in global state', async () => {
