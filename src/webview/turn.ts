@@ -348,7 +348,8 @@ export class TurnItem {
     const summary = isSummary(v);
     const footer = h('div', { class: 'turn-footer' });
     const label = STATUS_LABELS[v.status];
-    if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: STATUS_TITLES[v.status] ?? '' }, label));
+    const title = v.status === 'stopped' && v.error?.kind === 'budget' ? 'A spend limit (parley.budget) stopped this reply.' : STATUS_TITLES[v.status];
+    if (label) footer.append(h('span', { class: `badge status-${v.status}`, title: title ?? '' }, label));
     if ((v.status === 'truncated' || v.status === 'interrupted') && !summary) {
       footer.append(h('button', { type: 'button', class: 'btn small', onclick: () => post({ type: 'action', action: 'continue' }) }, 'Continue'));
     }

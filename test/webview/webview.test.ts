@@ -396,6 +396,21 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(await layout(), { sameLine: true, inOrder: true, gapAtRight: 0, wrapped: true });
   });
 
+  it('a reply a spend limit stopped shows its text, Stopped (said as the budget\'s, not the reader\'s), and the budget\'s card', async () => {
+    const card = { kind: 'budget' as const, title: 'Stopped: this reply crossed your daily token limit (400 tokens, block) while it streamed.', actions: ['sendOnceAnyway', 'openBudgetSettings'] as const };
+    await host(snapshot([user('u1', 'q'), { ...reply('a1', 'Part of an answer', 'stopped'), error: { ...card, actions: [...card.actions] } }, user('u2', 'q2'), reply('a2', 'Another part', 'stopped')]));
+    const shown = await page.evaluate(() => [...document.querySelectorAll('article[aria-label="Parley"]')].map((a) => ({
+      text: a.querySelector('.turn-body, .body, p')?.textContent ?? '',
+      badge: a.querySelector('.badge.status-stopped')?.getAttribute('title'),
+      card: a.querySelector('.error-card .error-title')?.textContent ?? null,
+      buttons: [...a.querySelectorAll('.error-card button')].map((b) => b.textContent),
+    })));
+    assert.deepEqual(shown.map((x) => x.badge), ['A spend limit (parley.budget) stopped this reply.', 'You stopped this reply.']);
+    assert.deepEqual(shown.map((x) => x.card), [card.title, null]);
+    assert.deepEqual(shown[0].buttons, ['Send once anyway', 'Open budget settings']);
+    assert.match(shown[0].text, /Part of an answer/);
+  });
+
   it('mid-stream, a reference definition reaches the blocks after it, as in a whole render', async () => {
     // A definition renders no element of its own; the blocks committed with it and after it must still line up.
     // Each piece, and the text that shows once it has rendered.
