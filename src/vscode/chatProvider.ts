@@ -20,6 +20,12 @@ const MODELS_TTL_MS = 5 * 60_000;
 const MODELS_TIMEOUT_MS = 10_000;
 /** Models whose window is asked of a local server at once (Ollama's /api/show is one request per model). */
 const WINDOW_PROBES_AT_ONCE = 4;
+/**
+ * VS Code sends the parts a provider reported in its last 30 ms together with the provider's error, and a caller's
+ * response stream throws at the error without giving the parts it has not read yet: an error after text waits this
+ * long first, so that the text already reported reaches the caller (a reply the budget stopped keeps its text).
+ */
+const PARTS_BEFORE_ERROR_MS = 100;
 
 type Obj = Record<string, unknown>;
 
@@ -147,6 +153,7 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     const stop = new AbortController();
     const sub = token.onCancellationRequested(() => stop.abort());
     const toolChoice = toolChoiceFor(options.toolMode === vscode.LanguageModelChatToolMode.Required, options.tools);
+    let reported = false;
     try {
       const { result } = await this.requester.run(t, {
         messages: toChatMessages(messages.map(toLmMessage)),
@@ -156,11 +163,17 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
         overrides: { ...settingsFromModelOptions(options.modelOptions), ...(toolChoice ? { toolChoice } : {}) },
         // Text and refusals as they arrive. Reasoning has no part in the stable API: it is never mixed into the text.
         onEvent: (e) => {
-          if ((e.type === 'text' || e.type === 'refusal') && e.choice === 0) progress.report(new vscode.LanguageModelTextPart(e.text));
+          if ((e.type !== 'text' && e.type !== 'refusal') || e.choice !== 0) return;
+          progress.report(new vscode.LanguageModelTextPart(e.text));
+          reported = true;
         },
       });
-      if (result.ended === 'cancelled' || token.isCancellationRequested) return;
-      if (result.ended === 'error') throw result.error ?? new ParleyError('protocol', 'The request failed.');
+      // Stopped by the caller; one the budget stopped carries its error.
+      if (token.isCancellationRequested || (result.ended === 'cancelled' && !result.error)) return;
+      if (result.ended === 'error' || result.error) {
+        if (reported) await new Promise((r) => setTimeout(r, PARTS_BEFORE_ERROR_MS));
+        throw result.error ?? new ParleyError('protocol', 'The request failed.');
+      }
       if (result.ended === 'incomplete') throw new ParleyError('protocol', 'The server closed the stream before the reply was complete.');
       // Each call once, whole, in order: the stream's fragments are assembled by core (index, id or position).
       let calls;

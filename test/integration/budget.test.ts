@@ -1,11 +1,14 @@
 // Spend budgets in the real VS Code (issue 37): a blocking limit stops the next request before anything reaches the
 // server, the panel's card says which limit, what is left and when it resets, "Send once anyway" sends exactly one,
-// and a request through vscode.lm (`vendor: parley`) refused by the budget fails with the card's words.
+// the thresholds a reply crossed are said right after it, and a request through vscode.lm (`vendor: parley`) refused
+// by the budget fails with the card's words. A reply that crosses a blocking limit while it streams is stopped there:
+// the server sees the connection close, the text so far is kept (in the panel and in VS Code's chat) and counted.
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
+import { estimatePromptTokens } from '../../src/core/tokenEstimate';
 import { chats, chunk, lastPosted, openChatView, parley, serverPool, usageChunk, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
-import type { TestServer } from '../support/server';
+import { writeSlowly, type SlowCount, type TestServer } from '../support/server';
 
 /** Every setting the suite changes; each is put back as it was after the suite. */
 const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'budget', 'tools.enabled', 'systemPrompt'];
@@ -58,7 +61,11 @@ suite('Spend budgets', function () {
     assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
     assert.equal(chats(s).length, 1);
 
-    // 950 of 1,000 tokens spent today: the next request (its prompt plus 50 tokens of reply) would cross the limit.
+    // 950 of 1,000 tokens spent today: the thresholds crossed are said right after the reply that crossed them.
+    const notices = () => api.recorded.posted.flatMap((m) => (m.type === 'notice' ? [m.text] : []));
+    assert.deepEqual(notices().map((n) => n.slice(0, 40)), ['80 % of your daily token limit for the p', '50 % of your weekly token limit for the ']);
+
+    // The next request (its prompt plus 50 tokens of reply) would cross the limit.
     api.recorded.posted.length = 0;
     await api.chat.send('Second question', []);
     assert.equal(chats(s).length, 1, 'nothing reached the server');
@@ -68,11 +75,10 @@ suite('Spend budgets', function () {
     assert.match(card?.title ?? '', new RegExp(`daily token limit for the profile "${PROFILE}" \\(1,000 tokens, block\\)`));
     assert.match(card?.title ?? '', /50 tokens left; the limit resets at midnight tonight \(local time\)/);
     assert.deepEqual(card?.actions, ['sendOnceAnyway', 'openBudgetSettings']);
-    // The card reached the panel, and the thresholds crossed were said in notices, once each.
+    // The card reached the panel; the thresholds were said once, after the first reply, not again at this check.
     const ended = lastPosted(api, 'turnEnd');
     assert.equal(ended?.turn.error?.kind, 'budget');
-    const notices = () => api.recorded.posted.flatMap((m) => (m.type === 'notice' ? [m.text] : []));
-    assert.deepEqual(notices().map((n) => n.slice(0, 40)), ['80 % of your daily token limit for the p', '50 % of your weekly token limit for the ']);
+    assert.deepEqual(notices(), []);
     assert.equal(api.usageBar.item.warning, false, 'no warn limit is reached yet');
 
     // The reader's click, through the panel's own route: exactly one request goes.
@@ -88,7 +94,8 @@ suite('Spend budgets', function () {
     await api.chat.send('Third question', []);
     assert.equal(chats(s).length, 2, 'the pass was for one request only');
     assert.equal(lastTurn()?.error?.kind, 'budget');
-    assert.equal(notices().filter((n) => n.startsWith('80 % of your daily')).length, 1, 'each threshold is said once a period');
+    // The passed request crossed 100 % of both: said right after it, and not again at the check of this one.
+    assert.deepEqual(notices().map((n) => n.slice(0, 30)), ['100 % of your daily token limi', '100 % of your weekly token lim'], 'each threshold is said once a period');
   });
 
   test('a vscode.lm request refused by the budget fails with the card\'s words, and nothing is sent', async () => {
@@ -102,5 +109,94 @@ suite('Spend budgets', function () {
       (e: Error) => /Not sent: this request would cross your daily token limit/.test(e.message) && /parley\.budget/.test(e.message),
     );
     assert.equal(chats(s).length, before, 'nothing reached the server');
+  });
+
+  /** Five tokens as Parley estimates them (20 characters, 4 words): a stopped reply's cost grows 5 a chunk. */
+  const WORDS = 'word word word word ';
+  /** A chunk past the crossing that the server may still have written before it saw the close (one event loop serves both). */
+  const SLACK = 40;
+
+  /**
+   * A profile of its own (a limit of 400 tokens a day, its model's reply capped at 50 tokens, so its requests pass the
+   * check) on a server that ignores the cap: it streams 1,000 chunks of WORDS slowly, noting when the client closed.
+   */
+  async function streamingProfile(name: string): Promise<{ server: TestServer; counts: SlowCount[] }> {
+    const counts: SlowCount[] = [];
+    const server = await pool.start((req, res) => {
+      if (req.method === 'GET') return writeJson(res, req.path.endsWith('/models') ? 200 : 404, { data: [{ id: 'long' }] });
+      const count: SlowCount = { written: 0 };
+      counts.push(count);
+      return writeSlowly(res, Array.from({ length: 1000 }, () => chunk(WORDS)), [chunk('', 'stop')], count, 5);
+    });
+    const c = vscode.workspace.getConfiguration('parley');
+    const others = (c.get<Array<{ name: string }>>('endpoints') ?? []).filter((p) => p.name !== name);
+    await userSettings({
+      endpoints: [...others, { name, baseUrl: server.url, model: 'long', models: { long: { maxOutputTokens: 50 } }, budget: [{ period: 'day', tokens: 400, action: 'block' }] }],
+      endpoint: name,
+    });
+    await waitFor(`the profile ${name}`, () => api.settings.current.activeProfile === name || undefined);
+    return { server, counts };
+  }
+
+  /** The chunk whose cost first crosses the 400 tokens: the prompt's estimate plus 5 tokens a chunk. */
+  const crossingChunk = (messages: Parameters<typeof estimatePromptTokens>[0]) => Math.floor((400 - estimatePromptTokens(messages)) / 5) + 1;
+
+  /** What today's ledger counts for a profile. */
+  async function countedFor(name: string): Promise<{ total: number; estimated: number }> {
+    let total = 0;
+    let estimated = 0;
+    for (const [key, t] of Object.entries(await api.usage.ledger())) {
+      if (!key.split('|')[1].startsWith(`${name} (`)) continue;
+      total += t.total;
+      estimated += t.estimatedTokens;
+    }
+    return { total, estimated };
+  }
+
+  test('a reply that crosses a blocking limit as it streams is stopped there: the server sees the close, the text so far is kept and counted', async () => {
+    const name = `${PROFILE} stream`;
+    const { server, counts } = await streamingProfile(name);
+    await api.chat.newChat();
+    await api.chat.send('Tell me a long story', []);
+    const sent = chats(server)[0];
+    const crossing = crossingChunk(sent.json.messages);
+    const turn = lastTurn();
+    assert.deepEqual([turn?.status, turn?.error?.kind], ['stopped', 'budget'], JSON.stringify(turn?.error));
+    assert.match(turn?.error?.title ?? '', new RegExp(`^Stopped: this reply crossed your daily token limit for the profile "${name}" \\(400 tokens, block\\) while it streamed`));
+    assert.deepEqual(turn?.error?.actions, ['sendOnceAnyway', 'openBudgetSettings']);
+    const kept = (turn?.text.length ?? 0) / WORDS.length;
+    assert.equal(turn?.text, WORDS.repeat(kept), 'whole chunks kept');
+    assert.ok(kept >= crossing, `the text up to the crossing chunk (${crossing}) is kept: ${kept} chunks`);
+    // The server saw the connection close within a few chunks of the crossing, long before its 1,000.
+    await waitFor('the server to see the close', () => sent.clientClosedEarly || undefined);
+    const closedAfter = counts[0].closedAfter ?? Infinity;
+    assert.ok(closedAfter >= kept && closedAfter <= crossing + SLACK, `closed after ${closedAfter} chunks written; the crossing was chunk ${crossing}`);
+    // The panel shows it, and the ledger counted it as a Stop is: estimated, the prompt and the text kept.
+    assert.deepEqual([lastPosted(api, 'turnEnd')?.turn.status, lastPosted(api, 'turnEnd')?.turn.text], ['stopped', turn?.text]);
+    const counted = await countedFor(name);
+    assert.equal(counted.total, estimatePromptTokens(sent.json.messages) + 5 * kept);
+    assert.ok(counted.estimated > 0 && counted.total > 400);
+  });
+
+  test('a vscode.lm reply that crosses a blocking limit as it streams ends with the budget\'s error; the text reported stays', async () => {
+    const name = `${PROFILE} lm`;
+    const { server, counts } = await streamingProfile(name);
+    const model = await waitFor('Parley\'s model in vscode.lm', async () => (await vscode.lm.selectChatModels({ vendor: 'parley', id: 'long' }))[0], 20_000);
+    let text = '';
+    await assert.rejects(
+      async () => {
+        const r = await model.sendRequest([vscode.LanguageModelChatMessage.User('Tell me a long story')], { justification: 'Parley integration test' });
+        for await (const part of r.text) text += part;
+      },
+      (e: Error) => /Stopped: this reply crossed your daily token limit/.test(e.message) && /parley\.budget/.test(e.message),
+    );
+    const sent = chats(server)[0];
+    const crossing = crossingChunk(sent.json.messages);
+    const reported = text.length / WORDS.length;
+    assert.equal(text, WORDS.repeat(reported));
+    assert.ok(reported >= crossing, `the text reported up to the stop reached the caller: ${reported} chunks; the crossing was chunk ${crossing}`);
+    await waitFor('the server to see the close', () => sent.clientClosedEarly || undefined);
+    assert.ok((counts[0].closedAfter ?? Infinity) <= crossing + SLACK, `closed after ${counts[0].closedAfter}; the crossing was chunk ${crossing}`);
+    assert.ok((await countedFor(name)).total > 400, 'counted');
   });
 });
