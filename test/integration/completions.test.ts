@@ -1,6 +1,7 @@
 // Issue 36 in the real VS Code: inline completions from a loopback server that answers as llama.cpp's /infill does.
 // Ghost text is shown (committing it changes the document), Escape dismisses it, typing through it sends nothing,
-// keystrokes close the request before them, and nothing is sent with a selection, in a snippet or an excluded file.
+// keystrokes close the request before them, and nothing is sent with a selection, in a snippet, in an excluded file,
+// or past a blocking spend limit (issue 37: the status bar says which).
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { ServerResponse } from 'node:http';
@@ -230,6 +231,28 @@ suite('Inline completions (issue 36)', function () {
     assert.match(label, /failing: The server redirected to another origin \(http:\/\/127\.0\.0\.2:9\)/);
     assert.doesNotMatch(label, /Cannot reach/);
     await vscode.commands.executeCommand('parley.resetAdaptations');
+  });
+
+  test('a completion past a blocking spend limit is not sent: the status bar says which limit', async () => {
+    await userSettings({ budget: [{ period: 'day', tokens: 1, action: 'block' }] });
+    try {
+      await waitFor('the limit in the settings', () => api.settings.current.budget.length > 0 || undefined);
+      api.completions.engine.settingsChanged();
+      await editorWith(sample(), 'const blocked = ');
+      await trigger();
+      await waitFor('the failing state', () => api.completions.status.text.includes('$(warning)'));
+      assert.match(api.completions.status.accessibilityInformation?.label ?? '', /failing: Not sent: this request would cross your daily token limit \(1 tokens, block\)/);
+      assert.match(api.completions.status.tooltip ?? '', /Failing: Not sent: this request would cross your daily token limit/);
+      assert.equal(infills().length, 0, 'nothing reached the server');
+    } finally {
+      await userSettings({ budget: undefined });
+    }
+    // The same completion goes once the limit is gone: the one above was held back by the budget only.
+    await waitFor('the limit gone', () => api.settings.current.budget.length === 0 || undefined);
+    api.completions.engine.settingsChanged();
+    await editorWith(sample(), 'const blocked = ');
+    await trigger();
+    await waitFor('the control request', () => infills().length > 0);
   });
 
   test('Test Connection\'s completion section says which route works and why the others did not', async () => {
