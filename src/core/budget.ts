@@ -167,6 +167,16 @@ export function decide(a: {
   return warnings.length > 0 ? { kind: 'warn', warnings, headroom } : { kind: 'send', headroom };
 }
 
+/**
+ * What is left of each blocking limit for a request already let go, after the spend and the other requests in flight
+ * (`inFlight`, its own reservation left out): read afresh when its reservation grows (watchStream's `extend`).
+ */
+export function headroomNow(a: { limits: readonly BudgetLimit[]; ledger: Ledger; prices: BudgetPrices; now: number; profile: string | undefined; price: Price | undefined; inFlight: Ledger }): Headroom[] {
+  return limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now)
+    .filter((s) => s.limit.action === 'block' && (s.limit.unit === 'tokens' || a.price !== undefined))
+    .map((s) => ({ limit: s.limit, left: s.limit.amount - s.spent - spentIn(s.limit, a.inFlight, a.prices, a.now), price: a.price }));
+}
+
 /** The thresholds of the limits that apply to `profile`'s requests that the spend crossed and that were not said yet. */
 export function warningsNow(a: { limits: readonly BudgetLimit[]; ledger: Ledger; prices: BudgetPrices; now: number; profile: string | undefined; warned: ReadonlySet<string> }): BudgetWarning[] {
   return limitStatus(limitsFor(a.limits, a.profile), a.ledger, a.prices, a.now).flatMap((s) => warningFor(s, a.now, a.warned));
@@ -187,20 +197,82 @@ export interface StreamWatch {
   result(r: ChatResult): ChatResult;
 }
 
+/** A reservation grown (watchStream's `extend`): the headroom read afresh, and the output tokens now reserved. */
+export interface Extension {
+  headroom: readonly Headroom[];
+  reserved: number;
+}
+
+/** The most output tokens a request with `prompt` tokens may still write under every limit's headroom (Infinity: no bound). */
+export function outputThatFits(headroom: readonly Headroom[], prompt: number): number {
+  let most = Infinity;
+  for (const h of headroom) {
+    if (h.limit.unit === 'tokens') most = Math.min(most, h.left - prompt);
+    else if (h.price && h.price.output > 0) most = Math.min(most, ((h.left - ((costOf({ prompt, completion: 0 }, h.price) ?? 0))) * 1_000_000) / h.price.output);
+  }
+  return Math.max(0, Math.floor(most));
+}
+
+/** The limit a request is past: by its headroom, or past its reservation (named by the limit that leaves it the least). */
+function crossing(headroom: readonly Headroom[], prompt: number, output: number, reserved: number): Headroom | undefined {
+  if (output <= reserved) return overrun(headroom, prompt, output);
+  return overrun(headroom, prompt, output) ?? [...headroom].sort((x, y) => outputThatFits([x], prompt) - outputThatFits([y], prompt))[0];
+}
+
 /**
  * Watches one request's stream against the headroom of the blocking limits: its cost so far is the prompt estimate
- * plus what arrived (text, reasoning, refusals and tool calls, estimated as core/tokenEstimate.ts counts a stopped
- * reply; or the server's own usage, when it sends one mid-stream and it is higher), weighed on each delta (the cost
- * grows only when one arrives). Once it is past a limit the request is aborted, so the server sees the connection
- * close. A reply that got its finish reason is whole: nothing is stopped after it.
+ * plus what arrived (text, reasoning, refusals, tool calls, and a call written as text while it is held back; estimated
+ * as core/tokenEstimate.ts counts a stopped reply; or the server's own usage, when it sends one mid-stream and it is
+ * higher), weighed on each delta (the cost grows only when one arrives). Other windows count this request at its
+ * reservation (`reserved` output tokens), so the stream may not outgrow it: half way there, `extend` reserves more
+ * (what still fits), and the stream stops once it is past its reservation or a limit. Then the request is aborted, so
+ * the server sees the connection close. The decision waits for the end of the events handed over together (one
+ * network read): a reply whose finish came with the crossing piece is whole, and nothing is stopped after a finish.
  */
-export function watchStream(a: { headroom: readonly Headroom[]; prompt: number; now: number; signal?: AbortSignal; onEvent?: (e: StreamEvent) => void }): StreamWatch {
+export function watchStream(a: {
+  headroom: readonly Headroom[];
+  prompt: number;
+  now: number;
+  /** Output tokens reserved for the request (Infinity: none, nothing to outgrow). */
+  reserved?: number;
+  /** Grows the reservation by `step` output tokens once less than half a step is left. */
+  grow?: { step: number; extend: (output: number) => Promise<Extension | undefined> };
+  signal?: AbortSignal;
+  onEvent?: (e: StreamEvent) => void;
+}): StreamWatch {
   const stop = new AbortController();
   let chars = 0;
   let words = 0;
   let reported: Usage | undefined;
   let whole = false;
   let stopped: string | undefined;
+  let deciding = false;
+  let extending = false;
+  let headroom = a.headroom;
+  let reserved = a.reserved ?? Infinity;
+  let grow = a.grow;
+  const output = () => Math.max(tokensFor(chars, words), reported?.completion_tokens ?? 0);
+  const decideNow = (): void => {
+    deciding = false;
+    if (whole || stopped !== undefined || stop.signal.aborted) return;
+    const out = output();
+    const over = crossing(headroom, reported?.prompt_tokens ?? a.prompt, out, reserved);
+    if (over) {
+      stopped = stoppedWords(over.limit, a.now);
+      stop.abort();
+    } else if (grow && !extending && reserved - out < grow.step / 2) {
+      extending = true;
+      const step = grow.step;
+      // Not grown (the lock or the folder failed): the limits are still watched, the reservation no more.
+      void grow.extend(out).catch(() => undefined).then((x) => {
+        ({ headroom, reserved } = x ?? { headroom, reserved: Infinity });
+        // Grown by less than a step: it holds what the limits leave, and asking again would find no more.
+        if (reserved < out + step) grow = undefined;
+        extending = false;
+        decideNow();
+      });
+    }
+  };
   return {
     signal: a.signal ? AbortSignal.any([a.signal, stop.signal]) : stop.signal,
     onEvent(e) {
@@ -213,10 +285,11 @@ export function watchStream(a: { headroom: readonly Headroom[]; prompt: number; 
         chars += text.length;
         words += wordsIn(text);
       }
-      const over = !whole && overrun(a.headroom, reported?.prompt_tokens ?? a.prompt, Math.max(tokensFor(chars, words), reported?.completion_tokens ?? 0));
-      if (!over) return;
-      stopped = stoppedWords(over.limit, a.now);
-      stop.abort();
+      // After the rest of this read's events: a finish among them makes the reply whole.
+      if (!deciding && !whole) {
+        deciding = true;
+        queueMicrotask(decideNow);
+      }
     },
     result: (r) => (stopped !== undefined && r.ended === 'cancelled' ? { ...r, error: new ParleyError('budget', stopped) } : r),
   };

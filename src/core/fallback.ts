@@ -127,7 +127,8 @@ async function attempt(opts: ClientOptions, body: Record<string, unknown>, strea
     if (thrown) return;
     for (const e of batch) {
       if (e.type === 'end') continue;
-      delivered = true;
+      // Text held back (a call the model may be writing as text) reached no reader: a retry may still start afresh.
+      if (e.type !== 'held') delivered = true;
       try {
         onEvent?.(e);
       } catch (err) {

@@ -319,6 +319,7 @@ export class Accumulator {
   /** Answer text, less any tool call written as text (held back until the end decides). */
   private answer(c: ChoiceState, part: string, out: StreamEvent[]): void {
     const text = c.calls && part ? c.calls.feed(part) : part;
+    if (text.length < part.length) out.push({ type: 'held', choice: c.index, text: part.slice(text.length) });
     if (!text) return;
     c.text += text;
     pushDelta(out, 'text', c.index, text);

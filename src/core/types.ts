@@ -95,6 +95,8 @@ export type StreamEvent =
   | { type: 'reasoning'; choice: number; text: string }
   | { type: 'refusal'; choice: number; text: string }
   | { type: 'tool_call'; choice: number; index: number; id?: string; name?: string; arguments?: string }
+  /** Answer text held back while it may be a tool call the model writes as text: counted by the budget, shown to no one. */
+  | { type: 'held'; choice: number; text: string }
   | { type: 'usage'; usage: Usage }
   | { type: 'finish'; choice: number; reason: string }
   | { type: 'end'; state: EndState; error?: import('./errors').ParleyError };

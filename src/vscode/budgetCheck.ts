@@ -3,14 +3,17 @@
 // its own bundle (dist/budget.js), loaded once a limit is set. The state around it (passes, thresholds said) is
 // budgetGuard.ts.
 import { join } from 'node:path';
-import { budgetStatus, decide, DEFAULT_MAX_OUTPUT, limitStatus, priceOf, warningsNow, watchStream, type BudgetDecision, type BudgetWarning, type RequestEstimate } from '../core/budget';
+import {
+  budgetStatus, decide, DEFAULT_MAX_OUTPUT, headroomNow, limitStatus, outputThatFits, priceOf, warningsNow, watchStream,
+  type BudgetDecision, type BudgetWarning, type Extension, type RequestEstimate,
+} from '../core/budget';
 import type { BudgetPrices } from '../core/budgetSettings';
 import { isWorkspaceProfile, usageHostOf } from '../core/profiles';
 import { inFlightLedger } from '../core/reservations';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage, StreamEvent, ToolDefinition } from '../core/types';
 import type { Ledger, Price } from '../core/usageLedger';
-import { LOCK_WAIT_MS, readReservations, reserve, underLock } from './budgetReservations';
+import { LOCK_WAIT_MS, readReservations, reserve, underLock, type Held } from './budgetReservations';
 import type { Settings } from './config';
 import type { Log } from './log';
 import type { UsageStore } from './usageStore';
@@ -67,22 +70,44 @@ export function guardRequest(r: GuardedRequest, a: {
     const e = estimateOf(r);
     const [ledger, held] = await Promise.all([a.usage.ledger(), readReservations(dir, now).catch(() => [])]);
     const decision = decide({ ...e, limits: r.settings.budget, ledger, now, warned: a.warned, inFlight: inFlightLedger(held, now) });
-    if (decision.kind === 'block' && !(r.passKey !== undefined && a.passes.delete(r.passKey))) return decision;
+    // A pass is for the next request of its conversation, blocked or not: never kept for a later one.
+    const passed = r.passKey !== undefined && a.passes.delete(r.passKey);
+    if (decision.kind === 'block' && !passed) return decision;
     const { promptTokens, maxOutputTokens = DEFAULT_MAX_OUTPUT } = e.request;
     const reservation = { at: now, host: usageHostOf(r.settings.profile, 'in flight'), model: r.settings.model, prompt: promptTokens, completion: maxOutputTokens };
-    const release = await reserve(dir, reservation).catch((err: unknown) => {
+    const mine = await reserve(dir, reservation).catch((err: unknown) => {
       a.log?.warn(`Spend budget: this request's reservation could not be written (${err instanceof Error ? err.message : String(err)}); other windows count it once its usage is recorded.`);
       return undefined;
     });
-    const sent: BudgetDecision = decision.kind !== 'block' ? watched(decision, r, promptTokens, now) : decision.warnings.length > 0 ? { kind: 'warn', warnings: decision.warnings } : { kind: 'send' };
-    return { ...sent, release };
+    if (decision.kind === 'block' || passed) {
+      const warnings = decision.kind === 'send' ? [] : decision.warnings;
+      return { ...(warnings.length > 0 ? { kind: 'warn', warnings } : { kind: 'send' }), release: mine?.release };
+    }
+    const grow = mine && { step: maxOutputTokens, extend: (output: number) => growReservation(r, e, output, maxOutputTokens, { dir, usage: a.usage, mine }) };
+    return { ...watched(decision, r, { prompt: promptTokens, reserved: mine ? maxOutputTokens : Infinity, now, grow }), release: mine?.release };
   });
 }
 
+/**
+ * Reserves more for a request whose stream is half way through its reservation (under the lock, with the spend and
+ * the other requests in flight read afresh): another `step` of output, or what still fits.
+ */
+function growReservation(r: GuardedRequest, e: ReturnType<typeof estimateOf>, output: number, step: number, a: { dir: string; usage: Pick<UsageStore, 'ledger'>; mine: Held }): Promise<Extension | undefined> {
+  return underLock(a.dir, async (locked) => {
+    if (!locked) return undefined;
+    const now = Date.now();
+    const [ledger, others] = await Promise.all([a.usage.ledger(), readReservations(a.dir, now, a.mine.name)]);
+    const headroom = headroomNow({ limits: r.settings.budget, ledger, prices: e.prices, now, profile: e.profile, price: e.request.price, inFlight: inFlightLedger(others, now) });
+    const reserved = Math.min(output + step, outputThatFits(headroom, e.request.promptTokens));
+    await a.mine.grow(Math.max(reserved, output));
+    return { headroom, reserved };
+  }).catch(() => undefined);
+}
+
 /** A decision to send, with the watch of the request's stream when it asked for one and a blocking limit applies. */
-function watched(d: Exclude<BudgetDecision, { kind: 'block' }>, r: GuardedRequest, prompt: number, now: number): BudgetDecision {
+function watched(d: Exclude<BudgetDecision, { kind: 'block' }>, r: GuardedRequest, w: { prompt: number; reserved: number; now: number; grow?: { step: number; extend: (output: number) => Promise<Extension | undefined> } }): BudgetDecision {
   if (!r.stream || !d.headroom?.length) return d;
-  return { ...d, watch: watchStream({ headroom: d.headroom, prompt, now, signal: r.stream.signal, onEvent: r.stream.onEvent }) };
+  return { ...d, watch: watchStream({ headroom: d.headroom, ...w, signal: r.stream.signal, onEvent: r.stream.onEvent }) };
 }
 
 /** The thresholds the spend of a profile's requests crossed that were not said yet (after a request was counted). */

@@ -87,10 +87,13 @@ async function abandoned(path: string): Promise<boolean> {
   }
 }
 
-/** The reservations in `dir` that still count; those that no longer do (their window is gone, or too old) are removed. */
-export async function readReservations(dir: string, now: number): Promise<Reservation[]> {
+/**
+ * The reservations in `dir` that still count, but the one named `except` (a request's own); those that no longer do
+ * (their window is gone, or too old) are removed.
+ */
+export async function readReservations(dir: string, now: number, except?: string): Promise<Reservation[]> {
   const held: Reservation[] = [];
-  for (const name of (await listFolder(dir)).filter((n) => RESERVATION.test(n))) {
+  for (const name of (await listFolder(dir)).filter((n) => RESERVATION.test(n) && n !== except)) {
     const path = join(dir, name);
     const r = parseReservation((await readTextIfExists(path)) ?? '');
     if (!r) continue;
@@ -100,10 +103,31 @@ export async function readReservations(dir: string, now: number): Promise<Reserv
   return held;
 }
 
-/** Writes the reservation of a request let go; the function returned removes it (once its usage is recorded). */
-export async function reserve(dir: string, r: Omit<Reservation, 'pid' | 'machine'>): Promise<() => Promise<void>> {
-  const path = join(dir, `${randomUUID()}.json`);
+/** One request's reservation file: its name, rewritten as the request grows, removed once its usage is recorded. */
+export interface Held {
+  readonly name: string;
+  /** Writes the reservation again with `completion` output tokens (under the lock). */
+  grow(completion: number): Promise<void>;
+  release(): Promise<void>;
+}
+
+/** Writes the reservation of a request let go. */
+export async function reserve(dir: string, r: Omit<Reservation, 'pid' | 'machine'>): Promise<Held> {
+  const name = `${randomUUID()}.json`;
+  const path = join(dir, name);
+  const text = (completion: number) => JSON.stringify({ ...r, completion, pid: process.pid, machine } satisfies Reservation);
   // Written under the lock, so no check reads it half written; one check without the lock skips a half-written file.
-  await fs.writeFile(path, JSON.stringify({ ...r, pid: process.pid, machine } satisfies Reservation), { flag: 'wx' });
-  return () => fs.rm(path, { force: true }).catch(() => {});
+  await fs.writeFile(path, text(r.completion), { flag: 'wx' });
+  let released = false;
+  // A release waits for a rewrite under way, which would otherwise make the file again after it was removed.
+  let writing: Promise<void> = Promise.resolve();
+  return {
+    name,
+    grow: (completion) => (writing = writing.catch(() => {}).then(() => (released ? undefined : fs.writeFile(path, text(completion))))),
+    release: async () => {
+      released = true;
+      await writing.catch(() => {});
+      await fs.rm(path, { force: true }).catch(() => {});
+    },
+  };
 }

@@ -10,7 +10,7 @@ import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, usageHostOf, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { recordFrom, type UsageRecord } from '../core/usageLedger';
-import type { BudgetWarning } from '../core/budget';
+import type { BudgetWarning, StreamWatch } from '../core/budget';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
 import { showWarning } from './notices';
@@ -428,30 +428,41 @@ export class Requester {
     }
     this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
     if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
-    const { signal, onEvent } = budget.watch ?? opts;
-    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, signal), settings, opts.messages, onEvent);
-    const durationMs = Date.now() - started;
-    if (outcome.dropped.length > 0) {
-      for (const p of outcome.dropped) {
-        const kept = opts.source === 'vscode-chat' ? "remembered for this window's vscode.lm requests" : 'remembered for next time';
-        this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; ${kept}.`);
-        opts.onAdapted?.(p);
-      }
+    let sent: Awaited<ReturnType<Requester['exchange']>>;
+    try {
+      sent = await this.exchange(t, opts, settings, budget.watch, started);
+    } finally {
+      // Only now (also when the caller's onEvent threw): until its usage is on disk, other windows count this request
+      // by its reservation.
+      await budget.release?.();
     }
-    const r = budget.watch?.result(outcome.result) ?? outcome.result;
-    const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now(), id: opts.usageId });
-    // Failed requests that produced nothing cost nothing; everything else is billed and counted.
-    const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
-    if (counted) await this.usage.record(usage);
-    // Only now: until its usage is on disk, other windows count this request by its reservation.
-    await budget.release?.();
+    const { r, usage, counted, durationMs, dropped } = sent;
     if (counted) this.say(await this.budget.crossed(t.settings), opts);
     this.log.info(
       `${r.ended}${r.finishReason ? ` (${r.finishReason})` : ''} in ${durationMs} ms, ` +
         `${usage.estimated ? '≈' : ''}${usage.total} tokens (${usage.prompt} prompt, ${usage.completion} completion)` +
         (r.error ? `; error ${r.error.kind}${r.error.status ? ` ${r.error.status}` : ''}: ${r.error.message}` : ''),
     );
-    return { result: r, target: t, dropped: outcome.dropped, durationMs, usage: counted ? usage : undefined };
+    return { result: r, target: t, dropped, durationMs, usage: counted ? usage : undefined };
+  }
+
+  /** Sends the request (under the budget's watch, when it has one), says what was adapted, counts its usage. */
+  private async exchange(t: ReadyTarget, opts: RunOptions, settings: RequestSettings, watch: StreamWatch | undefined, started: number) {
+    const { signal, onEvent } = watch ?? opts;
+    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, signal), settings, opts.messages, onEvent);
+    const durationMs = Date.now() - started;
+    const model = settings.model;
+    for (const p of outcome.dropped) {
+      const kept = opts.source === 'vscode-chat' ? "remembered for this window's vscode.lm requests" : 'remembered for next time';
+      this.log.info(`Adapted to ${t.endpoint.origin} (${model}): it does not accept ${p}; ${kept}.`);
+      opts.onAdapted?.(p);
+    }
+    const r = watch?.result(outcome.result) ?? outcome.result;
+    const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now(), id: opts.usageId });
+    // Failed requests that produced nothing cost nothing; everything else is billed and counted.
+    const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
+    if (counted) await this.usage.record(usage);
+    return { r, usage, counted, durationMs, dropped: outcome.dropped };
   }
 
   /** Says spend thresholds crossed: in the log, and to the caller (the panel shows a notice). */
