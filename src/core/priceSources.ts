@@ -10,7 +10,7 @@
 // - Together AI: `pricing.input`, `pricing.output` and `pricing.cached_input` as numbers beside `hourly`, `base` and
 //   `finetune`. Its docs call them per token, but its values are its per-million prices (0.3 for a 13B model), so they
 //   are read per million, and only with `hourly` beside them.
-import { codeCell } from './markdownText';
+import { codeCell, codeSpan } from './markdownText';
 import type { ModelInfo } from './types';
 import { dayOf, type Ledger, type Price } from './usageLedger';
 
@@ -156,7 +156,7 @@ export function priceSourcesMarkdown(ledger: Ledger, find: (host: string, model:
   }
   const listed = (answer: UnpricedAnswer) => Object.entries(answers).filter(([, a]) => a === answer).map(([k]) => {
     const cut = k.indexOf('|');
-    return `- ${codeCell(k.slice(cut + 1))} at ${codeCell(k.slice(0, cut))}`;
+    return `- ${codeSpan(k.slice(cut + 1))} at ${codeSpan(k.slice(0, cut))}`;
   }).sort();
   const uncounted = listed('uncounted');
   const blocked = listed('block');
