@@ -44,8 +44,8 @@ export function profileOfHost(host: string): string | undefined {
 
 /**
  * A model's price for the requests of a ledger host (`host`, or `profile (host)`), and where it came from: a user
- * profile's own price, else `parley.pricing`, else what that host's model list said, else a workspace profile's (so a
- * workspace can neither undercut the user's prices nor the server's).
+ * profile's own price, else the user's `parley.pricing`, else what that host's model list said, else a workspace
+ * profile's or a workspace's `parley.pricing` (so a workspace can neither undercut the user's prices nor the server's).
  */
 export function findPrice(prices: BudgetPrices, host: string, model: string): FoundPrice {
   const own = (r: Record<string, Price> | undefined) => (r && Object.prototype.hasOwnProperty.call(r, model) ? r[model] : undefined);
@@ -53,7 +53,8 @@ export function findPrice(prices: BudgetPrices, host: string, model: string): Fo
   const p = profile !== undefined && Object.prototype.hasOwnProperty.call(prices.profiles, profile) ? prices.profiles[profile] : undefined;
   const listed = prices.listed && Object.prototype.hasOwnProperty.call(prices.listed, host) ? prices.listed[host] : undefined;
   const found: Array<[Price | undefined, FoundPrice['source']]> = [
-    [p && !p.workspace ? own(p.models) : undefined, 'profile'], [own(prices.pricing), 'pricing'], [own(listed?.models), 'list'], [own(p?.models), 'workspace'],
+    [p && !p.workspace ? own(p.models) : undefined, 'profile'], [own(prices.pricing), 'pricing'], [own(listed?.models), 'list'],
+    [own(p?.models), 'workspace'], [own(prices.workspacePricing), 'workspace'],
   ];
   const [price, source] = found.find(([x]) => x !== undefined) ?? [undefined, 'none'];
   return price ? { price, source, ...(source === 'list' ? { at: listed?.at } : {}) } : { source: 'none' };

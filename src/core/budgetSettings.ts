@@ -33,6 +33,8 @@ export interface BudgetPrices {
   profiles: Record<string, { workspace: boolean; models: Record<string, Price> }>;
   /** The model lists' prices, by ledger host. */
   listed?: LearnedPrices;
+  /** `parley.pricing` as a trusted workspace set it: counted only where nothing of the user's or a model list prices. */
+  workspacePricing?: Record<string, Price>;
 }
 
 const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];

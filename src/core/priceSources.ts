@@ -132,7 +132,7 @@ const SOURCE_WORDS: Record<PriceSource, string> = {
   profile: "the profile's `models.<id>.price`",
   pricing: '`parley.pricing`',
   list: "the server's model list",
-  workspace: "the workspace profile's `models.<id>.price` (nothing of yours or the server's prices it)",
+  workspace: "the workspace's settings (its profile's `models.<id>.price` or its `parley.pricing`; nothing of yours or the server's prices it)",
   none: 'none: set one in `parley.pricing`',
 };
 

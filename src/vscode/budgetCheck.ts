@@ -25,7 +25,7 @@ export { learnPrices } from './priceBook';
 
 /** What the budget needs of one request. */
 export interface GuardedRequest {
-  settings: Pick<Settings, 'budget' | 'pricing' | 'profiles' | 'model' | 'profile'>;
+  settings: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles' | 'model' | 'profile'>;
   messages: readonly ChatMessage[];
   tools?: readonly ToolDefinition[];
   maxOutputTokens?: number;
@@ -155,12 +155,12 @@ function profileOf(s: Pick<Settings, 'profile'>): string | undefined {
 }
 
 /** The status bar's budget lines and whether a warn limit is reached. */
-export function budgetTooltip(s: Pick<Settings, 'budget' | 'pricing' | 'profiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
+export function budgetTooltip(s: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
   return budgetStatus(limitStatus(s.budget, ledger, pricesOf(s, state), now), now);
 }
 
 /** The prices the budget counts with: `parley.pricing`, each profile's models' own, and what model lists said. */
-export function pricesOf(s: Pick<Settings, 'pricing' | 'profiles'>, state?: Pick<vscode.Memento, 'get'>): BudgetPrices {
+export function pricesOf(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles'>, state?: Pick<vscode.Memento, 'get'>): BudgetPrices {
   const profiles: BudgetPrices['profiles'] = {};
   for (const p of s.profiles) {
     if (p.source === 'implicit') continue;
@@ -168,11 +168,12 @@ export function pricesOf(s: Pick<Settings, 'pricing' | 'profiles'>, state?: Pick
     for (const [id, o] of Object.entries(p.models)) if (o.price) models[id] = o.price;
     profiles[p.name.replace(/\|/g, '/')] = { workspace: isWorkspaceProfile(p), models };
   }
-  return { pricing: s.pricing, profiles, listed: state ? learnedPrices(state) : {} };
+  // `pricing` is a trusted workspace's where it sets one: after the user's own and the model lists'.
+  return { pricing: s.userPricing ?? s.pricing, profiles, listed: state ? learnedPrices(state) : {}, workspacePricing: s.pricing };
 }
 
 /** How the usage report prices each ledger row (the budget's prices, in the same order) and says where they came from. */
-export function reportPricing(s: Pick<Settings, 'pricing' | 'profiles'>, state: Pick<vscode.Memento, 'get'>): ReportPrices {
+export function reportPricing(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles'>, state: Pick<vscode.Memento, 'get'>): ReportPrices {
   const prices = pricesOf(s, state);
   return { find: (host, model) => findPrice(prices, host, model), answers: unpricedAnswers(state) };
 }

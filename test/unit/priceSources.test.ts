@@ -8,9 +8,10 @@ import { findPrice, spentIn } from '../../src/core/budget';
 import type { BudgetPrices } from '../../src/core/budgetSettings';
 import { modelListFrom } from '../../src/core/modelInfo';
 import { learnedFrom, listedPrice, listedPrices, priceSourcesMarkdown, withListed } from '../../src/core/priceSources';
-import { addTo, costOf, dayOf, emptyTotals, recordFrom, reportMarkdown, type Ledger } from '../../src/core/usageLedger';
+import { addTo, costOf, dayOf, emptyTotals, recordFrom, type Ledger } from '../../src/core/usageLedger';
+import { reportMarkdown } from '../../src/core/usageReport';
 import { mergeLedger, parseLegacyLedger, parseUsageLog } from '../../src/core/usageLog';
-import { reportPricing } from '../../src/vscode/budgetCheck';
+import { pricesOf, reportPricing } from '../../src/vscode/budgetCheck';
 import { memoryState } from '../support/memoryState';
 import { repoRoot } from '../support/repoRoot';
 
@@ -101,6 +102,18 @@ describe('prices in order (findPrice)', () => {
     // A list prices its own host's requests only.
     assert.deepEqual(findPrice(prices, 'other.example', 'cheap'), { source: 'none' });
   });
+
+  it("counts a workspace's parley.pricing after the user's and the model list's", () => {
+    const user = { mine: { input: 4, output: 4 } };
+    const workspace = { mine: { input: 0, output: 0 }, cheap: { input: 0, output: 0 }, theirs: { input: 6, output: 6 } };
+    // A trusted workspace's parley.pricing replaces the user's in `pricing`; `userPricing` keeps the user's.
+    const p = pricesOf({ pricing: workspace, userPricing: user, profiles: [] }, { get: <T>() => ({ 'gw.example': { at: 1, models: { cheap: { input: 3, output: 3 } } } }) as T });
+    assert.deepEqual(findPrice(p, 'gw.example', 'mine'), { price: { input: 4, output: 4 }, source: 'pricing' });
+    assert.deepEqual(findPrice(p, 'gw.example', 'cheap'), { price: { input: 3, output: 3 }, source: 'list', at: 1 });
+    assert.deepEqual(findPrice(p, 'gw.example', 'theirs'), { price: { input: 6, output: 6 }, source: 'workspace' });
+    // With no workspace value the two are the same: the user's, first.
+    assert.deepEqual(findPrice(pricesOf({ pricing: user, userPricing: user, profiles: [] }), 'gw.example', 'mine'), { price: { input: 4, output: 4 }, source: 'pricing' });
+  });
 });
 
 describe('cached prompt tokens (costOf, the ledger)', () => {
@@ -147,7 +160,8 @@ describe('where each price came from (the usage report)', () => {
     const prices = reportPricing({ pricing: { mine: { input: 1, output: 1 } }, profiles: [] }, state);
     const md = reportMarkdown(ledger, emptyTotals(), prices, at);
     // gpt-5.4 at openrouter.ai: 1M cached tokens at the list's $0.25; at the profile's gateway it has no price.
-    assert.equal(prices.cost([[`${dayOf(at)}|openrouter.ai|openai/gpt-5.4`, ledger[`${dayOf(at)}|openrouter.ai|openai/gpt-5.4`]]]), 0.25);
+    const alone = `${dayOf(at)}|openrouter.ai|openai/gpt-5.4`;
+    assert.match(reportMarkdown({ [alone]: ledger[alone] }, emptyTotals(), prices, at), /\| `openai\/gpt-5\.4` \| 2 \| 1,000,000 \| 0 \| 1,000,000 \| 0% \| \$0\.25 \|/);
     assert.match(md, /\| `openai\/gpt-5\.4` \| 3 \| .* \| no price set \|/);
     const section = md.slice(md.indexOf('## Prices'));
     assert.match(section, new RegExp(`\\| \`openrouter\\.ai\` \\| \`openai/gpt-5\\.4\` \\| \\$2\\.5 prompt, \\$0\\.25 cached, \\$15 reply \\| the server's model list, read ${dayOf(at)} \\|`));
@@ -156,7 +170,7 @@ describe('where each price came from (the usage report)', () => {
     assert.match(section, /uncounted in dollars[^\n]*\n\n- ``local `\|x`` at `127\.0\.0\.1:8080`/);
     assert.match(section, /Blocked while a dollar limit applies[^\n]*\n\n- `blocked-one` at `gw\.example`/);
     // The hostile model name stays inside its code cell: the table keeps four cells a row.
-    for (const line of section.split('\n').filter((l) => l.startsWith('| `127'))) assert.equal(line.split(/(?<!\\)\|/).length, 6, line);
+    for (const line of section.split('\n').filter((l: string) => l.startsWith('| `127'))) assert.equal(line.split(/(?<!\\)\|/).length, 6, line);
   });
 
   it('lists nothing uncounted when nobody answered', () => {
