@@ -87,13 +87,18 @@ export function listedPrices(list: readonly ModelInfo[]): Record<string, Price> 
   return out;
 }
 
+/** A list read again this soon with the same prices is not written again (a gateway lists hundreds of models). */
+const REWRITE_AFTER_MS = 60 * 60 * 1000;
+
 /**
- * The learnt prices with one host's list put in (read `at`), replacing what that host's list gave before; unchanged
- * when the list prices nothing (a local server's). Undefined when nothing changes.
+ * The learnt prices with one host's list put in (read `at`), replacing what that host's list gave before. Undefined
+ * when nothing needs writing: the list prices nothing (a local server's), or it gave the same prices within the hour.
  */
 export function withListed(learnt: LearnedPrices, host: string, list: readonly ModelInfo[], at: number): LearnedPrices | undefined {
   const models = listedPrices(list);
   if (Object.keys(models).length === 0) return undefined;
+  const had = Object.prototype.hasOwnProperty.call(learnt, host) ? learnt[host] : undefined;
+  if (had && at - had.at < REWRITE_AFTER_MS && JSON.stringify(had.models) === JSON.stringify(models)) return undefined;
   const others = Object.entries(learnt).filter(([h]) => h !== host).sort((a, b) => b[1].at - a[1].at).slice(0, LISTS_KEPT - 1);
   return Object.fromEntries([...others, [host, { at, models }]]);
 }

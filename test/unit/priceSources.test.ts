@@ -65,6 +65,9 @@ describe('prices from a model list (priceSources)', () => {
     assert.deepEqual(Object.keys(second ?? {}).sort(), ['openrouter.ai', 'work (openrouter.ai)']);
     assert.deepEqual(withListed(second ?? {}, 'openrouter.ai', [{ id: 'x', pricing: { prompt: '0.000004', completion: '0.000004' } }], 3000)?.['openrouter.ai'], { at: 3000, models: { x: { input: 4, output: 4 } } });
     assert.equal(withListed(first, '127.0.0.1:11434', [{ id: 'llama3.2' }, { id: 'qwen', pricing: {} }], 4000), undefined);
+    // The same prices read again within the hour are not written again; after it, or changed, they are.
+    assert.equal(withListed(first, 'openrouter.ai', a, 1000 + 30 * 60_000), undefined);
+    assert.equal(withListed(first, 'openrouter.ai', a, 1000 + 61 * 60_000)?.['openrouter.ai'].at, 1000 + 61 * 60_000);
     // A model named __proto__ is a model like any other, in a list and in state read back.
     const odd = listedPrices([{ id: '__proto__', pricing: { prompt: '0.000001', completion: '0.000001' } }]);
     assert.deepEqual(Object.keys(odd), ['__proto__']);
