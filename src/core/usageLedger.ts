@@ -116,7 +116,7 @@ export function addToLedger(ledger: Ledger, r: UsageRecord): Ledger {
 export function costOf(t: Pick<Totals, 'prompt' | 'completion' | 'cached'>, price: Price | undefined): number | undefined {
   if (!price || typeof price.input !== 'number' || typeof price.output !== 'number') return undefined;
   const cached = Math.min(nonNegative(t.cached), t.prompt);
-  const rate = typeof price.cached === 'number' ? price.cached : price.input;
+  const rate = typeof price.cached === 'number' && price.cached >= 0 ? price.cached : price.input;
   return ((t.prompt - cached) * price.input + cached * rate + t.completion * price.output) / 1_000_000;
 }
 

@@ -125,6 +125,8 @@ describe('cached prompt tokens (costOf, the ledger)', () => {
     // 200,000 uncached at $3, 800,000 cached at $0.30, 100,000 out at $15.
     assert.equal(costOf(t, { input: 3, output: 15, cached: 0.3 })?.toFixed(6), (0.6 + 0.24 + 1.5).toFixed(6));
     assert.equal(costOf(t, { input: 3, output: 15 })?.toFixed(6), (3 + 1.5).toFixed(6));
+    // A cached price set by hand that is not a price (negative) is not used: the prompt rate is.
+    assert.equal(costOf(t, { input: 3, output: 15, cached: -1 })?.toFixed(6), (3 + 1.5).toFixed(6));
     // More cached than prompt (a damaged count) is capped at the prompt.
     assert.equal(costOf({ prompt: 10, completion: 0, cached: 50 }, { input: 1_000_000, output: 0, cached: 0 }), 0);
   });
