@@ -49,7 +49,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
   const log = new Log(() => settings.current.logLevel, vscode.window.createOutputChannel('Parley', { log: true }));
   const keys = new ApiKeyStore(context.secrets, context.globalState);
   const usage = new UsageStore(context.globalStorageUri, context.globalState);
-  const usageBar = new UsageStatusBar(usage, settings, keys);
+  const usageBar = new UsageStatusBar(usage, settings, keys, context.globalState);
   const requester = new Requester(context.globalState, keys, log, usage, settings);
   const history = new HistoryStore(context.globalStorageUri, context.globalState, log);
   const externalTools = new ExternalTools(context.globalState);
@@ -59,7 +59,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     items.some((i) => i.mention) ? mentions().expandMentions(items, settings.current, editors.current) : { items: [...items], notes: [] };
   const chat = new ChatController({ requester, history, log, settings, ui: vscodeChatUi, toolbox: workspaceToolbox(settings, externalTools), expandContext });
   const reports = new ReportDocuments();
-  const usageReportText = usageReportRenderer(usage, settings);
+  const usageReportText = usageReportRenderer(usage, settings, context.globalState);
   reports.register(USAGE_REPORT, async () => (await usageReportText()) + balances(settings.current, keys, () => reports.show(USAGE_REPORT), true));
   const completions = new Completions({ settings, log, keys, usage, requester }, context.globalState);
   // The commands and the chat's routes reach most of these; each of their modules takes only the ones it uses.

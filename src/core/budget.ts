@@ -5,6 +5,7 @@
 import { amountWords, type BudgetLimit, type BudgetPeriod, type BudgetPrices } from './budgetSettings';
 import { ParleyError } from './errors';
 import { markdownProse } from './markdownText';
+import type { FoundPrice } from './priceSources';
 import { tokensFor, wordsIn } from './tokenEstimate';
 import type { ChatResult, StreamEvent, Usage } from './types';
 import { costOf, dayOf, type Ledger, type Price } from './usageLedger';
@@ -41,12 +42,27 @@ export function profileOfHost(host: string): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** A model's price for a profile's requests: a user profile's own price, else `parley.pricing`, else a workspace profile's. */
-export function priceOf(prices: BudgetPrices, profile: string | undefined, model: string): Price | undefined {
-  const own = (r: Record<string, Price>) => (Object.prototype.hasOwnProperty.call(r, model) ? r[model] : undefined);
+/**
+ * A model's price for the requests of a ledger host (`host`, or `profile (host)`), and where it came from: a user
+ * profile's own price, else the user's `parley.pricing`, else what that host's model list said, else a workspace
+ * profile's or a workspace's `parley.pricing` (so a workspace can neither undercut the user's prices nor the server's).
+ */
+export function findPrice(prices: BudgetPrices, host: string, model: string): FoundPrice {
+  const own = (r: Record<string, Price> | undefined) => (r && Object.prototype.hasOwnProperty.call(r, model) ? r[model] : undefined);
+  const profile = profileOfHost(host);
   const p = profile !== undefined && Object.prototype.hasOwnProperty.call(prices.profiles, profile) ? prices.profiles[profile] : undefined;
-  if (p && !p.workspace && own(p.models)) return own(p.models);
-  return own(prices.pricing) ?? (p ? own(p.models) : undefined);
+  const listed = prices.listed && Object.prototype.hasOwnProperty.call(prices.listed, host) ? prices.listed[host] : undefined;
+  const found: Array<[Price | undefined, FoundPrice['source']]> = [
+    [p && !p.workspace ? own(p.models) : undefined, 'profile'], [own(prices.pricing), 'pricing'], [own(listed?.models), 'list'],
+    [own(p?.models), 'workspace'], [own(prices.workspacePricing), 'workspace'],
+  ];
+  const [price, source] = found.find(([x]) => x !== undefined) ?? [undefined, 'none'];
+  return price ? { price, source, ...(source === 'list' ? { at: listed?.at } : {}) } : { source: 'none' };
+}
+
+/** A model's price for a ledger host's requests (findPrice), or undefined when none is known. */
+export function priceOf(prices: BudgetPrices, host: string, model: string): Price | undefined {
+  return findPrice(prices, host, model).price;
 }
 
 /**
@@ -63,7 +79,7 @@ export function spentIn(limit: Pick<BudgetLimit, 'period' | 'unit' | 'profile'>,
     if (day < from || day >= to) continue;
     const profile = profileOfHost(host);
     if (limit.profile !== undefined && profile !== limit.profile.replace(/\|/g, '/')) continue;
-    sum += limit.unit === 'tokens' ? t.total : costOf(t, priceOf(prices, profile, rest.join('|'))) ?? 0;
+    sum += limit.unit === 'tokens' ? t.total : costOf(t, priceOf(prices, host, rest.join('|'))) ?? 0;
   }
   return sum;
 }
@@ -293,6 +309,31 @@ export function watchStream(a: {
     },
     result: (r) => (stopped !== undefined && r.ended === 'cancelled' ? { ...r, error: new ParleyError('budget', stopped) } : r),
   };
+}
+
+/**
+ * Why a request to a model with no known price goes unsent while a dollar limit applies: the user chose to block it,
+ * the request may not ask (VS Code's chat, completions), or the question was dismissed.
+ */
+export type UnpricedWhy = 'blocked' | 'not asked' | 'dismissed';
+
+const UNPRICED_WHY: Record<UnpricedWhy, string> = {
+  blocked: 'You chose to block its requests until it has a price.',
+  'not asked': "Parley asks whether to send such a model's requests uncounted only for a request started in Parley itself (not VS Code's chat, not a completion).",
+  dismissed: 'The question was dismissed; the next request asks again.',
+};
+
+/**
+ * The decision for a request to `model` at a ledger host with no known price while the dollar limit `limit` applies
+ * and the user did not allow it uncounted: not sent, with the warnings its decision `d` carried.
+ */
+export function unpricedBlock(d: BudgetDecision, limit: BudgetLimit, a: { model: string; host: string; why: UnpricedWhy; ledger: Ledger; prices: BudgetPrices; now: number }): BudgetDecision {
+  const spent = spentIn(limit, a.ledger, a.prices, a.now);
+  const left = Math.max(0, limit.amount - spent);
+  const resetsAt = periodEnd(limit.period, a.now).getTime();
+  const words = `Not sent: no price is known for the model "${a.model}" at ${a.host}, so ${limitName(limit)} cannot count what it costs. `
+    + `${UNPRICED_WHY[a.why]} Set its price per million tokens in parley.pricing (or in the profile's models.<id>.price); a price of 0 sends it uncounted.`;
+  return { kind: 'block', limit, spent, left, cost: 0, resetsAt, words, warnings: d.kind === 'send' ? [] : d.warnings };
 }
 
 /** The key a threshold of a limit is remembered under for one period. */

@@ -2,6 +2,7 @@
 // workspace only adding to the user's. The arithmetic and the decision are core/budget.ts (a bundle of its own, loaded
 // when a limit is set).
 import { isRecord } from './errors';
+import type { LearnedPrices } from './priceSources';
 import type { ScopedValue } from './scopedSettings';
 import { formatCost, formatTokens, type Price } from './usageLedger';
 
@@ -22,11 +23,18 @@ export interface BudgetLimit {
   source: BudgetSource;
 }
 
-/** Prices per million tokens: `parley.pricing`, and each profile's `models.<id>.price` (a user profile's wins). */
+/**
+ * Prices per million tokens: `parley.pricing`, each profile's `models.<id>.price` (a user profile's wins), and what
+ * servers' model lists said (after the user's prices, before a workspace profile's).
+ */
 export interface BudgetPrices {
   pricing: Record<string, Price>;
   /** By profile name, by model id; `workspace`: the profile came from a workspace (the user's pricing wins over it). */
   profiles: Record<string, { workspace: boolean; models: Record<string, Price> }>;
+  /** The model lists' prices, by ledger host. */
+  listed?: LearnedPrices;
+  /** `parley.pricing` as a trusted workspace set it: counted only where nothing of the user's or a model list prices. */
+  workspacePricing?: Record<string, Price>;
 }
 
 const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];

@@ -138,6 +138,7 @@ export async function listModelInfo(opts: ClientOptions): Promise<ModelInfo[]> {
     if (o && o.error !== undefined && o.error !== null && o.data === undefined) throw errorFromResponse(200, 'application/json', text, { url, secrets });
     const list = modelListFrom(json);
     if (!list) throw new ParleyError('protocol', `GET ${url} did not return a model list.`, { url });
+    opts.onModelList?.(list);
     return list;
   } catch (e) {
     throw e instanceof ParleyError ? withoutSecrets(e, secrets) : e;

@@ -41,6 +41,7 @@ function modelInfoFrom(entry: unknown): ModelInfo | undefined {
     : owner === 'vllm' ? 'vllm' : owner === 'organization_owner' || lmStudio ? 'lmstudio' : owner === 'library' ? 'ollama' : undefined;
   if (server) info.server = server;
   if (typeof state === 'string') info.loaded = state === 'loaded';
+  if (isRecord(entry.pricing)) info.pricing = entry.pricing;
   const caps = entry.capabilities;
   const params = entry.supported_parameters;
   // Mistral: capabilities {function_calling, vision}; LM Studio: capabilities ["tool_use"], type "vlm"; OpenRouter:

@@ -3,6 +3,7 @@ import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
 import type { TextCallFilter } from './textToolCalls';
+import type { ModelInfo } from './types';
 
 /** How to reach an endpoint, and the limits of one request. */
 export interface ClientOptions {
@@ -31,6 +32,8 @@ export interface ClientOptions {
    * names; without it such text stays text. Handed in, so that the reader loads only when tools are offered.
    */
   textToolCalls?: (names: ReadonlySet<string>) => TextCallFilter;
+  /** Told each model list GET /models answered (listModelInfo), so that the prices it gives are learnt. */
+  onModelList?: (list: ModelInfo[]) => void;
 }
 
 /**

@@ -25,21 +25,27 @@ export interface UsageRecord {
   id?: string;
 }
 
-/** Summed counts. `estimatedTokens` is the part of `total` that was estimated. */
+/**
+ * Summed counts. `estimatedTokens` is the part of `total` that was estimated; `cached`, the part of `prompt` the server
+ * read from its prompt cache (absent in ledgers and logs older than it, which then count none).
+ */
 export interface Totals {
   requests: number;
   prompt: number;
   completion: number;
   total: number;
   estimatedTokens: number;
+  cached?: number;
 }
 
 /** All-time totals, keyed `day|host|model`, as kept in global state. */
 export type Ledger = Record<string, Totals>;
 
+/** A model's price in dollars per million tokens; `cached`: of prompt tokens read from the cache (else `input`). */
 export interface Price {
   input: number;
   output: number;
+  cached?: number;
 }
 
 export function emptyTotals(): Totals {
@@ -73,12 +79,14 @@ function nonNegative(n: unknown): number {
 }
 
 export function addTo(t: Totals, r: UsageRecord): Totals {
+  const cached = (t.cached ?? 0) + nonNegative(r.cached);
   return {
     requests: t.requests + 1,
     prompt: t.prompt + r.prompt,
     completion: t.completion + r.completion,
     total: t.total + r.total,
     estimatedTokens: t.estimatedTokens + (r.estimated ? r.total : 0),
+    ...(cached > 0 && { cached }),
   };
 }
 
@@ -101,10 +109,15 @@ export function addToLedger(ledger: Ledger, r: UsageRecord): Ledger {
   return next;
 }
 
-/** Cost in dollars, or undefined when no price is set for the model. A price of 0 gives 0. */
-export function costOf(t: Pick<Totals, 'prompt' | 'completion'>, price: Price | undefined): number | undefined {
+/**
+ * Cost in dollars, or undefined when no price is set for the model. A price of 0 gives 0. Cached prompt tokens cost
+ * the cached rate where the price has one.
+ */
+export function costOf(t: Pick<Totals, 'prompt' | 'completion' | 'cached'>, price: Price | undefined): number | undefined {
   if (!price || typeof price.input !== 'number' || typeof price.output !== 'number') return undefined;
-  return (t.prompt * price.input + t.completion * price.output) / 1_000_000;
+  const cached = Math.min(nonNegative(t.cached), t.prompt);
+  const rate = typeof price.cached === 'number' && price.cached >= 0 ? price.cached : price.input;
+  return ((t.prompt - cached) * price.input + cached * rate + t.completion * price.output) / 1_000_000;
 }
 
 export function formatTokens(n: number): string {
@@ -163,5 +176,4 @@ export function group(ledger: Ledger, keyOf: (day: string, host: string, model: 
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
-
 

@@ -2,8 +2,9 @@
 // when the report is first shown.
 import type { BudgetLimit } from './budgetSettings';
 import { codeCell } from './markdownText';
+import { priceSourcesMarkdown, type ReportPrices } from './priceSources';
 import { chartData, chartMarkdown, themeOfKind } from './usageChart';
-import { costOf, emptyTotals, formatCost, formatTokens, group, plural, type Ledger, type Price, type Totals, type UsageRecord } from './usageLedger';
+import { costOf, emptyTotals, formatCost, formatTokens, group, plural, type Ledger, type Totals, type UsageRecord } from './usageLedger';
 
 /** How the report names each source. */
 const SOURCE_NAMES: Record<UsageRecord['source'], string> = {
@@ -29,10 +30,22 @@ export interface ReportChart {
 
 /**
  * The full usage report, as Markdown: the chart of the last 30 days (when `chart` is given and there were requests),
- * then by model, source, endpoint and day; estimated share; cost when priced.
+ * then by model, source, endpoint and day; estimated share; cost when priced (each ledger row at its endpoint's price
+ * for its model, found by `prices` in the budget's order); and where each price came from.
  */
-export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Record<string, Price>, now: number, bySource: Record<string, Totals> = {}, chart?: ReportChart): string {
-  const price = (model: string) => (Object.prototype.hasOwnProperty.call(pricing, model) ? pricing[model] : undefined);
+export function reportMarkdown(ledger: Ledger, windowTotals: Totals, prices: ReportPrices, now: number, bySource: Record<string, Totals> = {}, chart?: ReportChart): string {
+  const price = (host: string, model: string) => prices.find(host, model).price;
+  // A group's cost is known only when every ledger row in it has a price.
+  const cost = (f: (key: string) => boolean): number | undefined => {
+    let sum = 0;
+    for (const [k, row] of Object.entries(ledger)) {
+      const [, host, ...model] = k.split('|');
+      const c = f(k) ? costOf(row, price(host, model.join('|'))) : 0;
+      if (c === undefined) return undefined;
+      sum += c;
+    }
+    return sum;
+  };
   const all = group(ledger, () => 'all')[0]?.[1] ?? emptyTotals();
   const out = [
     '# Parley usage',
@@ -44,7 +57,7 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
     `- All time: ${formatTokens(all.total)} tokens in ${plural(all.requests, 'request')}, of which ${share(all)} estimated`,
     '',
   ];
-  if (chart && all.requests > 0) out.push(chartMarkdown(chartData(ledger, now, (_host, model) => price(model), chart.limits), themeOfKind(chart.themeKind)), '');
+  if (chart && all.requests > 0) out.push(chartMarkdown(chartData(ledger, now, price, chart.limits), themeOfKind(chart.themeKind)), '');
   out.push(
     '## By model',
     '',
@@ -53,7 +66,7 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
   );
   const byModel = group(ledger, (_d, _h, m) => m);
   for (const [model, t] of byModel) {
-    out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(costOf(t, price(model)))} |`);
+    out.push(`| ${codeCell(model)} | ${t.requests} | ${formatTokens(t.prompt)} | ${formatTokens(t.completion)} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost((k) => k.split('|').slice(2).join('|') === model))} |`);
   }
   const sources = Object.entries(bySource).sort((a, b) => b[1].requests - a[1].requests);
   if (sources.length > 0) {
@@ -69,18 +82,10 @@ export function reportMarkdown(ledger: Ledger, windowTotals: Totals, pricing: Re
   }
   out.push('', '## By day', '', '| Day | Requests | Total | Estimated | Cost |', '|---|---:|---:|---:|---:|');
   const days = group(ledger, (d) => d).reverse();
-  for (const [day, t] of days) {
-    // A day's cost is known only when every model used that day has a price.
-    let cost: number | undefined = 0;
-    for (const [k, row] of Object.entries(ledger)) {
-      if (!k.startsWith(day + '|')) continue;
-      const c = costOf(row, price(k.split('|').slice(2).join('|')));
-      cost = c === undefined || cost === undefined ? undefined : cost + c;
-    }
-    out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost)} |`);
-  }
+  for (const [day, t] of days) out.push(`| ${day} | ${t.requests} | ${formatTokens(t.total)} | ${share(t)} | ${formatCost(cost((k) => k.startsWith(day + '|')))} |`);
   if (byModel.length === 0) out.push('', '_No requests yet._');
+  else out.push('', priceSourcesMarkdown(ledger, prices.find, prices.answers));
   // The hint only while some model used has no price (an empty ledger has none to show either).
-  if (byModel.length === 0 || byModel.some(([m]) => !price(m))) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
+  if (byModel.length === 0 || cost(() => true) === undefined) out.push('', 'Set prices per million tokens in the `parley.pricing` setting to see costs.');
   return out.join('\n');
 }

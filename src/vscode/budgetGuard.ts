@@ -36,7 +36,7 @@ export class BudgetGuard {
    */
   async check(r: GuardedRequest): Promise<GuardedDecision> {
     if (r.settings.budget.length === 0) return { kind: 'send' };
-    const d = await budget().guardRequest(r, { usage: this.usage, warned: new Set(this.state.get<string[]>(WARNED_STATE, [])), passes: this.passes, log: this.log });
+    const d = await budget().guardRequest(r, { usage: this.usage, warned: new Set(this.state.get<string[]>(WARNED_STATE, [])), passes: this.passes, log: this.log, state: this.state });
     if (d.kind !== 'send' && d.warnings.length > 0) await this.remember(d.warnings);
     return d;
   }
@@ -44,7 +44,7 @@ export class BudgetGuard {
   /** After a request was counted: the thresholds its spend crossed, said now rather than at the next check (once each per period). */
   async crossed(s: GuardedRequest['settings']): Promise<BudgetWarning[]> {
     if (s.budget.length === 0) return [];
-    const warnings = budget().budgetWarnings(s, await this.usage.ledger(), new Set(this.state.get<string[]>(WARNED_STATE, [])), Date.now());
+    const warnings = budget().budgetWarnings(s, await this.usage.ledger(), new Set(this.state.get<string[]>(WARNED_STATE, [])), Date.now(), this.state);
     if (warnings.length > 0) await this.remember(warnings);
     return warnings;
   }

@@ -61,6 +61,11 @@ export interface Settings {
   maxContextChars: number;
   sendReasoningBack: boolean;
   pricing: Record<string, Price>;
+  /**
+   * `parley.pricing` as the user set it. `pricing` is a trusted workspace's when it sets one; the spend budget counts
+   * the user's first and a workspace's only where nothing else (a model list) prices the model.
+   */
+  userPricing?: Record<string, Price>;
   /** `parley.budget` and each profile's `budget`: the user's limits, plus any a trusted workspace adds (core/budget.ts). */
   budget: BudgetLimit[];
   logLevel: 'off' | 'info' | 'debug' | 'trace';
@@ -108,7 +113,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const prompt = read<unknown>(c, 'systemPrompt', trusted);
   const stop = get<unknown>('stop');
   const logLevel = get<string>('logLevel');
-  const pricing = get<unknown>('pricing');
+  const prices = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Price>) : {});
   const adjusted: string[] = [];
   const clamp = (key: string, min: number, max: number, fallback: number) => clampNumber(key, get(key), min, max, fallback, adjusted);
   return {
@@ -139,7 +144,8 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     maxRetries: Math.round(clamp('maxRetries', 0, 10, 2)),
     maxContextChars: Math.round(clamp('maxContextChars', 100, 10_000_000, 24_000)),
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
-    pricing: pricing && typeof pricing === 'object' && !Array.isArray(pricing) ? (pricing as Record<string, Price>) : {},
+    pricing: prices(get('pricing')),
+    userPricing: prices(c.inspect('pricing')?.globalValue),
     budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted),
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),

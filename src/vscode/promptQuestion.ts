@@ -1,7 +1,9 @@
-// The questions before a workspace's system prompt, or what its endpoint profile adds to requests, is used; loaded
-// when first asked (dist/promptQuestion.js, see LAZY in esbuild.mjs): most windows never ask them.
+// The questions before a workspace's system prompt, or what its endpoint profile adds to requests, is used, and before
+// a model with no known price is sent while a dollar limit applies; loaded when first asked (dist/promptQuestion.js,
+// see LAZY in esbuild.mjs): most windows never ask them.
 import { workspaceAdditionsQuestion, type WorkspaceBodyChanges } from '../core/headerSecrets';
 import { promptForQuestion } from '../core/promptConsent';
+import type { UnpricedAnswer } from '../core/priceSources';
 import { showWarning } from './notices';
 
 /** Asks whether a workspace's system prompt may replace the user's, showing its text. Undefined: dismissed. */
@@ -31,4 +33,26 @@ export async function askWorkspaceAdditions(origin: string, names: string[], sec
   const q = workspaceAdditionsQuestion(origin, names, secrets, body);
   const answer = await showWarning(q.message, { modal: true, detail: q.detail }, allow, without);
   return answer === allow ? true : answer === without ? false : undefined;
+}
+
+/**
+ * Asks what to do with the requests of `model` at `host`, which has no known price while the dollar limit named
+ * `limit` applies: block them until it has one, or send them uncounted in dollars. Undefined: dismissed.
+ */
+export async function askUnknownPrice(model: string, host: string, limit: string): Promise<UnpricedAnswer | undefined> {
+  const block = 'Block';
+  const uncounted = 'Send Uncounted';
+  const answer = await showWarning(
+    `No price is known for the model "${model}" at ${host}, so ${limit} cannot count what its requests cost. Send them anyway?`,
+    {
+      modal: true,
+      detail: 'Neither your settings (parley.pricing, the profile\'s models.<id>.price) nor the server\'s model list give its price. '
+        + 'Block: its requests are not sent while a dollar limit applies. Send Uncounted: they are sent and counted in tokens, '
+        + 'not in dollars, and the usage report lists the model. Parley remembers your answer for this model at this endpoint; '
+        + 'a price set in parley.pricing counts it from then on (a price of 0 sends it uncounted).',
+    },
+    block,
+    uncounted,
+  );
+  return answer === block ? 'block' : answer === uncounted ? 'uncounted' : undefined;
 }

@@ -4,7 +4,7 @@ import { resolveEndpoint, type Endpoint } from '../core/endpoint';
 import { ParleyError } from '../core/errors';
 import { chatAndLearn, memoryAdaptationStore, stateAdaptationStore, type AdaptationStore } from '../core/adaptations';
 import { COMPLETION_ROUTES_STATE } from '../core/completion/settings';
-import type { ClientOptions } from '../core/client';
+import { listModelInfo, type ClientOptions } from '../core/client';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, usageHostOf, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
@@ -20,6 +20,8 @@ import { textToolCalls } from './lazy/textToolCalls';
 import type { Log } from './log';
 import type { UsageStore } from './usageStore';
 import { BudgetGuard } from './budgetGuard';
+import { budget } from './lazy/budget';
+import type { UnknownPriceQuestion } from './priceBook';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
 export interface Prompts {
@@ -37,6 +39,12 @@ export interface Prompts {
   allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[], body?: WorkspaceBodyChanges): Promise<boolean | undefined>;
   /** Asked once per exact text when a workspace's settings replace the user's system prompt. Undefined: dismissed. */
   allowWorkspaceSystemPrompt?(prompt: string): Promise<boolean | undefined>;
+  /**
+   * Asked once per ledger host and model when a request started in Parley goes to a model with no known price while a
+   * dollar limit applies: block its requests, or send them uncounted in dollars. Undefined: dismissed. Left out of
+   * vscodePrompts: the budget's bundle then asks with its own modal (promptQuestion.ts), so none of it loads before.
+   */
+  unknownPrice?: UnknownPriceQuestion;
 }
 
 export const vscodePrompts: Prompts = {
@@ -91,7 +99,6 @@ function applyProfile(s: Settings, p: Profile, model?: string): Settings & { pro
     maxTokens: o.maxOutputTokens ?? s.maxTokens,
     contextWindow: o.contextWindow ?? s.contextWindow,
     sendReasoningBack: o.sendReasoningBack ?? s.sendReasoningBack,
-    pricing: o.price ? { ...s.pricing, [m]: o.price } : s.pricing,
   };
 }
 
@@ -357,6 +364,8 @@ export class Requester {
       onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
       // dist/textToolCalls.js (LAZY in esbuild.mjs): loaded by the first request that offers tools.
       textToolCalls: (names) => new (textToolCalls().TextCallFilter)(names),
+      // dist/budget.js: the prices a model list gives are kept for the budget and the usage report.
+      onModelList: (list) => void budget().learnPrices(this.state, usageHost(t), list),
     };
   }
 
@@ -415,7 +424,10 @@ export class Requester {
     const started = Date.now();
     const settings = this.requestSettings(t, opts);
     const model = settings.model;
-    const budget = await this.budget.check({ settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey, stream: opts });
+    const budget = await this.budget.check({
+      settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey, stream: opts,
+      host: usageHost(t), source: opts.source, models: (signal) => listModelInfo(this.clientOptions(t, signal)), prompts: this.prompts,
+    });
     if (budget.kind !== 'send') this.say(budget.warnings, opts);
     if (budget.kind === 'block') {
       this.log.warn(`${opts.source} request to ${t.endpoint.url} model=${model}: ${budget.words}`);

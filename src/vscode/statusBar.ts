@@ -32,8 +32,8 @@ export class UsageStatusBar extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
 
-  /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with. */
-  constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current'>, private readonly keys: ApiKeyStore) {
+  /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with; `state`: global state, with the prices model lists gave. */
+  constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current'>, private readonly keys: ApiKeyStore, private readonly state?: vscode.Memento) {
     super();
     this._register(store.onDidChange((v) => this.render(v)));
     this._register(vscode.window.onDidChangeWindowState((s) => {
@@ -49,7 +49,7 @@ export class UsageStatusBar extends Disposable {
     }
     const s = this.settings.current;
     const now = Date.now();
-    const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now) : { markdown: '', reached: false };
+    const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now, this.state) : { markdown: '', reached: false };
     const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '') + balances(s, this.keys, () => this.render(v));
     const label = statusLabel(r) + (budget.reached ? '; a spend limit is reached' : '');
     this.item.show('pulse', statusText(r), tooltip, label, budget.reached);
@@ -57,11 +57,12 @@ export class UsageStatusBar extends Disposable {
 }
 
 /**
- * The usage report's renderer (ReportDocuments calls it again when the theme changes): priced, with its chart drawn
- * for the theme's kind (an image cannot read the theme's colours).
+ * The usage report's renderer (ReportDocuments calls it again when the theme changes): priced by dist/budget.js (the
+ * settings' prices, then what model lists gave, learnt into global `state`), with its chart drawn for the theme's kind
+ * (an image cannot read the theme's colours).
  */
-export function usageReportRenderer(usage: UsageStore, settings: Pick<SettingsSnapshot, 'current'>): () => Promise<string> {
-  return () => usage.reportText(settings.current.pricing, { themeKind: vscode.window.activeColorTheme.kind, limits: settings.current.budget });
+export function usageReportRenderer(usage: UsageStore, settings: Pick<SettingsSnapshot, 'current'>, state: vscode.Memento): () => Promise<string> {
+  return () => usage.reportText(budgetModule().reportPricing(settings.current, state), { themeKind: vscode.window.activeColorTheme.kind, limits: settings.current.budget });
 }
 
 /** Parley: Show Usage (the item's click): the report as a Markdown preview of a read-only document (nothing to save). */

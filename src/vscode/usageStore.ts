@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { watch, promises as fs, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type * as vscode from 'vscode';
-import { emptyTotals, type Ledger, type Price, type Totals, type UsageRecord } from '../core/usageLedger';
+import type { ReportPrices } from '../core/priceSources';
+import { emptyTotals, type Ledger, type Totals, type UsageRecord } from '../core/usageLedger';
 import {
   LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
   type LegacyLedger, type ResetMarker,
@@ -231,12 +232,12 @@ export class UsageStore extends Disposable {
   }
 
   /**
-   * The usage report, made afresh from every window's log each time VS Code reads it, priced with `pricing`; with its
+   * The usage report, made afresh from every window's log each time VS Code reads it, priced by `prices`; with its
    * chart when `chart` says the theme and the limits to draw.
    */
-  async reportText(pricing: Record<string, Price>, chart?: ReportChart): Promise<string> {
+  async reportText(prices: ReportPrices, chart?: ReportChart): Promise<string> {
     await this.refresh().catch(() => {});
-    return usageReport().reportMarkdown(this.merged, this.windowTotals, pricing, Date.now(), this.bySource, chart);
+    return usageReport().reportMarkdown(this.merged, this.windowTotals, prices, Date.now(), this.bySource, chart);
   }
 
   /**

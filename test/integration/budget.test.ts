@@ -3,11 +3,17 @@
 // the thresholds a reply crossed are said right after it, and a request through vscode.lm (`vendor: parley`) refused
 // by the budget fails with the card's words. A reply that crosses a blocking limit while it streams is stopped there:
 // the server sees the connection close, the text so far is kept (in the panel and in VS Code's chat) and counted.
+// Prices: a dollar limit priced by the server's model list (OpenRouter's shape), and a model with no known price, asked about.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
+import type { UnpricedAnswer } from '../../src/core/priceSources';
+import { USAGE_REPORT } from '../../src/vscode/statusBar';
 import { chats, chunk, lastPosted, openChatView, parley, serverPool, usageChunk, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
+import { repoRoot } from '../support/repoRoot';
 import { writeSlowly, type SlowCount, type TestServer } from '../support/server';
 
 /** Every setting the suite changes; each is put back as it was after the suite. */
@@ -198,5 +204,106 @@ suite('Spend budgets', function () {
     await waitFor('the server to see the close', () => sent.clientClosedEarly || undefined);
     assert.ok((counts[0].closedAfter ?? Infinity) <= crossing + SLACK, `closed after ${counts[0].closedAfter}; the crossing was chunk ${crossing}`);
     assert.ok((await countedFor(name)).total > 400, 'counted');
+  });
+
+  /** A server imitating OpenRouter: its model list (test/fixtures/models) prices each model per token. */
+  const openRouterLike = () => {
+    const list = fs.readFileSync(path.join(repoRoot(), 'test/fixtures/models/openrouter-models.json'));
+    return pool.start((req, res) => {
+      if (req.method === 'GET' && req.path === '/api/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(list);
+      }
+      if (req.method === 'GET') return writeJson(res, 404, { error: { message: 'Not Found', code: 404 } });
+      writeSse(res, [chunk('Priced.'), chunk('', 'stop'), usageChunk(20, 3)]);
+    });
+  };
+  /** The usage report as the extension renders it (the document's text may still be what an earlier test showed). */
+  const usageReport = async () => String(await api.reports.provideTextDocumentContent(vscode.Uri.from({ scheme: 'parley-report', path: `/${USAGE_REPORT}` })));
+  /** Makes a profile of its own on `server` with a daily $1 limit the active one, for `model`, in a new conversation. */
+  const pricedProfile = async (server: TestServer, name: string, model: string) => {
+    const c = vscode.workspace.getConfiguration('parley');
+    const others = (c.inspect<unknown[]>('endpoints')?.globalValue ?? []).filter((p) => (p as { name?: string }).name !== name);
+    await userSettings({
+      endpoints: [...others, { name, baseUrl: `${server.url}/api/v1`, model, models: { [model]: { maxOutputTokens: 100_000 } }, budget: [{ period: 'day', dollars: 1, action: 'block' }] }],
+      endpoint: name,
+    });
+    await waitFor(`the profile ${name} active`, () => api.settings.current.activeProfile === name || undefined);
+    await api.chat.newChat();
+  };
+
+  test("a dollar limit blocks by the price the server's model list gives: nothing reaches /chat/completions", async () => {
+    const s2 = await openRouterLike();
+    const name = `Priced ${Date.now().toString(36)}`;
+    await pricedProfile(s2, name, 'openai/gpt-5.4');
+    await api.chat.send('What does this cost?', []);
+    // No price in the settings: the list's $15 per million for the reply makes 100,000 tokens of it $1.50.
+    assert.equal(chats(s2).length, 0, 'nothing reached the server');
+    assert.ok(s2.requests.some((r) => r.method === 'GET' && r.path === '/api/v1/models'), 'the model list was read');
+    const card = lastTurn()?.error;
+    assert.equal(card?.kind, 'budget', JSON.stringify(card));
+    assert.match(card?.title ?? '', new RegExp(`Not sent: this request would cross your daily spend limit for the profile "${name}" \\(\\$1\\.00, block\\); it may cost up to \\$1\\.50`));
+    // The usage report says where the price came from once the model has a row (Send once anyway sends one).
+    await viewReceive(api, { type: 'action', action: 'sendOnceAnyway' });
+    assert.equal(chats(s2).length, 1);
+    const report = await usageReport();
+    assert.match(report, new RegExp(`\\| \`${name} \\(127\\.0\\.0\\.1:${s2.port}\\)\` \\| \`openai/gpt-5\\.4\` \\| \\$2\\.5 prompt, \\$0\\.25 cached, \\$15 reply \\| the server's model list, read \\d{4}-\\d{2}-\\d{2} \\|`));
+  });
+
+  test('a model with no known price asks first: Block sends nothing, Send Uncounted sends and the report lists it', async () => {
+    const s2 = await openRouterLike();
+    const name = `Unpriced ${Date.now().toString(36)}`;
+    const realPrompts = api.requester.prompts;
+    const asked: string[] = [];
+    let answer: UnpricedAnswer | undefined = 'block';
+    api.requester.prompts = { ...realPrompts, unknownPrice: async (model, host, limit) => (asked.push(`${model} | ${host} | ${limit}`), answer) };
+    try {
+      // openrouter/auto lists "-1": its price depends on the model it picks, so none is known.
+      await pricedProfile(s2, name, 'openrouter/auto');
+      await api.chat.send('Route this', []);
+      assert.equal(chats(s2).length, 0, 'Block: nothing reached the server');
+      assert.deepEqual(asked, [`openrouter/auto | ${name} (127.0.0.1:${s2.port}) | your daily spend limit for the profile "${name}" ($1.00, block)`]);
+      assert.equal(lastTurn()?.error?.kind, 'budget');
+      assert.match(lastTurn()?.error?.title ?? '', /Not sent: no price is known for the model "openrouter\/auto" at .*You chose to block its requests until it has a price\./);
+      assert.deepEqual(lastTurn()?.error?.actions, ['sendOnceAnyway', 'openBudgetSettings']);
+      await api.chat.send('Route this again', []);
+      assert.equal(asked.length, 1, 'the answer is remembered');
+      assert.equal(chats(s2).length, 0);
+
+      answer = 'uncounted';
+      await pricedProfile(s2, name, 'not/listed');
+      await api.chat.send('And this?', []);
+      assert.equal(asked.length, 2);
+      assert.equal(lastTurn()?.status, 'done', JSON.stringify(lastTurn()?.error));
+      assert.equal(chats(s2).length, 1, 'Send Uncounted: sent');
+      const report = await usageReport();
+      assert.match(report, new RegExp(`uncounted in dollars[^\\n]*\\n\\n- \`not/listed\` at \`${name} \\(127\\.0\\.0\\.1:${s2.port}\\)\``));
+      assert.match(report, new RegExp(`- \`openrouter/auto\` at \`${name} \\(127\\.0\\.0\\.1:${s2.port}\\)\``), 'the blocked one is listed too');
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
+  });
+
+  test("a vscode.lm request to a model with no known price is refused without a question (none could wait on a dialog)", async () => {
+    const s2 = await openRouterLike();
+    const name = `Lm unpriced ${Date.now().toString(36)}`;
+    const realPrompts = api.requester.prompts;
+    let asked = 0;
+    api.requester.prompts = { ...realPrompts, unknownPrice: async () => (asked++, 'uncounted' as const) };
+    try {
+      await pricedProfile(s2, name, 'openrouter/auto');
+      const model = await waitFor('openrouter/auto in vscode.lm', async () => (await vscode.lm.selectChatModels({ vendor: 'parley', id: 'openrouter/auto' }))[0], 20_000);
+      await assert.rejects(
+        async () => {
+          const r = await model.sendRequest([vscode.LanguageModelChatMessage.User('hi')], { justification: 'Parley integration test' });
+          for await (const _ of r.stream) { /* drained */ }
+        },
+        (e: Error) => /no price is known for the model "openrouter\/auto"/.test(e.message) && /not VS Code's chat/.test(e.message),
+      );
+      assert.equal(asked, 0);
+      assert.equal(chats(s2).length, 0);
+    } finally {
+      api.requester.prompts = realPrompts;
+    }
   });
 });

@@ -39,7 +39,7 @@ suite('Spend budget across windows', function () {
   const request = (maxOutputTokens: number): GuardedRequest => {
     const current = api.settings.current;
     const profile = current.profiles.find((p) => p.name === PROFILE);
-    return { settings: { budget: current.budget, pricing: {}, profiles: current.profiles, model: 'tiny', profile }, messages: OTHER, maxOutputTokens };
+    return { settings: { budget: current.budget, pricing: {}, profiles: current.profiles, model: 'tiny', profile }, messages: OTHER, maxOutputTokens, host: `${PROFILE} (${new URL(s.url).host})` };
   };
   const OTHER: ChatMessage[] = [{ role: 'user', content: 'From the other window' }];
 

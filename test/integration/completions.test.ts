@@ -11,6 +11,7 @@ import { COMPLETION_ROUTES_STATE } from '../../src/core/completion/settings';
 import { completionFixture } from '../support/completionServers';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { parley, revertAndCloseEditors, userSettings, waitFor } from './helpers';
+import { pricingOnly } from '../support/pricing';
 
 type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
 const MODEL = 'qwen2.5-coder:1.5b-base';
@@ -194,7 +195,7 @@ suite('Inline completions (issue 36)', function () {
     await trigger();
     await waitFor('the answer', () => infills().length > 0 && api.completions.engine.stats.lastTotalMs > 0);
     const report = await waitFor('Completions in the usage report', async () => {
-      const text = await api.usage.reportText({});
+      const text = await api.usage.reportText(pricingOnly());
       return /\| Completions \| \d+ \|/.test(text) && text;
     });
     assert.ok(report);

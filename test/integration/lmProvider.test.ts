@@ -13,6 +13,7 @@ import { ParleyChatProvider } from '../../src/vscode/chatProvider';
 import { errorBodies } from '../support/quirks';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { pricingOnly } from '../support/pricing';
 
 type Reply = (req: RecordedRequest, res: ServerResponse) => void | Promise<void>;
 const messagesOf = (r: RecordedRequest) => (r.json as { messages: ChatMessage[] }).messages;
@@ -351,7 +352,7 @@ suite('VS Code chat: Parley as a language model provider', function () {
     const r = await recorded;
     assert.deepEqual(r, { ...(r as object), model: 'test-model', prompt: 1234, completion: 56, total: 1290, source: 'vscode-chat' });
     assert.equal(api.usageBar.item.text, '$(pulse) 1,290');
-    const report = await api.usage.reportText({});
+    const report = await api.usage.reportText(pricingOnly());
     assert.match(report, /\| VS Code's chat \(vscode\.lm\) \| \d+ \|/);
   });
 

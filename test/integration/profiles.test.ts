@@ -11,6 +11,7 @@ import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import { SUMMARY_ACK, SUMMARY_HEADING } from '../../src/core/conversation';
 import { estimatePromptTokens, estimateTokens } from '../../src/core/tokenEstimate';
 import type { ChatMessage, ToolDefinition } from '../../src/core/types';
+import { pricingOnly } from '../support/pricing';
 
 const KEY_A = 'sk-profile-A-0123456789abcdefSECRET';
 const KEY_B = 'sk-profile-B-fedcba9876543210SECRET';
@@ -174,7 +175,7 @@ suite('Profiles, custom headers and compaction', function () {
     const total = (host: string) => Object.entries(ledger).filter(([k]) => k.split('|')[1] === host).reduce((n, [, t]) => n + t.total, 0);
     assert.equal(total(alphaHost), 18);
     assert.equal(total(gatewayHost), 12);
-    const report = await api.usage.reportText(api.settings.current.pricing);
+    const report = await api.usage.reportText(pricingOnly(api.settings.current.pricing));
     assert.ok(report.includes(alphaHost) && report.includes(gatewayHost), `both profiles in the report:\n${report}`);
   });
 

@@ -76,7 +76,7 @@ export function nodeRequester(settings: () => Settings, budget?: NodeBudget): Ch
       const say = (ws: ReadonlyArray<{ words: string }>) => ws.forEach((w) => opts.onBudgetWarning?.(w.words));
       const decision = await budget?.guard.check({
         settings: t.settings, messages: opts.messages, tools: request.tools, maxOutputTokens: request.maxTokens, passKey: opts.budgetKey,
-        stream: { signal: opts.signal, onEvent: opts.onEvent },
+        stream: { signal: opts.signal, onEvent: opts.onEvent }, host: t.host, source: opts.source,
       });
       if (decision && decision.kind !== 'send') say(decision.warnings);
       if (decision?.kind === 'block') {

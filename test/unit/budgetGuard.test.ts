@@ -33,6 +33,7 @@ describe('budget guard (plain Node)', () => {
     messages: [{ role: 'user', content: 'hello' }],
     maxOutputTokens: 100,
     passKey,
+    host: '127.0.0.1:1',
   });
   const record = (total: number) => usage.record({ at: Date.now(), model: 'm', host: '127.0.0.1:1', prompt: total, completion: 0, total, estimated: false, durationMs: 1, source: 'chat' });
 

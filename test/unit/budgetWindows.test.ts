@@ -35,6 +35,7 @@ const request = (passKey?: string): GuardedRequest => ({
   messages: [{ role: 'user', content: 'hello' }],
   maxOutputTokens: 400,
   passKey,
+  host: '127.0.0.1:1',
 });
 const record = (usage: UsageStore, total: number) =>
   usage.record({ at: Date.now(), model: 'm', host: '127.0.0.1:1', prompt: total, completion: 0, total, estimated: false, durationMs: 1, source: 'chat' });

@@ -9,6 +9,7 @@ import { readProfiles } from '../../src/core/profiles';
 import type { ScopedValue } from '../../src/core/scopedSettings';
 import { emptyTotals } from '../../src/core/usageLedger';
 import { reportMarkdown } from '../../src/core/usageReport';
+import { pricingOnly } from '../support/pricing';
 
 /** The place after `typed` more characters were typed at `p`. */
 const typedAt = (p: CompletionPlace, typed: string): CompletionPlace => ({ ...p, offset: p.offset + typed.length, prefix: p.prefix + typed });
@@ -171,7 +172,7 @@ describe('completion settings (issue 36)', () => {
 
 describe('completion usage (issue 36)', () => {
   it('shows in the report under its own source, "Completions"', () => {
-    const md = reportMarkdown({}, emptyTotals(), {}, Date.now(), { chat: { ...emptyTotals(), requests: 2, total: 100 }, complete: { ...emptyTotals(), requests: 40, total: 1200, estimatedTokens: 1200 } });
+    const md = reportMarkdown({}, emptyTotals(), pricingOnly(), Date.now(), { chat: { ...emptyTotals(), requests: 2, total: 100 }, complete: { ...emptyTotals(), requests: 40, total: 1200, estimatedTokens: 1200 } });
     assert.match(md, /\| Completions \| 40 \| 1,200 \| 100% \|/);
     assert.match(md, /\| Parley's chat panel \| 2 \| 100 \| 0% \|/);
   });

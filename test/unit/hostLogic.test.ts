@@ -9,6 +9,7 @@ import { dataUrlHead, sniffImage } from '../../src/core/images';
 import { versionHint } from '../../src/core/errorView';
 import { DeltaPacer, MAX_INTERVAL_MS, MIN_INTERVAL_MS, QUIET_MS, type PacerClock } from '../../src/core/deltaPacer';
 import { parseWebviewMessage, LIMITS } from '../../src/shared/protocol';
+import { pricingOnly } from '../support/pricing';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -115,12 +116,12 @@ describe('usage ledger', () => {
     ledger = addToLedger(ledger, estimate);
     const key = `2026-11-22|api.example.com|gpt-x`;
     assert.deepEqual(ledger[key], { requests: 2, prompt: 2000, completion: 468, total: 2468, estimatedTokens: 0 });
-    const md = reportMarkdown(ledger, addTo(emptyTotals(), server), { 'gpt-x': { input: 1, output: 2 }, llama: { input: 0, output: 0 } }, at);
+    const md = reportMarkdown(ledger, addTo(emptyTotals(), server), pricingOnly({ 'gpt-x': { input: 1, output: 2 }, llama: { input: 0, output: 0 } }), at);
     assert.match(md, /\| `gpt-x` \| 2 \| 2,000 \| 468 \| 2,468 \| 0% \| \$0\.0029 \|/);
     assert.match(md, /\| `llama` \| 1 \| 10 \| 5 \| 15 \| 100% \| \$0 \|/);
     assert.match(md, /\| 2026-11-22 \| 3 \| 2,483 \| 1% \|/);
     assert.doesNotMatch(md, /to see costs/, 'every model used has a price: no hint to set prices');
-    assert.match(reportMarkdown(ledger, emptyTotals(), { llama: { input: 0, output: 0 } }, at), /Set prices .* to see costs/, 'gpt-x has none');
+    assert.match(reportMarkdown(ledger, emptyTotals(), pricingOnly({ llama: { input: 0, output: 0 } }), at), /Set prices .* to see costs/, 'gpt-x has none');
     const tip = tooltipMarkdown(server, addTo(emptyTotals(), server), ledger);
     assert.match(tip, /Completion: 234 \(reasoning 100\)/);
     assert.match(tip, /tokens\/s/);

@@ -16,6 +16,7 @@ import { reportMarkdown } from '../../src/core/usageReport';
 import { sourceTotalsOf } from '../../src/core/usageLog';
 import { clientOptions } from '../support/client';
 import { withServer } from '../support/server';
+import { pricingOnly } from '../support/pricing';
 
 describe('LM provider: model lists', () => {
   it('reads the context window and capabilities from each server shape', () => {
@@ -193,7 +194,7 @@ describe('LM provider: errors and usage', () => {
     const records = [rec('chat', 10), rec('vscode-chat', 20), rec('vscode-chat', 30)];
     const bySource = sourceTotalsOf([records], undefined);
     assert.deepEqual(bySource['vscode-chat'], addTo(addTo(emptyTotals(), records[1]), records[2]));
-    const md = reportMarkdown({}, emptyTotals(), {}, at, bySource);
+    const md = reportMarkdown({}, emptyTotals(), pricingOnly(), at, bySource);
     assert.match(md, /## By source/);
     assert.match(md, /\| VS Code's chat \(vscode\.lm\) \| 2 \| 50 \| 0% \|/);
     assert.match(md, /\| Parley's chat panel \| 1 \| 10 \| 0% \|/);

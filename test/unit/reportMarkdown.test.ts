@@ -7,6 +7,7 @@ import { resolveEndpoint } from '../../src/core/endpoint';
 import { codeSpan, markdownProse, noticeText } from '../../src/core/markdownText';
 import { addTo, addToLedger, emptyTotals, recordFrom, tooltipMarkdown } from '../../src/core/usageLedger';
 import { reportMarkdown as usageReport } from '../../src/core/usageReport';
+import { pricingOnly } from '../support/pricing';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 
 /** VS Code's Markdown preview: raw HTML on, bare URLs linked (not bare domains), as in markdown-language-features. */
@@ -180,7 +181,7 @@ describe('usage report and tooltip: model names stay literal', () => {
       last = recordFrom({ prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, { model, host: 'api.example.com', durationMs: 1, source: 'chat', at });
       ledger = addToLedger(ledger, last);
     }
-    const report = usageReport(ledger, addTo(emptyTotals(), last), {}, at);
+    const report = usageReport(ledger, addTo(emptyTotals(), last), pricingOnly(), at);
     assertLiteral(report, HOSTILE, 'usage report');
     // Every model row is still one table row with seven cells.
     const tables = preview().parse(report, {});

@@ -8,6 +8,7 @@ import {
 } from '../../src/core/usageChart';
 import { dayOf, emptyTotals, type Ledger, type Price, type Totals } from '../../src/core/usageLedger';
 import { reportMarkdown } from '../../src/core/usageReport';
+import { pricingOnly } from '../support/pricing';
 
 /** Noon, November 27th 2026, local time: the report's "now". */
 const NOW = new Date(2026, 10, 27, 12).getTime();
@@ -248,14 +249,14 @@ describe('usage report: the chart in place (issue 37)', () => {
   const ledger: Ledger = { [`${daysBack(0)}|h|big`]: totals(100_000, 0), [`${daysBack(40)}|h|small`]: totals(10, 0) };
 
   it('comes after the totals and before the tables, in the theme asked for, when there were requests', () => {
-    const md = reportMarkdown(ledger, emptyTotals(), PRICES, NOW, {}, { themeKind: 3, limits: [dailyDollars(2)] });
+    const md = reportMarkdown(ledger, emptyTotals(), pricingOnly(PRICES), NOW, {}, { themeKind: 3, limits: [dailyDollars(2)] });
     const at = (s: string) => md.indexOf(s);
     assert.ok(at('- All time:') < at('## Spend per day, last 30 days') && at('## Spend per day, last 30 days') < at('## By model'), md.slice(0, 600));
     const uri = /\]\((data:image\/svg\+xml;base64,[^)]+)\)/.exec(md)?.[1];
     assert.ok(uri);
     assert.ok(decode(uri).includes(PALETTES.hcDark.background));
     assert.match(md, new RegExp(`^\\| Nov\u00a027 \\| \\\\\\$1\\.00 \\| \\\\\\$1\\.00 \\|$`, 'm'), 'the day in the table');
-    assert.doesNotMatch(reportMarkdown(ledger, emptyTotals(), PRICES, NOW, {}), /per day/, 'no chart unless asked');
-    assert.doesNotMatch(reportMarkdown({}, emptyTotals(), PRICES, NOW, {}, { themeKind: 1, limits: [] }), /per day/, 'no chart before any request');
+    assert.doesNotMatch(reportMarkdown(ledger, emptyTotals(), pricingOnly(PRICES), NOW, {}), /per day/, 'no chart unless asked');
+    assert.doesNotMatch(reportMarkdown({}, emptyTotals(), pricingOnly(PRICES), NOW, {}, { themeKind: 1, limits: [] }), /per day/, 'no chart before any request');
   });
 });

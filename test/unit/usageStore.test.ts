@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { UsageStore, type UsageView } from '../../src/vscode/usageStore';
+import { pricingOnly } from '../support/pricing';
 
 /** Global state as VS Code keeps it, in memory. */
 function memento(entries: Array<[string, unknown]> = []): vscode.Memento & { kept: Map<string, unknown> } {
@@ -64,7 +65,7 @@ describe('usage store (plain Node)', () => {
     assert.deepEqual(sum(await b.ledger()), [60, 3]);
     const names = (await fs.readdir(path.join(storage.fsPath, 'usage'))).sort();
     assert.deepEqual(names, [`${a.windowId}.jsonl`, `${b.windowId}.jsonl`].sort(), 'one log per window');
-    assert.match(await a.reportText({}), /This window: 40 tokens in 2 requests/);
+    assert.match(await a.reportText(pricingOnly()), /This window: 40 tokens in 2 requests/);
   });
 
   it("reads another window's record when its log changes, once this window has shown usage", async () => {

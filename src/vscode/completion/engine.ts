@@ -210,7 +210,7 @@ export class CompletionEngine extends Disposable {
         family: chooseFimFamily(model, c.fimTokens),
       };
       // The spend budget counts completions too: one past a blocking limit is not asked for (no pass: no card to click).
-      const budget = await this.s.requester.budget.check({ settings: { ...target.settings, model }, messages: [{ role: 'user', content: place.prefix + place.suffix }], maxOutputTokens: input.maxTokens });
+      const budget = await this.s.requester.budget.check({ settings: { ...target.settings, model }, messages: [{ role: 'user', content: place.prefix + place.suffix }], maxOutputTokens: input.maxTokens, host: usageHost(target) });
       if (budget.kind === 'block') return void this.failed(budget.words, true, []);
       release = budget.release;
       const opts = { ...this.s.requester.clientOptions(target, controller.signal), maxRetries: 0 };
