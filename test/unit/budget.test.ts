@@ -205,6 +205,8 @@ describe('the decision before a request (decide)', () => {
 });
 
 describe('the watch of a streaming request (watchStream)', () => {
+  /** The watch decides after the events handed over together (one network read): a microtask later. */
+  const settled = () => new Promise<void>((r) => setImmediate(r));
   const text = (t: string): StreamEvent => ({ type: 'text', choice: 0, text: t });
   const cancelled = (t: string): ChatResult => ({ text: t, reasoning: '', refusal: '', toolCalls: [], finishReason: null, choices: [{ index: 0, text: t, reasoning: '', refusal: '', toolCalls: [], finishReason: null }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, estimated: true }, ended: 'cancelled', sawDone: false });
 
@@ -230,14 +232,16 @@ describe('the watch of a streaming request (watchStream)', () => {
     assert.equal(overrun([dollars], 100_000, 100_001), dollars);
   });
 
-  it('stops the stream on the delta that crosses a limit, passes every event on, and ends the result as a Stop with the budget\'s error and its text', () => {
+  it('stops the stream on the delta that crosses a limit, passes every event on, and ends the result as a Stop with the budget\'s error and its text', async () => {
     const seen: StreamEvent[] = [];
     const caller = new AbortController();
     const w = watchStream({ headroom: [{ limit: limit({ unit: 'tokens', amount: 100 }), left: 30, price: undefined }], prompt: 10, now: NOW, signal: caller.signal, onEvent: (e) => seen.push(e) });
     // 'word word word word ' is 5 tokens (20 characters), as estimateTokens counts the whole text.
     for (let i = 0; i < 4; i++) w.onEvent(text('word word word word '));
+    await settled();
     assert.equal(w.signal.aborted, false, '10 + 20 tokens is not past 30');
     w.onEvent({ type: 'reasoning', choice: 0, text: 'hm' });
+    await settled();
     assert.equal(w.signal.aborted, true, 'reasoning counts too');
     assert.equal(caller.signal.aborted, false, 'the caller was not stopped');
     w.onEvent(text('after'));
@@ -250,20 +254,23 @@ describe('the watch of a streaming request (watchStream)', () => {
     assert.equal(r.usage.estimated, true, 'counted as a Stop is');
   });
 
-  it('counts tool calls and the server\'s own usage mid-stream; stops nothing once the reply is whole, nor a reader\'s Stop', () => {
+  it('counts tool calls and the server\'s own usage mid-stream; stops nothing once the reply is whole, nor a reader\'s Stop', async () => {
     const headroom = [{ limit: limit({ unit: 'tokens', amount: 100 }), left: 100, price: undefined }];
     const calls = watchStream({ headroom, prompt: 0, now: NOW });
     calls.onEvent({ type: 'tool_call', choice: 0, index: 0, name: 'read_file', arguments: 'x'.repeat(400) });
+    await settled();
     assert.equal(calls.signal.aborted, true);
 
     const usage = watchStream({ headroom, prompt: 0, now: NOW });
     usage.onEvent({ type: 'usage', usage: { prompt_tokens: 90, completion_tokens: 11, total_tokens: 101 } });
+    await settled();
     assert.equal(usage.signal.aborted, true);
 
     const whole = watchStream({ headroom, prompt: 90, now: NOW });
     whole.onEvent({ type: 'finish', choice: 0, reason: 'stop' });
     whole.onEvent(text('x'.repeat(400)));
     whole.onEvent({ type: 'usage', usage: { prompt_tokens: 90, completion_tokens: 400, total_tokens: 490 } });
+    await settled();
     assert.equal(whole.signal.aborted, false);
     assert.equal(whole.result(cancelled('')).error, undefined);
 
