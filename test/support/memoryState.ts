@@ -3,12 +3,14 @@
 /** A state in memory; `data` shows what is in it. */
 export function memoryState(): {
   data: Record<string, unknown>;
+  keys(): readonly string[];
   get<T>(key: string, fallback?: T): T;
   update(key: string, value: unknown): Promise<void>;
 } {
   const data: Record<string, unknown> = {};
   return {
     data,
+    keys: () => Object.keys(data),
     get: <T>(key: string, fallback?: T) => (key in data ? (data[key] as T) : (fallback as T)),
     update(key: string, value: unknown) {
       if (value === undefined) delete data[key];

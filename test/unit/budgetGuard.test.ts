@@ -10,20 +10,12 @@ import type { BudgetLimit } from '../../src/core/budgetSettings';
 import { readProfiles } from '../../src/core/profiles';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
 import { UsageStore } from '../../src/vscode/usageStore';
-
-function memento(): vscode.Memento {
-  const kept = new Map<string, unknown>();
-  return {
-    keys: () => [...kept.keys()],
-    get: <T>(key: string, fallback?: T) => (kept.has(key) ? kept.get(key) : fallback) as T,
-    update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
-  };
-}
+import { memoryState } from '../support/memoryState';
 
 describe('budget guard (plain Node)', () => {
   let usage: UsageStore;
   beforeEach(async () => {
-    usage = new UsageStore({ fsPath: await fs.mkdtemp(path.join(os.tmpdir(), 'parley-budget-')) } as vscode.Uri, memento());
+    usage = new UsageStore({ fsPath: await fs.mkdtemp(path.join(os.tmpdir(), 'parley-budget-')) } as vscode.Uri, memoryState());
   });
   afterEach(() => usage.dispose());
 
@@ -38,7 +30,7 @@ describe('budget guard (plain Node)', () => {
   const record = (total: number) => usage.record({ at: Date.now(), model: 'm', host: '127.0.0.1:1', prompt: total, completion: 0, total, estimated: false, durationMs: 1, source: 'chat' });
 
   it('sends with no budget, blocks past a blocking limit, and lets exactly one request of the conversation given a pass through', async () => {
-    const guard = new BudgetGuard(usage, memento());
+    const guard = new BudgetGuard(usage, memoryState());
     assert.equal((await guard.check(request([]))).kind, 'send');
     const limits: BudgetLimit[] = [{ period: 'day', unit: 'tokens', amount: 1000, action: 'block', source: 'user' }];
     await record(950);
@@ -50,7 +42,7 @@ describe('budget guard (plain Node)', () => {
   });
 
   it('watches the stream of a request it lets go; a pass covers its request whole (no watch)', async () => {
-    const guard = new BudgetGuard(usage, memento());
+    const guard = new BudgetGuard(usage, memoryState());
     const limits: BudgetLimit[] = [{ period: 'day', unit: 'tokens', amount: 1000, action: 'block', source: 'user' }];
     const stream = { stream: {} };
     const sent = await guard.check({ ...request(limits), ...stream });
@@ -67,7 +59,7 @@ describe('budget guard (plain Node)', () => {
   });
 
   it('says the thresholds a counted request crossed right after it, and not again at the next check', async () => {
-    const state = memento();
+    const state = memoryState();
     const guard = new BudgetGuard(usage, state);
     const limits: BudgetLimit[] = [{ period: 'month', unit: 'tokens', amount: 1000, action: 'warn', source: 'user' }];
     assert.deepEqual(await guard.crossed(request(limits).settings), []);
@@ -79,7 +71,7 @@ describe('budget guard (plain Node)', () => {
   });
 
   it('says each threshold once, remembered in global state', async () => {
-    const state = memento();
+    const state = memoryState();
     const limits: BudgetLimit[] = [{ period: 'month', unit: 'tokens', amount: 1000, action: 'warn', source: 'user' }];
     await record(600);
     const first = await new BudgetGuard(usage, state).check(request(limits));

@@ -20,18 +20,10 @@ import { UsageStore } from '../../src/vscode/usageStore';
 import { deltaChunk } from '../support/client';
 import { pollUntil } from '../support/pollUntil.mjs';
 import { sse, startTestServer, writeSlowly, type SlowCount } from '../support/server';
+import { memoryState } from '../support/memoryState';
 
 const NOW = new Date(2026, 10, 27, 15, 0).getTime();
 const tokens = (amount: number): BudgetLimit => ({ period: 'day', unit: 'tokens', amount, action: 'block', source: 'user' });
-
-function memento(): vscode.Memento {
-  const kept = new Map<string, unknown>();
-  return {
-    keys: () => [...kept.keys()],
-    get: <T>(key: string, fallback?: T) => (kept.has(key) ? kept.get(key) : fallback) as T,
-    update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
-  };
-}
 
 describe('the budget watch at its edges', () => {
   let storage: string;
@@ -47,8 +39,8 @@ describe('the budget watch at its edges', () => {
 
   beforeEach(async () => {
     storage = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-watch-'));
-    usage = new UsageStore({ fsPath: storage } as vscode.Uri, memento());
-    guard = new BudgetGuard(usage, memento());
+    usage = new UsageStore({ fsPath: storage } as vscode.Uri, memoryState());
+    guard = new BudgetGuard(usage, memoryState());
   });
   afterEach(async () => {
     usage.dispose();

@@ -17,15 +17,7 @@ import { inFlightLedger, parseReservation, RESERVATION_MAX_MS, reservationLive, 
 import { dayOf } from '../../src/core/usageLedger';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
 import { UsageStore } from '../../src/vscode/usageStore';
-
-function memento(): vscode.Memento {
-  const kept = new Map<string, unknown>();
-  return {
-    keys: () => [...kept.keys()],
-    get: <T>(key: string, fallback?: T) => (kept.has(key) ? kept.get(key) : fallback) as T,
-    update: async (key: string, value: unknown) => void (value === undefined ? kept.delete(key) : kept.set(key, value)),
-  };
-}
+import { memoryState } from '../support/memoryState';
 
 /** 1,000 tokens a day. With 300 spent, one request (its prompt and 400 tokens of reply) fits; two do not. */
 const LIMITS: BudgetLimit[] = [{ period: 'day', unit: 'tokens', amount: 1000, action: 'block', source: 'user' }];
@@ -42,8 +34,8 @@ const record = (usage: UsageStore, total: number) =>
 
 /** One window: its usage store and its guard over the global storage folder `storage`, logging into `logged`. */
 function window(storage: string, logged: string[] = []): { usage: UsageStore; guard: BudgetGuard } {
-  const usage = new UsageStore({ fsPath: storage } as vscode.Uri, memento());
-  return { usage, guard: new BudgetGuard(usage, memento(), { warn: (line) => void logged.push(line) }) };
+  const usage = new UsageStore({ fsPath: storage } as vscode.Uri, memoryState());
+  return { usage, guard: new BudgetGuard(usage, memoryState(), { warn: (line) => void logged.push(line) }) };
 }
 
 const inflight = (storage: string) => path.join(storage, 'usage', 'inflight');
