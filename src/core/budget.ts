@@ -229,21 +229,16 @@ export function outputThatFits(headroom: readonly Headroom[], prompt: number): n
   return Math.max(0, Math.floor(most));
 }
 
-/** The limit a request is past: by its headroom, or past its reservation (named by the limit that leaves it the least). */
-function crossing(headroom: readonly Headroom[], prompt: number, output: number, reserved: number): Headroom | undefined {
-  if (output <= reserved) return overrun(headroom, prompt, output);
-  return overrun(headroom, prompt, output) ?? [...headroom].sort((x, y) => outputThatFits([x], prompt) - outputThatFits([y], prompt))[0];
-}
-
 /**
  * Watches one request's stream against the headroom of the blocking limits: its cost so far is the prompt estimate
  * plus what arrived (text, reasoning, refusals, tool calls, and a call written as text while it is held back; estimated
  * as core/tokenEstimate.ts counts a stopped reply; or the server's own usage, when it sends one mid-stream and it is
- * higher), weighed on each delta (the cost grows only when one arrives). Other windows count this request at its
- * reservation (`reserved` output tokens), so the stream may not outgrow it: half way there, `extend` reserves more
- * (what still fits), and the stream stops once it is past its reservation or a limit. Then the request is aborted, so
- * the server sees the connection close. The decision waits for the end of the events handed over together (one
- * network read): a reply whose finish came with the crossing piece is whole, and nothing is stopped after a finish.
+ * higher), weighed on each delta (the cost grows only when one arrives). Once it is past a limit the request is
+ * aborted, so the server sees the connection close. Other windows count this request at its reservation (`reserved`
+ * output tokens): once less than half a step of it is left, `grow` reserves another step (or what the limits leave)
+ * and reads the headroom afresh, with the other requests' reservations, so two streams together stay under a limit.
+ * The decision waits for the end of the events handed over together (one network read): a reply whose finish came
+ * with the crossing piece is whole, and nothing is stopped after a finish.
  */
 export function watchStream(a: {
   headroom: readonly Headroom[];
@@ -272,7 +267,7 @@ export function watchStream(a: {
     deciding = false;
     if (whole || stopped !== undefined || stop.signal.aborted) return;
     const out = output();
-    const over = crossing(headroom, reported?.prompt_tokens ?? a.prompt, out, reserved);
+    const over = overrun(headroom, reported?.prompt_tokens ?? a.prompt, out);
     if (over) {
       stopped = stoppedWords(over.limit, a.now);
       stop.abort();
