@@ -114,8 +114,10 @@ suite('Panel: code blocks, links, history, models, presets and keys', function (
   test('Open in New Editor opens a new untitled document with the block\'s language (plain text when unknown)', async () => {
     const opened: vscode.TextDocument[] = [];
     try {
+      // An editor an earlier test left active is not the one this opens: wait for the new one.
+      const earlier = vscode.window.activeTextEditor?.document;
       await route({ type: 'openCode', code: 'def f():\n    return 1\n', language: 'python' });
-      const py = await waitFor('the python editor', () => vscode.window.activeTextEditor?.document);
+      const py = await waitFor('the python editor', () => (vscode.window.activeTextEditor?.document !== earlier ? vscode.window.activeTextEditor?.document : undefined));
       opened.push(py);
       assert.equal(py.isUntitled, true);
       assert.equal(py.languageId, 'python');
