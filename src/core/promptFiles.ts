@@ -158,3 +158,20 @@ export function ignoredWords(p: PromptFile, unknownTools: readonly string[]): st
   if (unknownTools.length) parts.push(`the tools ${unknownTools.join(', ')} (Parley has no tool of that name)`);
   return parts.length ? `Prompt file /${p.name}: ignored ${parts.join('; ')}.` : undefined;
 }
+
+/**
+ * The workspace path of a file a prompt file mentions: `./…` and `../…` from the prompt file's folder (`promptDir`,
+ * a workspace path; '' for a user prompt), anything else from the workspace's root. A path that climbs above the root
+ * is left climbing, for the workspace gate to refuse.
+ */
+export function mentionPath(promptDir: string, path: string): string {
+  if (!/^\.\.?\//.test(path)) return path;
+  const out = promptDir.split('/').filter(Boolean);
+  for (const part of path.split('/')) {
+    if (part === '..') {
+      if (out.length && out[out.length - 1] !== '..') out.pop();
+      else out.push('..');
+    } else if (part && part !== '.') out.push(part);
+  }
+  return out.join('/');
+}

@@ -1,6 +1,6 @@
 // Prompt files in plain Node: front matter, `/name` arguments, variables, the files a body mentions, what is ignored.
 import * as assert from 'node:assert/strict';
-import { fillPrompt, ignoredWords, missingWords, parseArguments, parsePromptFile, promptInputs, promptMentions, splitFrontMatter } from '../../src/core/promptFiles';
+import { fillPrompt, ignoredWords, mentionPath, missingWords, parseArguments, parsePromptFile, promptInputs, promptMentions, splitFrontMatter } from '../../src/core/promptFiles';
 
 const FILE = [
   '---',
@@ -66,5 +66,12 @@ describe('prompt files', () => {
 
   it('finds the files a body mentions, and not a person or the special mentions', () => {
     assert.deepEqual(promptMentions('See #file:src/a.ts, @docs/guide.md and @README.md. Ask @alice. Use @selection.\n#file:b'), ['src/a.ts', 'docs/guide.md', 'README.md', 'b']);
+  });
+
+  it('reads ./ and ../ mentions from the prompt file\'s folder, others from the root', () => {
+    assert.equal(mentionPath('.github/prompts', '../../src/a.ts'), 'src/a.ts');
+    assert.equal(mentionPath('.github/prompts', './shared.md'), '.github/prompts/shared.md');
+    assert.equal(mentionPath('.github/prompts', 'src/a.ts'), 'src/a.ts');
+    assert.equal(mentionPath('', '../../etc/passwd'), '../../etc/passwd');
   });
 });
