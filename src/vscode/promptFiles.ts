@@ -139,8 +139,12 @@ export async function runPrompt(s: MentionDeps, name: string, args: string): Pro
   if (!filled.text.trim()) return refuse(`/${name} was not sent: its body is empty.`);
   const refused = await attachMentions(s, ws, found.dir, filled.text);
   const unknown = file.tools?.filter((t) => !knownTools(s).has(t)) ?? [];
-  const notes = [ignoredWords(file, unknown), ...refused.map((r) => `Prompt file /${name}: not attached: ${r}`)].filter(Boolean);
+  // In Restricted Mode a workspace's prompt file is still the reader's pick, sent as their words, but the repository
+  // does not choose where (or at what price) it goes.
+  const model = found.source === 'user' || vscode.workspace.isTrusted ? file.model : undefined;
+  const notes = [ignoredWords(file, unknown), ...refused.map((r) => `Prompt file /${name}: not attached: ${r}`),
+    file.model && !model ? `Prompt file /${name}: its model ${file.model} was not used: in Restricted Mode a workspace's prompt file does not choose the model.` : undefined].filter(Boolean);
   if (notes.length) s.chat.channel.post({ type: 'notice', text: notes.join(' ') });
-  if (file.model) await s.chat.setModel(file.model, true);
+  if (model) await s.chat.setModel(model, true);
   await s.chat.send(filled.text, [], file.tools);
 }
