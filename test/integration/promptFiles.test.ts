@@ -1,6 +1,9 @@
 // Prompt files inside a real VS Code: `.github/prompts/*.prompt.md` listed for the `/` picker and run as the webview
 // sends them; the request bodies are the real server's.
 import * as assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
 import { chats, chunk, lastPosted, parley, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
@@ -108,5 +111,43 @@ suite('Prompt files (/name)', function () {
     assert.ok(!sent.includes('sk-fake-fixture'), 'nothing of tools/.env is sent');
     assert.match(textOf(body.messages.at(-1) as Message), /^`tools\/notes\.md`, lines 1-2:[\s\S]*Compare #file:tools\/\.env with @tools\/notes\.md please\.$/);
     assert.match(String(lastOf('notice')?.text), /^Prompt file \/read-secrets: not attached: "tools\/\.env" is excluded by parley\.tools\.exclude/);
+  });
+
+  test('${selection} and ${file} come from the active editor; an excluded file\'s are not sent', async () => {
+    const folder = vscode.workspace.workspaceFolders![0].uri;
+    await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(prompts, 'explain.prompt.md'), new TextEncoder().encode('Explain ${selection} from ${file}.'));
+    const editor = await vscode.window.showTextDocument(vscode.Uri.joinPath(folder, 'tools', 'notes.md'));
+    editor.selection = new vscode.Selection(1, 4, 1, 15);
+    await route({ type: 'runPrompt', name: 'explain', args: '' });
+    const user = (chats(server).at(-1)?.json as { messages: Message[] }).messages.at(-1) as Message;
+    assert.equal(textOf(user), 'Explain word needle from tools/notes.md.');
+    server.requests.length = 0;
+    await vscode.window.showTextDocument(vscode.Uri.joinPath(folder, 'tools', '.env'));
+    await route({ type: 'runPrompt', name: 'explain', args: '' });
+    assert.match(String(lastOf('composerError')?.text), /^\/explain was not sent: it uses \$\{selection\} or \$\{file\}, and "tools\/\.env" is outside the workspace or excluded by parley\.tools\.exclude\.$/);
+    assert.equal(chats(server).length, 0);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    await vscode.workspace.fs.delete(vscode.Uri.joinPath(prompts, 'explain.prompt.md'));
+  });
+
+  test('the user\'s prompts folder (parley.prompts.userFolder) is listed after the workspace\'s; a workspace name wins', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-prompts-'));
+    try {
+      await fs.writeFile(path.join(dir, 'mine.prompt.md'), '---\ndescription: My own\n---\nHello from my folder.');
+      await fs.writeFile(path.join(dir, 'write-test.prompt.md'), '---\ndescription: Shadowed\n---\nNot this one.');
+      await userSettings({ 'prompts.userFolder': dir });
+      await route({ type: 'promptQuery' });
+      const m = await waitFor('prompt candidates', () => lastOf('promptCandidates'));
+      assert.deepEqual(m.items.map((i) => [i.name, i.description, i.source]), [
+        ['read-secrets', 'Names an excluded file', '.github/prompts/read-secrets.prompt.md'],
+        ['write-test', 'Write a unit test', '.github/prompts/write-test.prompt.md'],
+        ['mine', 'My own', 'user'],
+      ]);
+      await route({ type: 'runPrompt', name: 'mine', args: '' });
+      assert.equal(textOf((chats(server).at(-1)?.json as { messages: Message[] }).messages.at(-1) as Message), 'Hello from my folder.');
+    } finally {
+      await userSettings({ 'prompts.userFolder': undefined });
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
