@@ -82,7 +82,7 @@ describe('the / picker for prompt files (Chromium)', function () {
     await box().fill('');
     await box().pressSequentially('/');
     await answer();
-    await list().waitFor(WAIT);
+    await page.getByRole('option').nth(2).waitFor(WAIT);
     assert.equal(await box().getAttribute('aria-expanded'), 'true');
     assert.equal(await box().getAttribute('aria-controls'), 'prompt-list');
     assert.equal(await page.getByRole('option').count(), 3);
@@ -93,6 +93,7 @@ describe('the / picker for prompt files (Chromium)', function () {
   it('filters as the name is typed; arrows move, Enter puts /name in the draft, then Enter runs it with its arguments', async () => {
     await box().pressSequentially('/e');
     await answer();
+    await page.getByRole('option').nth(2).waitFor(WAIT);
     assert.equal(await page.getByRole('option').count(), 3, 'explain, write-test and review all hold an e');
     await box().pressSequentially('x');
     assert.equal(await page.getByRole('option').count(), 1);
@@ -125,8 +126,9 @@ describe('the / picker for prompt files (Chromium)', function () {
     await box().press('Enter');
     assert.deepEqual((await posted()).find((m) => m.type === 'runPrompt'), { type: 'runPrompt', name: 'write-test', args: '' });
     await host({ type: 'composerError', text: '/write-test needs fn (the function name): type /write-test <fn> and send again.' });
-    assert.equal(await box().inputValue(), '/write-test');
+    // The host's message arrives as an event: once its words show, the draft is back.
     await page.getByText('/write-test needs fn').waitFor(WAIT);
+    assert.equal(await box().inputValue(), '/write-test');
   });
 
   it('says where prompt files go when there are none, and a click picks', async () => {
