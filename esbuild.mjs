@@ -66,6 +66,8 @@ const LAZY = {
   balance: 'src/vscode/balances.ts',
   /** The usage report with its chart: loaded when the report is first shown. */
   usageReport: 'src/core/usageReport.ts',
+  /** Prompt files (`/name`): loaded by the first `/` typed at the start of the composer. */
+  promptFiles: 'src/vscode/promptFiles.ts',
 };
 
 /**

@@ -35,6 +35,8 @@ export interface InflightRequest {
 /** A turn as stored: what the webview shows, plus the attached code, and while it streams who streams it. */
 export interface Turn extends Omit<TurnView, 'elsewhere'> {
   contextItems?: ContextItem[];
+  /** A prompt file's `tools`: the names of the tools its reply may offer (user turns). */
+  tools?: string[];
   /** While streaming: the window streaming it (core/recovery.ts). */
   owner?: TurnOwner;
   /** While streaming: the request it waits on, counted from here if the window goes away. */
@@ -218,7 +220,7 @@ export function toView(c: Conversation, streamingHere?: string): ConversationVie
 }
 
 export function turnView(t: Turn): TurnView {
-  const { contextItems, owner: _owner, inflight: _inflight, ...view } = t;
+  const { contextItems, owner: _owner, inflight: _inflight, tools: _tools, ...view } = t;
   if (contextItems?.length) view.context = contextItems.map(({ code: _code, ...chip }) => chip);
   return view;
 }

@@ -100,7 +100,7 @@ const turn = shape<Turn>(
   {
     reasoning: text, reasoningMs: num, reasoningStartedAt: num, reasoningField: text, images: list(image), context: list(contextChip),
     note: text, usage, error, model: text, steps: list(step), requests: num, summaryOf: num, profile: text,
-    contextItems: list(contextItem), owner, inflight,
+    contextItems: list(contextItem), owner, inflight, tools: list(text),
   },
 );
 

@@ -82,6 +82,17 @@ export interface MentionCandidate {
   path?: string;
 }
 
+/** One prompt file, as the composer's `/` picker lists it. */
+export interface PromptCandidate {
+  /** What follows `/`. */
+  name: string;
+  description: string;
+  /** What to type after `/name`: the front matter's `argument-hint`, else the inputs the body asks for. */
+  hint: string;
+  /** Where it was found: a workspace path, or `user` for the user's prompts folder. */
+  source: string;
+}
+
 /**
  * Where one tool call stands: `queued` waits for the calls before it, `waiting` asks the reader (Allow once, Always
  * allow this tool, Deny).
@@ -293,6 +304,8 @@ export interface HostMessages {
   imageAttached: { image: ImageView };
   /** The `@` picker's entries for the query the webview sent (mentionQuery). */
   mentionCandidates: { query: string; items: MentionCandidate[] };
+  /** The prompt files the `/` picker lists (answers promptQuery). */
+  promptCandidates: { items: PromptCandidate[] };
   /** Whether the composer's tools switch is on for this conversation, and whether tools are available at all. */
   tools: { enabled: boolean; available: boolean };
   focusComposer: NoFields;
@@ -454,6 +467,10 @@ export const WEBVIEW_MESSAGES = {
     kind: oneOf(MENTION_KINDS, 'mention kind'),
     path: (v, name, m) => (m.kind === 'file' ? mentionPath(v, name, m) : undefined),
   },
+  /** The `/` picker asks for the prompt files (on `/` typed at the start of the composer). */
+  promptQuery: {},
+  /** Sends prompt file `/name` as the reader's message, with the arguments typed after it. */
+  runPrompt: { name: text('modelChars'), args: text('promptChars') },
 } satisfies FieldTable;
 
 /** A message from the webview to the host. The host checks each with parseWebviewMessage. */

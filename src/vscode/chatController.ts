@@ -198,8 +198,8 @@ export class ChatController {
     await this.reply('chat', t.kind === 'ready' ? t : undefined);
   }
 
-  /** Validates and sends a question typed in the composer. */
-  async send(text: string, images: ImageView[]): Promise<void> {
+  /** Validates and sends a question typed in the composer (or a prompt file's, with the tools it limits the turn to). */
+  async send(text: string, images: ImageView[], tools?: string[]): Promise<void> {
     const { channel, context } = this;
     const refuse = (why: string) => channel.post({ type: 'composerError', text: why });
     if (!text.trim() && images.length === 0) return refuse('Type a question first.');
@@ -218,7 +218,7 @@ export class ChatController {
     const { items, cut } = applyContextBudget(expanded.items, max);
     const notes = [...expanded.notes, ...(cut.length ? [budgetNote(cut, max)] : [])];
     await this.ask({
-      id: newId(), role: 'user', text, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined,
+      id: newId(), role: 'user', text, tools, images: checked.length ? checked : undefined, contextItems: items.length ? items : undefined,
       ...(notes.length ? { note: notes.join(' ') } : {}), status: 'done',
     });
   }
@@ -280,13 +280,14 @@ export class ChatController {
   /**
    * The header's model picker: the open conversation goes on with that model, and new ones start with it (the
    * profile's model in user settings: parley.model for the Default profile, else its entry in parley.endpoints).
+   * `here` (a prompt file's model): this conversation only.
    */
-  async setModel(model: string): Promise<void> {
+  async setModel(model: string, here?: boolean): Promise<void> {
     const p = this.requester.selected(this.selection()).profile;
     this.conversation.model = model;
     if (this.conversation.turns.length) await this.files.save(this.conversation);
-    if (!p || p.source === 'implicit') await this.parts.ui.writeUserSetting('model', model);
-    else if (p.source === 'user') await this.parts.ui.setProfileModel(p.name, model);
+    if (!here && (!p || p.source === 'implicit')) await this.parts.ui.writeUserSetting('model', model);
+    else if (!here && p?.source === 'user') await this.parts.ui.setProfileModel(p.name, model);
     await this.endpointChanged();
   }
 

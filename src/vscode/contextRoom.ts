@@ -159,11 +159,16 @@ export class ContextRoom {
     return { tools: fit.definitions.map((definition, i) => ({ ...offered[i], definition })), fit };
   }
 
-  /** The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none. */
+  /**
+   * The tools a request of this conversation offers: none when tools are off, or the profile says the model takes none;
+   * only those a prompt file's question names, when it names some.
+   */
   private offeredTools(s: ReadyTarget['settings']): Tool[] {
     const box = this.host.toolbox();
+    const c = this.host.conversation();
+    const only = c.turns.filter((t) => t.role === 'user').pop()?.tools;
     const modelTools = s.profile ? overrideFor(s.profile, s.model).tools !== false : true;
-    return box.settings.enabled && !this.host.conversation().toolsOff && modelTools ? box.tools : [];
+    return box.settings.enabled && !c.toolsOff && modelTools ? box.tools.filter((t) => !only || only.includes(t.definition.function.name)) : [];
   }
 
   /**

@@ -15,6 +15,7 @@ import type { MentionDeps } from './mentions';
 import type { TestConnectionDeps } from './testConnection';
 import { apply } from './lazy/apply';
 import { mentions } from './lazy/mentions';
+import { promptFiles } from './lazy/promptFiles';
 import { testConnection } from './lazy/testConnection';
 
 /** What the routes hand on: the objects of each command module a message reaches. */
@@ -75,6 +76,8 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
   setTools: (m, s) => s.chat.setToolsEnabled(m.enabled),
   mentionQuery: (m, s) => mentions().searchMentions(s, m.query),
   addMention: (m, s) => mentions().addMention(s, m.kind, m.path),
+  promptQuery: (_, s) => promptFiles().listPrompts(s),
+  runPrompt: (m, s) => promptFiles().runPrompt(s, m.name, m.args),
 };
 
 /** Handles one message the webview sent (already validated by parseWebviewMessage). */

@@ -1,7 +1,8 @@
-// The composer: draft text, Send/Stop, attached images (button, paste, drop), context chips and the `@` picker.
-import { IMAGE_MIME_TYPES, LIMITS, type ContextChip, type ImageView, type MentionCandidate } from '../shared/protocol';
+// The composer: draft text, Send/Stop, attached images (button, paste, drop), context chips, the `@` and `/` pickers.
+import { IMAGE_MIME_TYPES, LIMITS, type ContextChip, type ImageView, type MentionCandidate, type PromptCandidate } from '../shared/protocol';
 import { h, icon } from './dom';
 import { MentionPicker, chipLabel } from './mentionPicker';
+import { PromptPicker } from './promptPicker';
 import { thumbnail } from './turn';
 import { loadState, post, saveState } from './vscodeApi';
 
@@ -23,6 +24,7 @@ export class Composer {
   private readonly chips: HTMLElement;
   private readonly error: HTMLElement;
   private readonly picker: MentionPicker;
+  private readonly prompts: PromptPicker;
   private images: ImageView[] = [];
   private draftTimer: ReturnType<typeof setTimeout> | undefined;
   private generating = false;
@@ -48,6 +50,7 @@ export class Composer {
     this.chips = h('ul', { class: 'chips composer-chips', 'aria-label': 'Context to send' });
     this.error = h('div', { class: 'composer-error', role: 'alert' });
     this.picker = new MentionPicker(this.input, (c) => post({ type: 'addMention', kind: c.kind, ...(c.path !== undefined ? { path: c.path } : {}) }));
+    this.prompts = new PromptPicker(this.input);
     const mention = h('button', {
       type: 'button', class: 'icon-btn mention-btn', 'aria-label': 'Add context (@)',
       title: 'Add context: a workspace file, @selection, @problems or @open (or type @)',
@@ -65,7 +68,7 @@ export class Composer {
       },
     }, icon('tools'));
     this.el = h('div', { class: 'composer' },
-      this.picker.el, this.chips, this.thumbs, this.error,
+      this.picker.el, this.prompts.el, this.chips, this.thumbs, this.error,
       h('div', { class: 'composer-row' }, this.input, h('div', { class: 'composer-buttons' }, this.toolsButton, mention, attach, this.sendButton)));
     this.el.addEventListener('dragover', (e) => {
       if (e.dataTransfer?.types.includes('Files')) e.preventDefault();
@@ -143,6 +146,11 @@ export class Composer {
     this.picker.setCandidates(query, items);
   }
 
+  /** The host's prompt files, for the `/` picker. */
+  promptCandidates(items: PromptCandidate[]): void {
+    this.prompts.setCandidates(items);
+  }
+
   renderChips(chips: ContextChip[]): void {
     this.chips.replaceChildren(...chips.map((c) => {
       const label = chipLabel(c);
@@ -160,6 +168,7 @@ export class Composer {
   private onInput(): void {
     if (this.error.textContent) this.error.textContent = '';
     this.picker.update();
+    this.prompts.update();
     // With images attached, the state is megabytes of JSON that VS Code copies on each save: saved once typing pauses.
     clearTimeout(this.draftTimer);
     if (this.images.length) this.draftTimer = setTimeout(() => this.saveDraft(), DRAFT_SAVE_DELAY_MS);
@@ -174,7 +183,7 @@ export class Composer {
   }
 
   private onKeyDown(e: KeyboardEvent): void {
-    if (this.picker.onKeyDown(e)) return;
+    if (this.picker.onKeyDown(e) || this.prompts.onKeyDown(e)) return;
     if (e.key !== 'Enter' || e.shiftKey || e.isComposing || e.altKey || e.ctrlKey || e.metaKey) return;
     e.preventDefault();
     if (!this.generating) this.send();
@@ -197,6 +206,16 @@ export class Composer {
       return;
     }
     this.lastSent = { text, images: this.images };
+    // `/name …` for a prompt file the host listed runs it; its images stay in the composer for the next question.
+    const call = this.prompts.callIn(text);
+    if (call) {
+      post({ type: 'runPrompt', ...call });
+      this.input.value = '';
+      this.lastSent.images = [];
+      this.error.textContent = '';
+      this.saveDraft();
+      return;
+    }
     post({ type: 'send', text, images: this.images });
     this.input.value = '';
     this.images = [];

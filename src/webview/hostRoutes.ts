@@ -9,7 +9,7 @@ import type { Transcript } from './transcript';
 /** The panel as the host's messages reach it: its parts, and main.ts's steps that change several of them at once. */
 export interface Panel {
   transcript: Pick<Transcript, 'setTurns' | 'turnStart' | 'delta' | 'turnEnd' | 'turnSteps'>;
-  composer: Pick<Composer, 'renderChips' | 'accepted' | 'setTools' | 'showError' | 'setText' | 'addImage' | 'mentionCandidates'>;
+  composer: Pick<Composer, 'renderChips' | 'accepted' | 'setTools' | 'showError' | 'setText' | 'addImage' | 'mentionCandidates' | 'promptCandidates'>;
   header: Pick<Header, 'render' | 'setMeter'>;
   /** Draws a snapshot with `draw`; around the first one, the stages of bench/latency.mjs and the renderer's warm-up. */
   drawSnapshot(draw: () => void): void;
@@ -55,6 +55,7 @@ export function hostRoutes(panel: Panel): Routes<HostMessage> {
     },
     imageAttached: (msg) => composer.addImage(msg.image),
     mentionCandidates: (msg) => composer.mentionCandidates(msg.query, msg.items),
+    promptCandidates: (msg) => composer.promptCandidates(msg.items),
     focusComposer: () => panel.showChat(),
   };
 }

@@ -4,7 +4,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { startTestServer, type TestServer } from '../support/server';
-import { chats, chunk, parley, usageChunk, userSettings, waitFor, writeSse } from './helpers';
+import { chats, chunk, lastPosted, parley, usageChunk, userSettings, viewReceive, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 
 suite('Security: untrusted workspace (Restricted Mode)', function () {
@@ -94,6 +94,32 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
     user.requests.length = 0;
     await api.chat.send('What does it say?', []);
     assert.match(String(chats(user)[0].json.messages.at(-1).content), /^`restricted-note\.md`, line 1:\n```markdown\nChosen by the reader\.\n```/);
+  });
+
+  test("a workspace's prompt file is listed and, when the reader runs it, sent as their message; it does not choose the model", async () => {
+    await userSettings({ baseUrl: user.url, model: 'user-model' });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder);
+    const dir = path.join(folder.uri.fsPath, '.github', 'prompts');
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, 'ask.prompt.md'), '---\ndescription: Ask\nmodel: attacker-model\n---\nSummarize ${input:topic}.');
+    try {
+      await vscode.commands.executeCommand('parley.openChat');
+      await waitFor('the chat view to be ready', () => api.chat.channel.attached, 20_000);
+      api.recorded.posted.length = 0;
+      await viewReceive(api, { type: 'promptQuery' });
+      assert.deepEqual(lastPosted(api, 'promptCandidates')?.items.map((i) => i.name), ['ask']);
+      user.requests.length = 0;
+      await viewReceive(api, { type: 'runPrompt', name: 'ask', args: 'trust' });
+      assert.equal(chats(user).length, 1);
+      assert.equal(chats(user)[0].json.model, 'user-model');
+      assert.equal(chats(user)[0].json.messages.at(-1).content, 'Summarize trust.');
+      assert.equal(chats(user)[0].json.messages.at(-1).role, 'user');
+      assert.match(String(lastPosted(api, 'notice')?.text), /its model attacker-model was not used: in Restricted Mode/);
+      assert.equal(capture.requests.length, 0);
+    } finally {
+      await fs.rm(path.join(folder.uri.fsPath, '.github'), { recursive: true, force: true });
+    }
   });
 
   test("inline completions (issue 36): the workspace's settings cannot turn them on or point them anywhere; the user's own can", async () => {

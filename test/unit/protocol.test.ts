@@ -37,6 +37,8 @@ const SAMPLES: { [K in WebviewMessage['type']]: Extract<WebviewMessage, { type: 
   setTools: { type: 'setTools', enabled: true },
   mentionQuery: { type: 'mentionQuery', query: 'gr' },
   addMention: { type: 'addMention', kind: 'file', path: 'src/a.ts' },
+  promptQuery: { type: 'promptQuery' },
+  runPrompt: { type: 'runPrompt', name: 'write-test', args: 'fn=parse' },
 };
 
 const samples = (): WebviewMessage[] => Object.values(SAMPLES);

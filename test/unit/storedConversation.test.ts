@@ -28,7 +28,7 @@ const lastPrompt: Required<LastUsage> = { estimated: 100, actual: 120 };
 const turn: Required<Turn> = {
   id: 't1', role: 'assistant', text: 'It is 1.', reasoning: 'hm', reasoningMs: 300, reasoningStartedAt: 1_700_000_000_000, reasoningField: 'reasoning_content',
   images: [image], context: [chip], note: 'Continue', status: 'done', usage, error, model: 'm', steps: [step], requests: 2, summaryOf: 2, profile: 'Local',
-  contextItems: [item], owner, inflight,
+  contextItems: [item], owner, inflight, tools: ['read_file'],
 };
 const full: Required<Conversation> = {
   id: ID, title: 'Everything', createdAt: 1, updatedAt: 2, turns: [turn], toolsOff: true, profile: 'Local', model: 'm', lastPrompt,
@@ -41,7 +41,7 @@ const T = 'turns[]';
 const OPTIONAL = new Set([
   'toolsOff', 'profile', 'model', 'lastPrompt',
   ...['reasoning', 'reasoningMs', 'reasoningStartedAt', 'reasoningField', 'images', 'context', 'note', 'usage', 'error', 'model', 'steps',
-    'requests', 'summaryOf', 'profile', 'contextItems', 'owner', 'inflight'].map((k) => `${T}.${k}`),
+    'requests', 'summaryOf', 'profile', 'contextItems', 'owner', 'inflight', 'tools'].map((k) => `${T}.${k}`),
   `${T}.images[].ref`, `${T}.context[].mention`, `${T}.contextItems[].mention`, `${T}.steps[].calls[].ms`, `${T}.steps[].calls[].result`,
   `${T}.steps[].calls[].wireId`, `${T}.steps[].calls[].question`,
   `${T}.error.detail`, `${T}.error.hint`,

@@ -29,6 +29,7 @@ const SAMPLES: { [K in HostMessage['type']]: Of<K> } = {
   composerText: { type: 'composerText', text: 'q', images: [image] },
   imageAttached: { type: 'imageAttached', image },
   mentionCandidates: { type: 'mentionCandidates', query: 'gr', items: [] },
+  promptCandidates: { type: 'promptCandidates', items: [] },
   tools: { type: 'tools', enabled: true, available: true },
   focusComposer: { type: 'focusComposer' },
 };
@@ -54,6 +55,7 @@ const EXPECTED: { [K in HostMessage['type']]: (m: Of<K>) => unknown[][] } = {
   composerText: (m) => [['showChat'], ['composer.setText', m.text, m.images]],
   imageAttached: (m) => [['composer.addImage', m.image]],
   mentionCandidates: (m) => [['composer.mentionCandidates', m.query, m.items]],
+  promptCandidates: (m) => [['composer.promptCandidates', m.items]],
   tools: (m) => [['composer.setTools', m.enabled, m.available]],
   focusComposer: () => [['showChat']],
 };

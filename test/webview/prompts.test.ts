@@ -1,0 +1,145 @@
+// The composer's `/` picker (prompt files) in headless Chromium: the real bundle, the host's CSP, a stand-in host.
+import * as assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { HeaderView, HostMessage, PromptCandidate, WebviewMessage } from '../../src/shared/protocol';
+import type { Harness } from '../webview-harness/harness.mjs';
+
+declare global {
+  interface Window {
+    __posted: WebviewMessage[];
+    __host(msg: HostMessage): void;
+  }
+}
+
+const root = resolve(__dirname, '../../..');
+const WAIT = { timeout: 5000 };
+
+const header: HeaderView = { model: 'm', endpoint: 'api.example.com', demo: false, models: [], profile: 'Default', profiles: [{ name: 'Default', endpoint: 'api.example.com' }] };
+
+const PROMPTS: PromptCandidate[] = [
+  { name: 'explain', description: 'Explain the selection', hint: '', source: '.github/prompts/explain.prompt.md' },
+  { name: 'write-test', description: 'Write a unit test', hint: 'fn: the function name', source: '.github/prompts/write-test.prompt.md' },
+  { name: 'review', description: 'Review a file', hint: '', source: 'user' },
+];
+
+describe('the / picker for prompt files (Chromium)', function () {
+  this.timeout(60000);
+  let browser: Browser;
+  let harness: Harness;
+  let page: Page;
+
+  before(async () => {
+    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
+    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
+    await buildWebview();
+    harness = await startHarness();
+    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+
+  beforeEach(async () => {
+    page = await browser.newPage({ viewport: { width: 420, height: 700 } });
+    page.on('pageerror', (e) => { throw e; });
+    await page.goto(harness.url);
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
+    await host({ type: 'snapshot', conversation: { id: 'c', title: 't', turns: [] }, generating: false, header, pendingContext: [] });
+  });
+
+  afterEach(async () => {
+    await page.close();
+  });
+
+  async function host(m: HostMessage): Promise<void> {
+    await page.evaluate((msg) => window.__host(msg), m);
+  }
+
+  async function posted(): Promise<WebviewMessage[]> {
+    return page.evaluate(() => window.__posted);
+  }
+
+  /** Waits for the picker to ask for the prompt files, then answers with `items`. */
+  async function answer(items = PROMPTS): Promise<void> {
+    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'promptQuery'), undefined, WAIT);
+    await host({ type: 'promptCandidates', items });
+  }
+
+  const box = () => page.getByRole('combobox', { name: 'Message Parley' });
+  const list = () => page.getByRole('listbox', { name: 'Prompt files' });
+  const activeLabel = () => page.evaluate(() => {
+    const id = document.querySelector('textarea')!.getAttribute('aria-activedescendant');
+    return id ? document.getElementById(id)?.querySelector('.mention-label')?.textContent ?? null : null;
+  });
+
+  it('opens on / at the start only, lists each prompt file with its description and arguments', async () => {
+    await box().pressSequentially('a/b');
+    assert.ok(!(await posted()).some((m) => m.type === 'promptQuery'), 'a / inside a question is text');
+    await box().fill('');
+    await box().pressSequentially('/');
+    await answer();
+    await page.getByRole('option').nth(2).waitFor(WAIT);
+    assert.equal(await box().getAttribute('aria-expanded'), 'true');
+    assert.equal(await box().getAttribute('aria-controls'), 'prompt-list');
+    assert.equal(await page.getByRole('option').count(), 3);
+    await page.getByRole('option', { name: /\/write-test.*Write a unit test.*fn: the function name/ }).waitFor(WAIT);
+    assert.equal(await activeLabel(), '/explain');
+  });
+
+  it('filters as the name is typed; arrows move, Enter puts /name in the draft, then Enter runs it with its arguments', async () => {
+    await box().pressSequentially('/e');
+    await answer();
+    await page.getByRole('option').nth(2).waitFor(WAIT);
+    assert.equal(await page.getByRole('option').count(), 3, 'explain, write-test and review all hold an e');
+    await box().pressSequentially('x');
+    assert.equal(await page.getByRole('option').count(), 1);
+    await box().fill('');
+    await box().pressSequentially('/t');
+    await page.getByRole('option').first().waitFor(WAIT);
+    await box().press('ArrowDown');
+    await box().press('ArrowUp');
+    assert.equal(await activeLabel(), '/write-test');
+    await box().press('Enter');
+    assert.equal(await box().inputValue(), '/write-test ');
+    assert.equal(await list().isVisible(), false);
+    assert.ok(!(await posted()).some((m) => m.type === 'send' || m.type === 'runPrompt'), 'Enter picked; it ran nothing');
+    await box().pressSequentially('parseDate');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'send' || m.type === 'runPrompt'), [{ type: 'runPrompt', name: 'write-test', args: 'parseDate' }]);
+    assert.equal(await box().inputValue(), '');
+  });
+
+  it('Escape closes; a /word that names no prompt file is sent as a question; the host\'s refusal puts the draft back', async () => {
+    await box().pressSequentially('/');
+    await answer();
+    await box().press('Escape');
+    assert.equal(await list().isVisible(), false);
+    await box().fill('/nothing here');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).find((m) => m.type === 'send'), { type: 'send', text: '/nothing here', images: [] });
+    await box().fill('/write-test');
+    await box().press('Escape');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).find((m) => m.type === 'runPrompt'), { type: 'runPrompt', name: 'write-test', args: '' });
+    await host({ type: 'composerError', text: '/write-test needs fn (the function name): type /write-test <fn> and send again.' });
+    // The host's message arrives as an event: once its words show, the draft is back.
+    await page.getByText('/write-test needs fn').waitFor(WAIT);
+    assert.equal(await box().inputValue(), '/write-test');
+  });
+
+  it('says where prompt files go when there are none, and a click picks', async () => {
+    await box().pressSequentially('/');
+    await answer([]);
+    await page.getByText('No prompt files: add .github/prompts/<name>.prompt.md').waitFor(WAIT);
+    await box().press('Enter');
+    assert.deepEqual((await posted()).find((m) => m.type === 'send'), { type: 'send', text: '/', images: [] }, 'with nothing to pick, Enter sends');
+    await box().pressSequentially('/');
+    await host({ type: 'promptCandidates', items: PROMPTS });
+    await page.getByRole('option', { name: /\/review/ }).click();
+    assert.equal(await box().inputValue(), '/review ');
+  });
+});
