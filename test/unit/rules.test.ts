@@ -52,7 +52,7 @@ describe('project rules', () => {
   });
 
   it('orders rules the same way whatever order they were found in', () => {
-    const files = [
+    const files: RuleFile[] = [
       ws('.continue/rules/b.md'), ws('.cursorrules'), ws('.cursor/rules/a.mdc'), ws('CLAUDE.md'), ws('.github/instructions/z.instructions.md'),
       ws('.github/copilot-instructions.md'), ws('pkg/AGENTS.md'), ws('AGENTS.md'), { path: 'mine.md', shown: '~rules/mine.md', source: 'user', text: 'u' },
     ];
