@@ -11,7 +11,6 @@ import type { RuleView } from '../shared/protocol';
 import type { Settings } from './config';
 import type { Log } from './log';
 import { showWarning } from './notices';
-import type { Prompts } from './requester';
 import { WorkspaceGate } from './workspaceGate';
 
 /** Answers about workspace rule files, by the SHA-256 of their folder, path and text. */
@@ -21,7 +20,8 @@ const MAX_RULE_BYTES = 256 * 1024;
 
 /** What the rules need around them. */
 export interface RulesHost {
-  prompts: Prompts;
+  /** The requester's questions (tests replace them): allowWorkspaceRules, when set, asks instead of askWorkspaceRules. */
+  prompts: { allowWorkspaceRules?(files: Array<{ path: string; text: string }>): Promise<boolean | undefined> };
   readonly state: vscode.Memento;
   readonly log: Log;
 }
