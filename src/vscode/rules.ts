@@ -1,5 +1,6 @@
 // Project rules for a chat turn (dist/rules.js, see LAZY in esbuild.mjs): the workspace's rule files found and read
 // through the workspace gate (never in Restricted Mode), asked about once per exact text, and the user's own rules folder.
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import * as vscode from 'vscode';
@@ -77,15 +78,16 @@ async function listRuleFolder(gate: WorkspaceGate, shownDir: string, suffix: str
 /** The rule files of one workspace folder that apply to `paths` (relative to that folder). */
 async function folderRules(gate: WorkspaceGate, prefix: string, paths: string[]): Promise<RuleFile[]> {
   const out: RuleFile[] = [];
+  const read = new Map<string, string>();
   const add = async (rel: string) => {
-    const text = await readRule(gate, prefix + rel);
+    const text = read.get(rel) ?? (await readRule(gate, prefix + rel));
     if (text !== undefined && ruleApplies(parseFrontMatter(text), paths)) out.push({ path: rel, shown: prefix + rel, source: 'workspace', text });
   };
-  const agents: string[] = [];
   for (const rel of agentsCandidates(paths)) {
-    if ((await readRule(gate, prefix + rel)) !== undefined) agents.push(rel);
+    const text = await readRule(gate, prefix + rel);
+    if (text !== undefined) read.set(rel, text);
   }
-  for (const rel of [...nearestAgents(agents, paths), ...RULE_FILES]) await add(rel);
+  for (const rel of [...nearestAgents([...read.keys()], paths), ...RULE_FILES]) await add(rel);
   for (const { dir, suffix } of RULE_FOLDERS) {
     for (const name of await listRuleFolder(gate, prefix + dir, suffix)) await add(`${dir}/${name}`);
   }
@@ -95,7 +97,7 @@ async function folderRules(gate: WorkspaceGate, prefix: string, paths: string[])
 /** The user's own rules: the `.md`, `.mdc` and `.instructions.md` files of parley.rules.userFolder. */
 async function userRules(folder: string, paths: string[], log: Log): Promise<RuleFile[]> {
   if (!folder) return [];
-  const dir = folder.startsWith('~') ? path.join(process.env.HOME ?? '', folder.slice(1)) : folder;
+  const dir = folder.startsWith('~') ? path.join(os.homedir(), folder.slice(1)) : folder;
   try {
     const names = (await fs.readdir(dir)).filter((n) => /\.(md|mdc)$/i.test(n)).sort().slice(0, MAX_FOLDER_RULES);
     const out: RuleFile[] = [];
