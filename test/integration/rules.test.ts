@@ -2,6 +2,7 @@
 // message for a question about which files, after which consent, what the meter shows, and what is never read.
 import * as assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
@@ -115,6 +116,23 @@ suite('Project rules: each format found and sent, by the files of the question, 
       assert.deepEqual(meter?.rules?.find((r) => r.path === 'CLAUDE.md'), { path: 'CLAUDE.md', tokens: 0, note: 'not allowed' });
     } finally {
       await fs.writeFile(claude, old);
+    }
+  });
+
+  test("the user's own rules folder (parley.rules.userFolder) goes first, with its own globs, and needs no question", async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-user-rules-'));
+    await fs.writeFile(path.join(dir, 'mine.md'), 'RULE-USER-MINE: my own.\n');
+    await fs.writeFile(path.join(dir, 'py.mdc'), '---\nglobs: "*.py"\n---\nRULE-USER-PY\n');
+    try {
+      await userSettings({ 'rules.userFolder': dir });
+      answer = false;
+      const system = await ask(['pkg/a.ts']);
+      assert.ok(system.startsWith(`${USER_PROMPT}\n\n${RULES_HEADING}\n\n## Rules from ~rules/mine.md\n\nRULE-USER-MINE: my own.`));
+      assert.ok(!system.includes('RULE-USER-PY'), 'its glob matches no file of the question');
+      assert.deepEqual(markers(system), [], "the workspace's, declined, are not sent");
+    } finally {
+      await userSettings({ 'rules.userFolder': undefined });
+      await fs.rm(dir, { recursive: true, force: true });
     }
   });
 
