@@ -18,6 +18,8 @@ import { WorkspaceGate } from './workspaceGate';
 export const RULE_ANSWERS_STATE = 'parley.workspaceRules';
 /** The most bytes of a rule file read (its text is cut at MAX_RULE_CHARS anyway). */
 const MAX_RULE_BYTES = 256 * 1024;
+/** The most characters of each rule file the question shows. */
+const SHOWN_RULE_CHARS = 1500;
 
 /** What the rules need around them. */
 export interface RulesHost {
@@ -138,7 +140,8 @@ async function allowed(host: RulesHost, files: RuleFile[], interactive: boolean)
 export async function askWorkspaceRules(files: Array<{ path: string; text: string }>): Promise<boolean | undefined> {
   const allow = 'Use the Rules';
   const without = 'Send Without';
-  const shown = files.map((f) => `${f.path}:\n${promptForQuestion(f.text)}`).join('\n\n');
+  // Each file's start only (the whole question stays readable); the rest is named, to be read in the file.
+  const shown = files.map((f) => `${f.path}:\n${promptForQuestion(f.text.slice(0, SHOWN_RULE_CHARS))}${f.text.length > SHOWN_RULE_CHARS ? `\n[${f.text.length - SHOWN_RULE_CHARS} more characters: read them in ${f.path}]` : ''}`).join('\n\n');
   const answer = await showWarning(
     `This workspace has rule files for AI tools (${files.map((f) => f.path).join(', ')}). Send them to the model with your questions?`,
     {
