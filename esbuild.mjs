@@ -62,6 +62,8 @@ const LAZY = {
   completion: 'src/vscode/completion/engine.ts',
   /** Spend budgets' arithmetic and words: loaded by the first request or status bar render with a limit set. */
   budget: 'src/vscode/budgetCheck.ts',
+  /** Project rules (AGENTS.md and the other tools' rule files): loaded by the first chat request. */
+  rules: 'src/vscode/rules.ts',
   /** Account balances for the tooltip and the report: loaded by the first render once a profile turns them on. */
   balance: 'src/vscode/balances.ts',
   /** The usage report with its chart: loaded when the report is first shown. */

@@ -262,6 +262,15 @@ export interface ContextMeterView {
   compactable: number;
   /** The tool definitions sent, counted in `used`: their tokens, how many of those offered, and whether shortened. */
   tools?: { tokens: number; sent: number; offered: number; short: boolean };
+  /** The rule files that went with the last request (counted in `used`), and those left out with why. */
+  rules?: RuleView[];
+}
+
+/** A rule file in the meter: its path as shown and its tokens; `note` says why it was cut or left out (0 tokens). */
+export interface RuleView {
+  path: string;
+  tokens: number;
+  note?: 'cut' | 'over' | 'not allowed';
 }
 
 /**

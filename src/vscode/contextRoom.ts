@@ -11,7 +11,7 @@ import { guardMessage, type ToolLoopEnd } from '../core/toolLoop';
 import { fitTools, type ToolFit } from '../core/toolFit';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage } from '../core/types';
-import type { ActionId, ContextMeterView, ErrorView } from '../shared/protocol';
+import type { ActionId, ContextMeterView, ErrorView, RuleView } from '../shared/protocol';
 import type { ChatViewModels } from './chatViewModels';
 import type { Log } from './log';
 import type { PendingContext } from './pendingContext';
@@ -43,7 +43,7 @@ export interface NotCompacted {
 
 /** What the room needs around it, handed in. */
 export interface RoomHost {
-  requester: Pick<Requester, 'target' | 'run'>;
+  requester: Pick<Requester, 'target' | 'run'> & Partial<Pick<Requester, 'withRules'>>;
   views: ChatViewModels;
   channel: ViewChannel;
   log: Log;
@@ -64,6 +64,8 @@ export interface RoomHost {
 export class ContextRoom {
   /** The conversation and tool count the small-window notice last spoke of. */
   private toolsNoticed: string | undefined;
+  /** The rule files that went with the last request, for the meter. */
+  private rules: RuleView[] | undefined;
 
   constructor(private readonly host: RoomHost) {}
 
@@ -78,12 +80,14 @@ export class ContextRoom {
     const w = await this.host.views.windowFor(t);
     const { fit } = fitted ?? this.fitTools(s, w);
     const sent = messages ?? toMessages(s.systemPrompt, c.turns, { sendReasoningBack: s.sendReasoningBack });
-    const extra = estimateTokens(this.host.context.pendingText()) + fit.tokens;
+    // Before a request the system prompt read has no rules: the last request's are counted.
+    const extra = estimateTokens(this.host.context.pendingText()) + fit.tokens + (messages ? 0 : (this.rules ?? []).reduce((n, r) => n + r.tokens, 0));
     const { plan } = this.plan(s, w, fit);
     const meter = contextMeter({
       messages: sent, extraTokens: extra, last: c.lastPrompt, threshold: s.compaction.threshold,
       compactable: plan?.summarize.filter((x) => x.role === 'user').length ?? 0, ...w,
     });
+    meter.rules = this.rules;
     if (fit.offered) meter.tools = { tokens: fit.tokens, sent: fit.definitions.length, offered: fit.offered, short: fit.short };
     return meter;
   }
@@ -100,8 +104,12 @@ export class ContextRoom {
    */
   async prepare(turn: Turn, history: Turn[], source: 'chat' | 'explain', signal: AbortSignal, given?: ReadyTarget): Promise<RoomPlan | TurnEnding> {
     const { requester, views, toolbox } = this.host;
-    const target = given ?? (await requester.target(undefined, true, this.host.selection()));
+    let target = given ?? (await requester.target(undefined, true, this.host.selection()));
     if (target.kind !== 'ready') return { status: 'error', error: views.problemError(target) };
+    const files = [...history].reverse().find((x) => x.role === 'user')?.contextItems?.map((x) => x.path).filter((p) => !p.startsWith('@')) ?? [];
+    const ruled = await requester.withRules?.(target.settings, files);
+    this.rules = ruled?.rules;
+    if (ruled) target = { ...target, settings: { ...target.settings, systemPrompt: ruled.system } };
     const settings = target.settings;
     turn.model = settings.model;
     turn.profile = profileName(settings);

@@ -21,6 +21,7 @@ import type { Log } from './log';
 import type { UsageStore } from './usageStore';
 import { BudgetGuard } from './budgetGuard';
 import { budget } from './lazy/budget';
+import { rules } from './lazy/rules';
 import type { UnknownPriceQuestion } from './priceBook';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
@@ -39,6 +40,8 @@ export interface Prompts {
   allowWorkspaceHeaders?(origin: string, names: string[], secrets: string[], body?: WorkspaceBodyChanges): Promise<boolean | undefined>;
   /** Asked once per exact text when a workspace's settings replace the user's system prompt. Undefined: dismissed. */
   allowWorkspaceSystemPrompt?(prompt: string): Promise<boolean | undefined>;
+  /** Asked once per exact text of a workspace's rule files before they go with requests. Undefined: dismissed; unset: rules.ts asks. */
+  allowWorkspaceRules?(files: Array<{ path: string; text: string }>): Promise<boolean | undefined>;
   /**
    * Asked once per ledger host and model when a request started in Parley goes to a model with no known price while a
    * dollar limit applies: block its requests, or send them uncounted in dollars. Undefined: dismissed. Left out of
@@ -169,7 +172,7 @@ export interface RunOutcome {
 }
 
 /** What the chat asks of the requester (a smaller one stands in for it in test/unit/chatController.test.ts). */
-export type ChatRequester = Pick<Requester, 'target' | 'selected' | 'run' | 'record' | 'clientOptions'>;
+export type ChatRequester = Pick<Requester, 'target' | 'selected' | 'run' | 'record' | 'clientOptions'> & Partial<Pick<Requester, 'withRules'>>;
 
 export class Requester {
   /** Settings adjustments already logged: each is said once per window, not once per request. */
@@ -185,9 +188,9 @@ export class Requester {
   /** The spend budget every request passes; "Send once anyway" gives a conversation its pass here. */
   readonly budget: BudgetGuard;
   constructor(
-    private readonly state: vscode.Memento,
+    readonly state: vscode.Memento,
     private readonly keys: ApiKeyStore,
-    private readonly log: Log,
+    readonly log: Log,
     private readonly usage: Pick<UsageStore, 'record' | 'ledger' | 'dir'>,
     private readonly settings: SettingsSnapshot,
     public prompts: Prompts = vscodePrompts,
@@ -343,9 +346,14 @@ export class Requester {
     return allowed;
   }
 
+  /** The system message with the project's rules that apply to a question about `files` (rules.ts; asks about new workspace rules). */
+  withRules(s: Settings, files: string[]): ReturnType<ReturnType<typeof rules>['rulesForTurn']> {
+    return rules().rulesForTurn(this, s, files, true);
+  }
+
   /** Forgets every answer about workspace-set origins, headers and system prompts; each is asked again before its next request. */
   async resetWorkspaceOrigins(): Promise<number> {
-    const counted = [APPROVALS_STATE, HEADER_ANSWERS_STATE, PROMPT_APPROVALS_STATE];
+    const counted = [APPROVALS_STATE, HEADER_ANSWERS_STATE, PROMPT_APPROVALS_STATE, 'parley.workspaceRules'];
     const n = counted.reduce((sum, key) => sum + Object.keys(this.state.get<Record<string, boolean>>(key, {})).length, 0);
     for (const key of [...counted, OLD_HEADER_ANSWERS_STATE]) await this.state.update(key, undefined);
     return n;

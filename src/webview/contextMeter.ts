@@ -16,6 +16,18 @@ const SOURCE_WORDS: Record<NonNullable<ContextMeterView['windowSource']>, string
 };
 
 /** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
+/** The tooltip's lines for the rule files of the last request: each file's tokens, or why it was not sent. */
+export function ruleLines(meter: ContextMeterView): string[] {
+  const rules = meter.rules ?? [];
+  if (rules.length === 0) return [];
+  const sent = rules.reduce((n, r) => n + r.tokens, 0);
+  return [
+    `Rules: ${formatCount(sent)} tokens`,
+    ...rules.map((r) => `  ${r.path}: ${r.note === 'not allowed' ? 'not sent (not allowed)'
+      : r.note === 'over' ? 'not sent (past 48,000 characters of rules)' : `${formatCount(r.tokens)} tokens${r.note === 'cut' ? ' (cut at 16,000 characters)' : ''}`}`),
+  ];
+}
+
 function shortCount(n: number): string {
   const v = Math.max(0, Math.round(n));
   const trim = (s: string) => s.replace(/\.0$/, '');
@@ -63,7 +75,7 @@ export class ContextMeter {
       for (const a of ['aria-valuemin', 'aria-valuemax', 'aria-valuenow', 'aria-valuetext']) g.removeAttribute(a);
       g.setAttribute('role', 'img');
       g.setAttribute('aria-label', `Context: ${formatCount(used)} tokens, window unknown`);
-      g.title = [UNKNOWN_WINDOW_TITLE, ...(meter.windowNotes ?? [])].join('\n');
+      g.title = [UNKNOWN_WINDOW_TITLE, ...ruleLines(meter), ...(meter.windowNotes ?? [])].join('\n');
       this.compact.classList.add('hidden');
       return;
     }
@@ -91,6 +103,7 @@ export class ContextMeter {
       `Reserved for the reply: ${formatCount(reserve)} tokens`,
       tools ? `Tool definitions: ${formatCount(tools.tokens)} tokens (${Math.round((tools.tokens / window) * 100)} %), ${tools.sent} of ${tools.offered} tools`
         + (tools.short ? ', in short form: at most a quarter of the room for the prompt' : '') : '',
+      ...ruleLines(meter),
       meter.corrected ? 'Tokens: estimate corrected by the server\'s last count' : 'Tokens: a pure estimate (no count from the server yet)',
       ...(meter.windowNotes ?? [meter.windowSource ? SOURCE_WORDS[meter.windowSource] : 'Window: source not reported']),
       meter.threshold > 0 ? `Parley compacts on its own past ${meter.threshold} %` : 'Parley does not compact on its own',

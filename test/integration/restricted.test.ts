@@ -118,7 +118,32 @@ suite('Security: untrusted workspace (Restricted Mode)', function () {
       assert.match(String(lastPosted(api, 'notice')?.text), /its model attacker-model was not used: in Restricted Mode/);
       assert.equal(capture.requests.length, 0);
     } finally {
-      await fs.rm(path.join(folder.uri.fsPath, '.github'), { recursive: true, force: true });
+      // Only the prompts: the workspace's own .github holds a rule file the rules test below reads.
+      await fs.rm(dir, { recursive: true, force: true });
+      }
+    });
+
+  test("project rules (issue 38): none of the workspace's rule files reaches the model, and nothing asks about them", async () => {
+    await userSettings({ baseUrl: user.url, model: 'user-model', systemPrompt: 'USER-PROMPT-restricted' });
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    assert.ok(folder);
+    // The fixture's AGENTS.md, CLAUDE.md, .cursorrules and .github/copilot-instructions.md, and one the question names.
+    await fs.writeFile(path.join(folder.uri.fsPath, 'restricted-note.md'), 'Chosen by the reader.\n');
+    const asked: string[] = [];
+    api.requester.prompts = { allowWorkspaceOrigin: async () => false, allowWorkspaceRules: async (files) => (asked.push(...files.map((f) => f.path)), true) };
+    try {
+      await vscode.commands.executeCommand('parley.addFileToChat', vscode.Uri.joinPath(folder.uri, 'restricted-note.md'));
+      user.requests.length = 0;
+      await api.chat.send('Which rules apply?', []);
+      const sent = chats(user);
+      assert.equal(sent.length, 1);
+      const messages = sent[0].json.messages as Array<{ role: string; content: unknown }>;
+      assert.equal(messages[0].role, 'system');
+      assert.equal(messages[0].content, 'USER-PROMPT-restricted', 'the system message is the user prompt alone: 0 bytes of rules');
+      assert.ok(!JSON.stringify(sent[0].json).includes('RULE-RESTRICTED'), 'no rule text anywhere in the request');
+      assert.deepEqual(asked, [], 'nothing is asked: the files are not read');
+    } finally {
+      await userSettings({ systemPrompt: undefined });
     }
   });
 

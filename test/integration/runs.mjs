@@ -27,7 +27,7 @@ export const runs = [
     // VS Code in a browser saves after a second by default (desktop VS Code does not): tests that check that Accept
     // leaves a document unsaved must not depend on how quickly they look.
     settings: { 'files.autoSave': 'off' },
-    tests: ['*', '!restricted', '!policy', '!searchLarge'],
+    tests: ['*', '!restricted', '!policy', '!searchLarge', '!rules'],
   },
   {
     name: 'restricted',
@@ -43,6 +43,14 @@ export const runs = [
     trust: true,
     settings: {},
     tests: ['smoke', 'policy'],
+  },
+  {
+    // A trusted repository with one rule file of each format (issue 38), one of them excluded by its settings.
+    name: 'rules',
+    workspace: 'rules',
+    trust: true,
+    settings: {},
+    tests: ['smoke', 'rules'],
   },
   {
     // 20,000 files written at the start (issue 33): in a run of their own, so that the main run's suites and its time

@@ -1360,6 +1360,15 @@ describe('chat webview (Chromium)', function () {
         'Parley compacts on its own past 80 %',
       ]);
 
+      // The rule files of the last request (issue 38): each with its tokens, or why it was not sent.
+      await host({ type: 'meter', meter: { ...METER, rules: [{ path: 'AGENTS.md', tokens: 120 }, { path: '.cursor/rules/big.mdc', tokens: 4000, note: 'cut' }, { path: 'CLAUDE.md', tokens: 0, note: 'not allowed' }] } });
+      assert.deepEqual((await meter()).title.split('\n').slice(2, 6), [
+        'Rules: 4,120 tokens',
+        '  AGENTS.md: 120 tokens',
+        '  .cursor/rules/big.mdc: 4,000 tokens (cut at 16,000 characters)',
+        '  CLAUDE.md: not sent (not allowed)',
+      ]);
+
       // A pure estimate, from the profile's setting; at the threshold it warns.
       await host({ type: 'meter', meter: { ...METER, used: 6554, corrected: false, windowSource: 'profile' } });
       const warning = await meter();
