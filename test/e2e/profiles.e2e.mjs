@@ -73,8 +73,14 @@ export const tests = {
     if (second?.json?.model !== 'gateway-model') throw new Error(`the question after switching asked for ${second?.json?.model}`);
     if (second.headers['x-team'] !== 'alpha') throw new Error(`the Gateway profile's header was ${JSON.stringify(second.headers['x-team'])}`);
     if (second.json.max_tokens !== 256 && second.json.max_completion_tokens !== 256) throw new Error(`the per-model output limit was not sent: ${JSON.stringify(second.json.max_tokens)}`);
-    const later = await readMeter(chat);
-    if (!(later.now > after.now)) throw new Error(`the meter did not grow with the conversation: ${after.now} then ${later.now}`);
+    // The meter is drawn again once the reply is counted, which can come a moment after the reply shows.
+    let later = await readMeter(chat);
+    await waitFor('the meter to grow with the conversation', async () => {
+      later = await readMeter(chat);
+      return later.now > after.now;
+    }).catch(() => {
+      throw new Error(`the meter did not grow with the conversation: ${after.now} then ${later.now}`);
+    });
 
     await wb.screenshot('chat-profiles-meter');
   },

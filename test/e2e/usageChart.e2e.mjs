@@ -183,7 +183,8 @@ export const tests = {
     const chart = await waitFor('the chart drawn again for the dark theme', async () => {
       const c = await readChart(wb);
       return c.img?.src !== lightSrc && c.img?.complete && c.img.naturalWidth > 0 && c;
-    });
+      // A theme change reloads every webview of the window, the preview's among them: slow on a loaded machine.
+    }, 45_000);
     expectDrawnIn(chart, DARK, 'dark');
     await wb.screenshot('usage-chart-dark');
   },
