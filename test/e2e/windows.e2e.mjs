@@ -114,29 +114,33 @@ async function answered(chat, text, timeoutMs = 60_000) {
 
 /**
  * Runs Show Usage and reads the report's "All time" line from its Markdown preview. A preview open from before
- * redraws a moment after the report changes: with `accept`, lines it refuses are waited past (15 s), then the last
- * one read is returned.
+ * redraws a moment after the report changes; a report made a moment before another window wrote its record (a
+ * reload's recovered reply) is made again, as a person would run Show Usage again: with `accept`, lines it refuses
+ * are waited past (three reports, 10 s each), then the last one read is returned.
  */
 async function allTimeLine(wb, accept = () => true) {
-  await wb.page.bringToFront();
-  // A preview left open from before (or restored by a reload) would show its old text for a moment.
-  await wb.runCommand('View: Close All Editors');
-  await wb.runCommand('Parley: Show Usage');
   let last;
-  const line = await waitFor('the usage report in a Markdown preview', async () => {
-    for (let i = 0; i < (await wb.markdownPreviews().count()); i++) {
-      const text = await wb.markdownPreviewFrame(i).locator('.markdown-body').innerText({ timeout: 500 }).catch(() => '');
-      const m = text.match(/All time: [^\n]*/);
-      if (!m) continue;
-      last = m[0].replace(/, of which.*/, '');
-      if (accept(last)) return last;
-    }
-    return undefined;
-  }).catch((e) => {
-    if (last === undefined) throw e;
-    return last;
-  });
-  return line;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await wb.page.bringToFront();
+    // A preview left open from before (or restored by a reload) would show its old text for a moment.
+    await wb.runCommand('View: Close All Editors');
+    await wb.runCommand('Parley: Show Usage');
+    const line = await waitFor('the usage report in a Markdown preview', async () => {
+      for (let i = 0; i < (await wb.markdownPreviews().count()); i++) {
+        const text = await wb.markdownPreviewFrame(i).locator('.markdown-body').innerText({ timeout: 500 }).catch(() => '');
+        const m = text.match(/All time: [^\n]*/);
+        if (!m) continue;
+        last = m[0].replace(/, of which.*/, '');
+        if (accept(last)) return last;
+      }
+      return undefined;
+    }, 10_000).catch((e) => {
+      if (last === undefined && attempt === 2) throw e;
+      return undefined;
+    });
+    if (line !== undefined) return line;
+  }
+  return last;
 }
 
 /** The all-time line of the usage tooltip, once it reads `want` (or the last one read, after the wait). */
