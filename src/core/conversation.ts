@@ -51,6 +51,8 @@ export interface Conversation {
   turns: Turn[];
   /** The composer's tools switch was turned off for this conversation. */
   toolsOff?: boolean;
+  /** Rule files (their paths as shown) turned off for this conversation from the panel's Rules button. */
+  rulesOff?: string[];
   /**
    * The endpoint profile and model this conversation uses: set by the header's switchers, or when it is taken up
    * again from the history (its last reply's). Unset, it follows the settings (parley.endpoint and the profile's model).

@@ -74,7 +74,7 @@ const ERROR_KIND: Record<ErrorKindView, true> = {
 };
 const ACTION: Record<ActionId, true> = {
   retry: true, setApiKey: true, markNoKey: true, openSettings: true, testConnection: true, continue: true, showLog: true, compact: true,
-  compactRetry: true, switchEndpoint: true, sendOnceAnyway: true, openBudgetSettings: true,
+  compactRetry: true, switchEndpoint: true, sendOnceAnyway: true, openBudgetSettings: true, rules: true,
 };
 const MENTION: Record<MentionKind, true> = { file: true, selection: true, problems: true, open: true };
 const SOURCE: Record<UsageRecord['source'], true> = { chat: true, explain: true, generate: true, test: true, 'vscode-chat': true, compact: true, complete: true };
@@ -106,7 +106,7 @@ const turn = shape<Turn>(
 
 const conversation = shape<Conversation>(
   { id: text, title: text, createdAt: num, updatedAt: num, turns: list(turn) },
-  { toolsOff: flag, profile: text, model: text, lastPrompt: shape<LastUsage>({ estimated: num, actual: num }, {}) },
+  { toolsOff: flag, rulesOff: list(text), profile: text, model: text, lastPrompt: shape<LastUsage>({ estimated: num, actual: num }, {}) },
 );
 
 /**

@@ -25,7 +25,9 @@ export type ActionId =
   /** Lets exactly the next request of this conversation past the spend limit that stopped it (the reader's click only). */
   | 'sendOnceAnyway'
   /** Opens the Settings editor on `parley.budget`. */
-  | 'openBudgetSettings';
+  | 'openBudgetSettings'
+  /** The meter's Rules button: which rule files go with this conversation's requests (a quick pick). */
+  | 'rules';
 
 export interface UsageView {
   prompt: number;
@@ -270,7 +272,7 @@ export interface ContextMeterView {
 export interface RuleView {
   path: string;
   tokens: number;
-  note?: 'cut' | 'over' | 'not allowed';
+  note?: 'cut' | 'over' | 'not allowed' | 'off';
 }
 
 /**
@@ -347,7 +349,7 @@ export const LIMITS = {
 
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 
-export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint', 'sendOnceAnyway', 'openBudgetSettings'];
+export const ACTION_IDS: readonly ActionId[] = ['retry', 'setApiKey', 'markNoKey', 'openSettings', 'testConnection', 'continue', 'showLog', 'compact', 'compactRetry', 'switchEndpoint', 'sendOnceAnyway', 'openBudgetSettings', 'rules'];
 
 export const MENTION_KINDS: readonly MentionKind[] = ['file', 'selection', 'problems', 'open'];
 

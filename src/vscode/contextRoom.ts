@@ -43,7 +43,7 @@ export interface NotCompacted {
 
 /** What the room needs around it, handed in. */
 export interface RoomHost {
-  requester: Pick<Requester, 'target' | 'run'> & Partial<Pick<Requester, 'withRules'>>;
+  requester: Pick<Requester, 'target' | 'run'> & Partial<Pick<Requester, 'withRules' | 'chooseRules'>>;
   views: ChatViewModels;
   channel: ViewChannel;
   log: Log;
@@ -92,6 +92,26 @@ export class ContextRoom {
     return meter;
   }
 
+  /** The rules for a question at the end of `history` (its file chips), less those the conversation turned off; kept for the meter. */
+  private async ruled(t: ReadyTarget, history: Turn[], interactive: boolean) {
+    const files = [...history].reverse().find((x) => x.role === 'user')?.contextItems?.map((x) => x.path).filter((p) => !p.startsWith('@')) ?? [];
+    const ruled = await this.host.requester.withRules?.(t.settings, files, this.host.conversation().rulesOff, interactive);
+    this.rules = ruled?.rules;
+    return ruled;
+  }
+
+  /** The meter's Rules button: which rule files go with this conversation's requests, kept with it; the meter redrawn. */
+  async chooseRules(): Promise<void> {
+    const c = this.host.conversation();
+    const off = await this.host.requester.chooseRules?.(this.rules ?? [], c.rulesOff);
+    if (!off) return;
+    c.rulesOff = off.length ? off : undefined;
+    if (c.turns.length) await this.host.save(c);
+    const t = await this.host.requester.target(undefined, false, this.host.selection());
+    if (t.kind === 'ready') await this.ruled(t, c.turns, false);
+    await this.postMeter(t);
+  }
+
   /** Posts the meter for the open conversation (none while the endpoint is not ready). */
   async postMeter(target?: Target): Promise<void> {
     const t = target ?? (await this.host.requester.target(undefined, false, this.host.selection()));
@@ -106,9 +126,7 @@ export class ContextRoom {
     const { requester, views, toolbox } = this.host;
     let target = given ?? (await requester.target(undefined, true, this.host.selection()));
     if (target.kind !== 'ready') return { status: 'error', error: views.problemError(target) };
-    const files = [...history].reverse().find((x) => x.role === 'user')?.contextItems?.map((x) => x.path).filter((p) => !p.startsWith('@')) ?? [];
-    const ruled = await requester.withRules?.(target.settings, files);
-    this.rules = ruled?.rules;
+    const ruled = await this.ruled(target, history, true);
     if (ruled) target = { ...target, settings: { ...target.settings, systemPrompt: ruled.system } };
     const settings = target.settings;
     turn.model = settings.model;

@@ -13,6 +13,7 @@ import { recordFrom, type UsageRecord } from '../core/usageLedger';
 import type { BudgetWarning, StreamWatch } from '../core/budget';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
+import type { RuleView } from '../shared/protocol';
 import { showWarning } from './notices';
 import { ApiKeyStore } from './secrets';
 import { promptQuestion } from './lazy/promptQuestion';
@@ -42,6 +43,8 @@ export interface Prompts {
   allowWorkspaceSystemPrompt?(prompt: string): Promise<boolean | undefined>;
   /** Asked once per exact text of a workspace's rule files before they go with requests. Undefined: dismissed; unset: rules.ts asks. */
   allowWorkspaceRules?(files: Array<{ path: string; text: string }>): Promise<boolean | undefined>;
+  /** The Rules button's choice (tests answer it): the conversation's new list of files off; unset: rules.ts's quick picks. */
+  chooseRules?(views: RuleView[], off?: string[]): Promise<string[] | undefined>;
   /**
    * Asked once per ledger host and model when a request started in Parley goes to a model with no known price while a
    * dollar limit applies: block its requests, or send them uncounted in dollars. Undefined: dismissed. Left out of
@@ -347,8 +350,13 @@ export class Requester {
   }
 
   /** The system message with the project's rules that apply to a question about `files` (rules.ts; asks about new workspace rules). */
-  withRules(s: Settings, files: string[]): ReturnType<ReturnType<typeof rules>['rulesForTurn']> {
-    return rules().rulesForTurn(this, s, files, true);
+  withRules(s: Settings, files: string[], off?: string[], interactive = true): ReturnType<ReturnType<typeof rules>['rulesForTurn']> {
+    return rules().rulesForTurn(this, s, files, interactive, off);
+  }
+
+  /** The panel's Rules button: the rule files to turn off for the conversation (rules.ts's quick pick). */
+  chooseRules(views: RuleView[], off?: string[]): Promise<string[] | undefined> {
+    return (this.prompts.chooseRules ?? rules().chooseRules)(views, off);
   }
 
   /** Forgets every answer about workspace-set origins, headers and system prompts; each is asked again before its next request. */

@@ -11,7 +11,7 @@ import { decodeText, looksBinary } from '../core/toolText';
 import type { RuleView } from '../shared/protocol';
 import type { Settings } from './config';
 import type { Log } from './log';
-import { showWarning } from './notices';
+import { pickOne, showInfo, showWarning } from './notices';
 import { WorkspaceGate } from './workspaceGate';
 
 /** Answers about workspace rule files, by the SHA-256 of their folder, path and text. */
@@ -160,9 +160,11 @@ export async function askWorkspaceRules(files: Array<{ path: string; text: strin
  * active editor's): the user's own, and in a trusted workspace the workspace's that the user allowed. In Restricted
  * Mode no workspace rule file is read at all.
  */
-export async function rulesForTurn(host: RulesHost, s: Settings, chipPaths: readonly string[], interactive: boolean): Promise<TurnRules> {
+export async function rulesForTurn(host: RulesHost, s: Settings, chipPaths: readonly string[], interactive: boolean, conversationOff: readonly string[] = []): Promise<TurnRules> {
   const set = rulesSettings();
   if (!set.enabled) return { system: s.systemPrompt, rules: [] };
+  // Turned off for this conversation: not sent, not asked about, listed so that the Rules button can turn it on again.
+  const mineOff = new Set(conversationOff);
   const gate = new WorkspaceGate({ exclude: s.tools.exclude, maxResultChars: s.tools.maxResultChars });
   const files = questionFiles(chipPaths, gate);
   const found: RuleFile[] = [];
@@ -174,11 +176,45 @@ export async function rulesForTurn(host: RulesHost, s: Settings, chipPaths: read
       found.push(...(await folderRules(gate, prefix, paths)));
     }
   }
-  const workspace = found.filter((f) => !set.off.has(f.shown));
+  const applying = [...(await userRules(set.userFolder, files, host.log)), ...found].filter((f) => !set.off.has(f.shown));
+  const on = applying.filter((f) => !mineOff.has(f.shown));
+  const workspace = found.filter((f) => on.includes(f));
   const ok = await allowed(host, workspace, interactive);
-  const mine = (await userRules(set.userFolder, files, host.log)).filter((f) => !set.off.has(f.shown));
-  const sent = sentRules([...mine, ...workspace.filter((f) => ok.has(f))]);
+  const sent = sentRules(on.filter((f) => !workspace.includes(f) || ok.has(f)));
   const rules: RuleView[] = sent.map((r) => ({ path: r.shown, tokens: r.text ? estimateTokens(r.text) : 0, ...(r.over ? { note: 'over' as const } : r.cut ? { note: 'cut' as const } : {}) }));
   for (const f of workspace) if (!ok.has(f)) rules.push({ path: f.shown, tokens: 0, note: 'not allowed' });
+  for (const f of applying) if (mineOff.has(f.shown)) rules.push({ path: f.shown, tokens: 0, note: 'off' });
   return { system: systemWithRules(s.systemPrompt, sent), rules };
+}
+
+/**
+ * The panel's Rules button: a quick pick of the rule files of the conversation's last question, then what to do with
+ * the one picked: leave it out of (or send it again with) this conversation's requests, or turn it off for the
+ * workspace (no folder open: for the user) in `parley.rules.off`, which only ever tightens. Returns the conversation's
+ * new list of files turned off (`off`, changed or not), or undefined when dismissed.
+ */
+export async function chooseRules(views: readonly RuleView[], off: readonly string[] = []): Promise<string[] | undefined> {
+  const listed = views.filter((v) => v.note !== 'not allowed');
+  if (!listed.length) {
+    void showInfo('No rule file applied to the last question of this conversation (parley.rules).');
+    return undefined;
+  }
+  const file = await pickOne(listed.map((v) => ({
+    label: v.path,
+    description: v.note === 'off' ? 'off for this conversation' : v.note === 'over' ? 'not sent: past 48,000 characters of rules' : `${v.tokens.toLocaleString('en-US')} tokens${v.note === 'cut' ? ', cut' : ''}`,
+  })), { title: 'Rules sent with this conversation', placeHolder: 'Pick a rule file to leave out or send again' });
+  if (!file) return undefined;
+  const isOff = off.includes(file.label);
+  const here = isOff ? 'Send with this conversation again' : 'Leave out of this conversation';
+  const folders = vscode.workspace.workspaceFolders !== undefined;
+  const everywhere = folders ? 'Turn off for this workspace' : 'Turn off for all workspaces';
+  const act = await pickOne([here, everywhere], { title: file.label });
+  if (act === here) return isOff ? off.filter((p) => p !== file.label) : [...off, file.label];
+  if (act !== everywhere) return undefined;
+  const c = vscode.workspace.getConfiguration('parley.rules');
+  const level = c.inspect<unknown>('off');
+  const was = folders ? level?.workspaceValue : level?.globalValue;
+  const list = Array.isArray(was) ? was.map(String) : [];
+  if (!list.includes(file.label)) await c.update('off', [...list, file.label], folders ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global);
+  return [...off];
 }

@@ -36,6 +36,7 @@ export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknow
   // Only this button gives a pass: nothing a model writes reaches it.
   sendOnceAnyway: (s) => sendOnceAnyway(s.chat, s.requester.budget),
   openBudgetSettings: () => openBudgetSettings(),
+  rules: (s) => s.chat.room.chooseRules(),
 };
 
 /** The route of each message the webview sends, given it already checked (parseWebviewMessage). */

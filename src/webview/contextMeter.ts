@@ -15,7 +15,6 @@ const SOURCE_WORDS: Record<NonNullable<ContextMeterView['windowSource']>, string
   profile: 'Window: from the profile\'s contextWindow setting',
 };
 
-/** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
 /** The tooltip's lines for the rule files of the last request: each file's tokens, or why it was not sent. */
 export function ruleLines(meter: ContextMeterView): string[] {
   const rules = meter.rules ?? [];
@@ -24,10 +23,11 @@ export function ruleLines(meter: ContextMeterView): string[] {
   return [
     `Rules: ${formatCount(sent)} tokens`,
     ...rules.map((r) => `  ${r.path}: ${r.note === 'not allowed' ? 'not sent (not allowed)'
-      : r.note === 'over' ? 'not sent (past 48,000 characters of rules)' : `${formatCount(r.tokens)} tokens${r.note === 'cut' ? ' (cut at 16,000 characters)' : ''}`}`),
+      : r.note === 'over' ? 'not sent (past 48,000 characters of rules)' : r.note === 'off' ? 'off for this conversation' : `${formatCount(r.tokens)} tokens${r.note === 'cut' ? ' (cut at 16,000 characters)' : ''}`}`),
   ];
 }
 
+/** A token count in a few characters: 950, 3.2k, 32.8k, 128k, 1M. */
 function shortCount(n: number): string {
   const v = Math.max(0, Math.round(n));
   const trim = (s: string) => s.replace(/\.0$/, '');
@@ -49,6 +49,7 @@ export class ContextMeter {
   private readonly reserve: HTMLElement;
   private readonly text: HTMLElement;
   private readonly compact: HTMLButtonElement;
+  private readonly rules: HTMLButtonElement;
 
   constructor() {
     this.tools = h('span', { class: 'meter-tools' });
@@ -60,13 +61,18 @@ export class ContextMeter {
       type: 'button', class: 'btn secondary small compact-btn hidden',
       onclick: () => post({ type: 'action', action: 'compact' }),
     }, 'Compact');
-    this.el = h('div', { class: 'context-meter hidden' }, this.gauge, this.compact);
+    this.rules = h('button', {
+      type: 'button', class: 'btn secondary small rules-btn hidden',
+      onclick: () => post({ type: 'action', action: 'rules' }),
+    }, 'Rules');
+    this.el = h('div', { class: 'context-meter hidden' }, this.gauge, this.rules, this.compact);
   }
 
   /** Shows `meter`, or hides the meter while there is none (the endpoint is not ready). */
   update(meter: ContextMeterView | undefined): void {
     this.el.classList.toggle('hidden', !meter);
     if (!meter) return;
+    this.updateRules(meter);
     const { used, window, reserve } = meter;
     const g = this.gauge;
     if (window === undefined || window <= 0) {
@@ -114,5 +120,15 @@ export class ContextMeter {
     const n = meter.compactable;
     this.compact.classList.toggle('hidden', !(n > 0 && percent >= COMPACT_FROM_PERCENT));
     this.compact.title = `Summarize the ${formatCount(n)} oldest turn${n === 1 ? '' : 's'} to free room; they stay visible here`;
+  }
+
+  /** The Rules button: shown while rule files applied to the last question; it opens the host's list to turn them off or on. */
+  private updateRules(meter: ContextMeterView): void {
+    const rules = meter.rules ?? [];
+    const on = rules.filter((r) => r.tokens > 0).length;
+    this.rules.classList.toggle('hidden', rules.length === 0);
+    this.rules.textContent = `Rules ${on}/${rules.length}`;
+    this.rules.title = `${ruleLines(meter).join('\n')}\nChoose which rule files go with this conversation`;
+    this.rules.setAttribute('aria-label', `Rules: ${on} of ${rules.length} rule files sent, ${formatCount(rules.reduce((n, r) => n + r.tokens, 0))} tokens. Choose which go with this conversation`);
   }
 }

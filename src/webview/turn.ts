@@ -20,6 +20,7 @@ export const ACTION_LABELS: Record<ActionId, string> = {
   switchEndpoint: 'Switch Endpoint',
   sendOnceAnyway: 'Send once anyway',
   openBudgetSettings: 'Open budget settings',
+  rules: 'Rules',
 };
 
 const STATUS_LABELS: Partial<Record<TurnStatus, string>> = {

@@ -148,4 +148,57 @@ suite('Project rules: each format found and sent, by the files of the question, 
       await config.update('rules.enabled', undefined, vscode.ConfigurationTarget.Workspace);
     }
   });
+
+  test("the meter's Rules button: a file left out of this conversation only, sent again, and one turned off for the workspace (the real quick picks)", async () => {
+    const view = api.view as unknown as { receive(raw: unknown): Promise<void> };
+    const lastMeter = () => api.recorded.posted.flatMap((m) => (m.type === 'meter' && m.meter ? [m.meter] : [])).at(-1);
+    const conversationId = () => api.recorded.posted.flatMap((m) => (m.type === 'snapshot' ? [m.conversation.id] : [])).at(-1);
+    /**
+     * Clicks the Rules button and answers its two quick picks: `file` until the second pick's entries are drawn (each
+     * key sent only while they are not, so none reaches the second pick), then `action` until the picks close.
+     */
+    async function rulesButton(file: string[], action: string[]): Promise<void> {
+      const from = api.recorded.shown.length;
+      const second = () => api.recorded.shown.slice(from).some((t) => /^(Leave out of|Send with) this conversation/.test(t.text));
+      let settled = false;
+      const done = view.receive({ type: 'action', action: 'rules' }).finally(() => (settled = true));
+      const keys = (what: string, list: string[], until: () => boolean) => waitFor(what, async () => {
+        for (const k of list) {
+          if (until()) return true;
+          await vscode.commands.executeCommand(k);
+        }
+        return until();
+      }, 20_000);
+      await keys('the rule file picked', file, second);
+      await keys('the action picked', action, () => settled);
+      await done;
+    }
+    const six = ['RULE-AGENTS-PKG', 'RULE-COPILOT', 'RULE-TS-ONLY', 'RULE-CURSORRULES', 'RULE-CURSOR-MDC', 'RULE-CLAUDE'];
+    const config = vscode.workspace.getConfiguration('parley');
+    try {
+      await api.chat.newChat();
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six);
+      const id = conversationId();
+      // The first file listed (pkg/AGENTS.md), then "Leave out of this conversation".
+      await rulesButton(['quickInput.accept'], ['quickInput.accept']);
+      assert.deepEqual(lastMeter()?.rules?.find((r) => r.path === 'pkg/AGENTS.md'), { path: 'pkg/AGENTS.md', tokens: 0, note: 'off' }, 'the meter says it is off');
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six.slice(1), 'left out of the next request');
+      // Another conversation sends it; the first keeps its choice when it is opened again.
+      await api.chat.newChat();
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six, 'a new conversation sends every rule');
+      assert.ok(id && (await api.chat.openConversation(id)), 'the first conversation opens again');
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six.slice(1), 'kept with the conversation');
+      // Sent again: the file off is listed last; its first action is "Send with this conversation again".
+      await rulesButton(['quickInput.last', 'quickInput.last', 'quickInput.accept'], ['quickInput.accept']);
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six);
+      // For the workspace: the first file, then the last action, "Turn off for this workspace".
+      await rulesButton(['quickInput.accept'], ['quickInput.last', 'quickInput.last', 'quickInput.accept']);
+      assert.deepEqual(config.inspect('rules.off')?.workspaceValue, ['pkg/AGENTS.md'], 'written to the workspace settings');
+      await api.chat.newChat();
+      assert.deepEqual(markers(await ask(['pkg/a.ts'])), six.slice(1), 'off in every conversation of the workspace');
+    } finally {
+      await config.update('rules.off', undefined, vscode.ConfigurationTarget.Workspace);
+      await api.chat.newChat();
+    }
+  });
 });

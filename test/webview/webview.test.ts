@@ -1368,6 +1368,16 @@ describe('chat webview (Chromium)', function () {
         '  .cursor/rules/big.mdc: 4,000 tokens (cut at 16,000 characters)',
         '  CLAUDE.md: not sent (not allowed)',
       ]);
+      // The Rules button (issue 38): how many went, and a click asks the host for its list to turn one off or on.
+      await host({ type: 'meter', meter: { ...METER, rules: [{ path: 'AGENTS.md', tokens: 120 }, { path: 'CLAUDE.md', tokens: 0, note: 'off' }] } });
+      const rules = page.getByRole('button', { name: /^Rules: 1 of 2 rule files sent, 120 tokens\. Choose which go with this conversation$/ });
+      await rules.waitFor(WAIT);
+      assert.equal(await rules.textContent(), 'Rules 1/2');
+      assert.ok((await rules.getAttribute('title'))?.includes('  CLAUDE.md: off for this conversation'));
+      await rules.click();
+      assert.deepEqual(await waitPosted('action'), { type: 'action', action: 'rules' });
+      await host({ type: 'meter', meter: METER });
+      await rules.waitFor({ ...WAIT, state: 'hidden' });
 
       // A pure estimate, from the profile's setting; at the threshold it warns.
       await host({ type: 'meter', meter: { ...METER, used: 6554, corrected: false, windowSource: 'profile' } });
