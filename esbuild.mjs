@@ -70,6 +70,8 @@ const LAZY = {
   usageReport: 'src/core/usageReport.ts',
   /** Prompt files (`/name`): loaded by the first `/` typed at the start of the composer. */
   promptFiles: 'src/vscode/promptFiles.ts',
+  /** Select Model, Switch Endpoint, the presets and the resets: loaded by the first of these commands or header picks. */
+  endpointCommands: 'src/vscode/endpointCommands.ts',
 };
 
 /**

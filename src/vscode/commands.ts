@@ -4,7 +4,7 @@ import { PROPOSAL_SCHEME } from './apply/scheme';
 import { exportChat, newChat, showHistory, stop } from './chatCommands';
 import { revealChatView } from './chatView';
 import type * as EditorCommands from './editorCommands';
-import { resetAdaptations, resetWorkspaceOrigins, selectModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
+import type { EndpointCommandDeps } from './endpointCommands';
 import type { ExternalTools } from './externalTools';
 import type * as HeaderSecretCommand from './headerSecretCommand';
 import type { HistoryStore } from './history';
@@ -15,6 +15,7 @@ import type * as TestConnection from './testConnection';
 import type { UsageStore } from './usageStore';
 import { apply, disposeReviews } from './lazy/apply';
 import { editorCommands } from './lazy/editorCommands';
+import { endpointCommands } from './lazy/endpointCommands';
 import { headerSecretCommand } from './lazy/headerSecretCommand';
 import { mentions } from './lazy/mentions';
 import { testConnection } from './lazy/testConnection';
@@ -55,12 +56,12 @@ export function registerCommands(s: CommandDeps): vscode.Disposable[] {
     'parley.showUsage': () => showUsageReport(s.reports),
     'parley.resetUsage': () => resetUsage(s.usage),
     'parley.testConnection': () => testConnection().testConnection(s),
-    'parley.resetAdaptations': () => resetAdaptations(s),
-    'parley.resetWorkspaceOrigins': () => resetWorkspaceOrigins(s),
-    'parley.selectModel': () => selectModel(s),
+    'parley.resetAdaptations': () => endpointCommands().resetAdaptations(s),
+    'parley.resetWorkspaceOrigins': () => endpointCommands().resetWorkspaceOrigins(s),
+    'parley.selectModel': () => endpointCommands().selectModel(s),
     'parley.showLog': () => s.log.show(),
     'parley.chooseTools': () => s.externalTools.choose(),
-    'parley.switchEndpoint': () => switchEndpoint(s),
+    'parley.switchEndpoint': () => endpointCommands().switchEndpoint(s),
     'parley.setHeaderSecret': (name, value, origins) => headerSecretCommand().setHeaderSecret(s, name, value, origins),
     'parley.testAllEndpoints': () => testConnection().testAllEndpoints(s),
     'parley.compact': () => s.chat.compact(),

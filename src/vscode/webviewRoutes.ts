@@ -9,7 +9,8 @@ import { pickImage, stop } from './chatCommands';
 import { openLink } from './chatView';
 import { openBudgetSettings, openSettings } from './config';
 import { insertCode, openCode } from './editors';
-import { applyPreset, selectModel, setModel, switchEndpoint, type EndpointCommandDeps } from './endpointCommands';
+import type { EndpointCommandDeps } from './endpointCommands';
+import { endpointCommands } from './lazy/endpointCommands';
 import { markNoKey, setApiKey } from './keyCommands';
 import type { MentionDeps } from './mentions';
 import type { TestConnectionDeps } from './testConnection';
@@ -30,7 +31,7 @@ export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknow
   openSettings: () => openSettings(),
   testConnection: (s) => testConnection().testConnection(s),
   showLog: (s) => s.log.show(),
-  switchEndpoint: (s) => switchEndpoint(s),
+  switchEndpoint: (s) => endpointCommands().switchEndpoint(s),
   compact: (s) => s.chat.compact(),
   compactRetry: (s) => s.chat.compactAndRetry(),
   // Only this button gives a pass: nothing a model writes reaches it.
@@ -61,9 +62,9 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
   deleteDamaged: (m, s) => s.chat.files.deleteDamaged(m.id),
   clearHistory: (_, s) => s.chat.clearHistory(),
   action: (m, s) => ACTION_ROUTES[m.action](s),
-  applyPreset: (m, s) => applyPreset(s, m.id),
-  pickModel: (_, s) => selectModel(s),
-  setModel: (m, s) => setModel(s, m.model),
+  applyPreset: (m, s) => endpointCommands().applyPreset(s, m.id),
+  pickModel: (_, s) => endpointCommands().selectModel(s),
+  setModel: (m, s) => endpointCommands().setModel(s, m.model),
   setProfile: (m, s) => s.chat.setProfile(m.name),
   pickImage: (_, s) => pickImage(s.chat),
   removeContext: (m, s) => s.chat.context.remove(m.id),
