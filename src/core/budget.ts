@@ -53,7 +53,7 @@ export function findPrice(prices: BudgetPrices, host: string, model: string): Fo
   const p = profile !== undefined && Object.prototype.hasOwnProperty.call(prices.profiles, profile) ? prices.profiles[profile] : undefined;
   const listed = prices.listed && Object.prototype.hasOwnProperty.call(prices.listed, host) ? prices.listed[host] : undefined;
   const found: Array<[Price | undefined, FoundPrice['source']]> = [
-    [p && !p.workspace ? own(p.models) : undefined, 'profile'], [own(prices.pricing), 'pricing'], [own(listed?.models), 'list'],
+    [p && (p.workspace ? own(p.user) : own(p.models)), 'profile'], [own(prices.pricing), 'pricing'], [own(listed?.models), 'list'],
     [own(p?.models), 'workspace'], [own(prices.workspacePricing), 'workspace'],
   ];
   const [price, source] = found.find(([x]) => x !== undefined) ?? [undefined, 'none'];

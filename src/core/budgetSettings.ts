@@ -29,8 +29,11 @@ export interface BudgetLimit {
  */
 export interface BudgetPrices {
   pricing: Record<string, Price>;
-  /** By profile name, by model id; `workspace`: the profile came from a workspace (the user's pricing wins over it). */
-  profiles: Record<string, { workspace: boolean; models: Record<string, Price> }>;
+  /**
+   * By profile name, by model id; `workspace`: the profile came from a workspace (the user's pricing wins over it), and
+   * `user` the prices of the user's profile of the same name that it replaced (they still come first).
+   */
+  profiles: Record<string, { workspace: boolean; models: Record<string, Price>; user?: Record<string, Price> }>;
   /** The model lists' prices, by ledger host. */
   listed?: LearnedPrices;
   /** `parley.pricing` as a trusted workspace set it: counted only where nothing of the user's or a model list prices. */

@@ -10,7 +10,7 @@ import {
 } from '../core/budget';
 import type { BudgetPrices } from '../core/budgetSettings';
 import type { ReportPrices } from '../core/priceSources';
-import { isWorkspaceProfile } from '../core/profiles';
+import { isWorkspaceProfile, type Profile } from '../core/profiles';
 import { inFlightLedger } from '../core/reservations';
 import { estimatePromptTokens, estimateTokens } from '../core/tokenEstimate';
 import type { ChatMessage, ModelInfo, StreamEvent, ToolDefinition } from '../core/types';
@@ -25,7 +25,7 @@ export { learnPrices } from './priceBook';
 
 /** What the budget needs of one request. */
 export interface GuardedRequest {
-  settings: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles' | 'model' | 'profile'>;
+  settings: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles' | 'userProfiles' | 'model' | 'profile'>;
   messages: readonly ChatMessage[];
   tools?: readonly ToolDefinition[];
   maxOutputTokens?: number;
@@ -76,7 +76,9 @@ async function knownPrice(r: GuardedRequest, state: vscode.Memento, now: number)
     prices = pricesOf(s, state);
     found = findPrice(prices, r.host, s.model);
   }
-  if (!dollars || found.price) return { prices, price: found.price };
+  // A workspace's price alone (no price of the user's or a model list's) counts as none: it cannot let a request past
+  // the question, nor VS Code's chat past its refusal (a repository could price a model at 0).
+  if (!dollars || (found.price && found.source !== 'workspace')) return { prices, price: found.price };
   const answer = await unpricedAnswer(state, r.host, s.model, limitName(dollars), asks(r.source) ? r.prompts?.unknownPrice ?? askUnknownPrice : undefined);
   if (answer === 'uncounted') return { prices };
   return { prices, unpriced: { limit: dollars, why: answer === 'block' ? 'blocked' : answer ?? 'dismissed' } };
@@ -177,25 +179,30 @@ function profileOf(s: Pick<Settings, 'profile'>): string | undefined {
 }
 
 /** The status bar's budget lines and whether a warn limit is reached. */
-export function budgetTooltip(s: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
+export function budgetTooltip(s: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles' | 'userProfiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
   return budgetStatus(limitStatus(s.budget, ledger, pricesOf(s, state), now), now);
 }
 
 /** The prices the budget counts with: `parley.pricing`, each profile's models' own, and what model lists said. */
-export function pricesOf(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles'>, state?: Pick<vscode.Memento, 'get'>): BudgetPrices {
+export function pricesOf(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles' | 'userProfiles'>, state?: Pick<vscode.Memento, 'get'>): BudgetPrices {
   const profiles: BudgetPrices['profiles'] = {};
-  for (const p of s.profiles) {
-    if (p.source === 'implicit') continue;
+  const priced = (p: Profile) => {
     const models: Record<string, Price> = {};
     for (const [id, o] of Object.entries(p.models)) if (o.price) models[id] = o.price;
-    profiles[p.name.replace(/\|/g, '/')] = { workspace: isWorkspaceProfile(p), models };
+    return models;
+  };
+  for (const p of s.profiles) {
+    if (p.source === 'implicit') continue;
+    // A workspace profile named as one of the user's replaced it: the user's prices still come first.
+    const mine = isWorkspaceProfile(p) ? s.userProfiles?.find((u) => u.name === p.name && u.source === 'user') : undefined;
+    profiles[p.name.replace(/\|/g, '/')] = { workspace: isWorkspaceProfile(p), models: priced(p), ...(mine ? { user: priced(mine) } : {}) };
   }
   // `pricing` is a trusted workspace's where it sets one: after the user's own and the model lists'.
   return { pricing: s.userPricing ?? s.pricing, profiles, listed: state ? learnedPrices(state) : {}, workspacePricing: s.pricing };
 }
 
 /** How the usage report prices each ledger row (the budget's prices, in the same order) and says where they came from. */
-export function reportPricing(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles'>, state: Pick<vscode.Memento, 'get'>): ReportPrices {
+export function reportPricing(s: Pick<Settings, 'pricing' | 'userPricing' | 'profiles' | 'userProfiles'>, state: Pick<vscode.Memento, 'get'>): ReportPrices {
   const prices = pricesOf(s, state);
   return { find: (host, model) => findPrice(prices, host, model), answers: unpricedAnswers(state) };
 }

@@ -66,6 +66,8 @@ export interface Settings {
    * the user's first and a workspace's only where nothing else (a model list) prices the model.
    */
   userPricing?: Record<string, Price>;
+  /** The user's own profiles, where a trusted workspace adds its own: a user profile's prices outlive a workspace one of the same name. */
+  userProfiles?: Profile[];
   /** `parley.budget` and each profile's `budget`: the user's limits, plus any a trusted workspace adds (core/budget.ts). */
   budget: BudgetLimit[];
   logLevel: 'off' | 'info' | 'debug' | 'trace';
@@ -146,6 +148,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: prices(get('pricing')),
     userPricing: prices(c.inspect('pricing')?.globalValue),
+    userProfiles: trusted ? readProfiles({ baseUrl: '', model }, [{ value: lists?.globalValue, source: 'user' }]).profiles : undefined,
     budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted),
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),

@@ -107,6 +107,9 @@ describe('budget periods in local time', () => {
     // A workspace profile cannot make the user's priced model cheaper.
     const ws: BudgetPrices = { ...prices, profiles: { Work: { workspace: true, models: { m: { input: 0, output: 0 } } } } };
     assert.equal(spentIn({ period: 'day', unit: 'dollars', profile: 'Work' }, ledger, ws, NOW), 1);
+    // Nor by replacing the user's profile of the same name: the user's own price of it still comes first.
+    const shadow: BudgetPrices = { ...prices, profiles: { Work: { workspace: true, models: { m: { input: 0, output: 0 } }, user: { m: { input: 10, output: 10 } } } } };
+    assert.equal(spentIn({ period: 'day', unit: 'dollars', profile: 'Work' }, ledger, shadow, NOW), 10);
   });
 });
 

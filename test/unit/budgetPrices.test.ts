@@ -135,6 +135,32 @@ describe('budget prices (plain Node)', () => {
     assert.equal(asked, 3);
   });
 
+  it("a workspace's price alone is no price: the question is asked, a Block holds, VS Code's chat is refused", async () => {
+    const state = memento();
+    const guard = new BudgetGuard(usage, state);
+    const asked: string[] = [];
+    const prompts = { unknownPrice: async (model: string) => (asked.push(model), 'block' as const) };
+    // A trusted workspace prices the model at 0 (settings.pricing is the workspace's; the user priced nothing).
+    const free = (r: GuardedRequest): GuardedRequest => ({ ...r, settings: { ...r.settings, pricing: { mystery: { input: 0, output: 0 } }, userPricing: {} } });
+    const huge = { maxOutputTokens: 10_000_000, prompts };
+    assert.equal((await guard.check(free(request('mystery', huge)))).kind, 'block');
+    assert.deepEqual(asked, ['mystery'], 'asked, as for a model with no price');
+    assert.equal((await guard.check(free(request('mystery', huge)))).kind, 'block', 'the Block answer holds');
+    assert.equal((await guard.check(free(request('mystery', { ...huge, source: 'vscode-chat' })))).kind, 'block');
+    // A workspace profile named as the user's: the user's price of the model still counts (and no question).
+    const user = readProfiles({ baseUrl: '', model: 'm' }, [{ value: [{ name: 'Work', baseUrl: server.url, models: { gpt: { price: { input: 10, output: 30 } } } }], source: 'user' }]).profiles;
+    const merged = readProfiles({ baseUrl: '', model: 'm' }, [
+      { value: [{ name: 'Work', baseUrl: server.url, models: { gpt: { price: { input: 10, output: 30 } } } }], source: 'user' },
+      { value: [{ name: 'Work', baseUrl: server.url, models: { gpt: { price: { input: 0, output: 0 } } } }], source: 'workspace' },
+    ]).profiles;
+    const work = merged.find((p) => p.name === 'Work')!;
+    assert.equal(work.source, 'workspace', 'the workspace profile replaced the user one');
+    // 100,000 tokens of reply at the user's $30 per million: $3, past the $1 limit.
+    const r = request('gpt', { maxOutputTokens: 100_000, prompts, host: `Work (${new URL(server.url).host})` });
+    assert.equal((await guard.check({ ...r, settings: { ...r.settings, profiles: merged, userProfiles: user, profile: work } })).kind, 'block');
+    assert.deepEqual(asked, ['mystery']);
+  });
+
   it('asks nothing while only token limits apply, and reads no model list for them', async () => {
     const guard = new BudgetGuard(usage, memento());
     let asked = 0;
