@@ -43,23 +43,24 @@ function userFolder(): vscode.Uri | undefined {
 }
 
 /**
- * Every prompt file: the workspace's (through the workspace gate, so an excluded one is not read), then the user's; a
- * name already found is not listed again. A file that cannot be read is left out.
+ * Every prompt file: the user's, then the workspace's (through the workspace gate, so an excluded one is not read); a
+ * name already found is not listed again, so a repository cannot take the name of one of the user's own prompts. A
+ * file that cannot be read is left out.
  */
 async function findPrompts(ws: WorkspaceGate): Promise<Found[]> {
   const out: Found[] = [];
   const add = (f: Found) => !out.some((o) => o.file.name === f.file.name) && out.push(f);
+  const user = userFolder();
+  for (const uri of user ? await promptUris(user) : []) {
+    const bytes = await Promise.resolve(vscode.workspace.fs.readFile(uri)).catch(() => undefined);
+    if (bytes && bytes.length <= MAX_PROMPT_BYTES) add({ file: parsePromptFile(uri.path, decodeText(bytes)), dir: '', source: 'user' });
+  }
   for (const folder of ws.folders) {
     for (const uri of await promptUris(vscode.Uri.joinPath(folder.uri, PROMPTS_DIR))) {
       const t = ws.fromUri(uri);
       const text = t && (await readChecked(ws, t).catch(() => undefined));
       if (t && text !== undefined) add({ file: parsePromptFile(uri.path, text), dir: t.shown.replace(/\/?[^/]*$/, ''), source: t.shown });
     }
-  }
-  const user = userFolder();
-  for (const uri of user ? await promptUris(user) : []) {
-    const bytes = await Promise.resolve(vscode.workspace.fs.readFile(uri)).catch(() => undefined);
-    if (bytes && bytes.length <= MAX_PROMPT_BYTES) add({ file: parsePromptFile(uri.path, decodeText(bytes)), dir: '', source: 'user' });
   }
   return out;
 }
@@ -137,7 +138,8 @@ export async function runPrompt(s: MentionDeps, name: string, args: string): Pro
   const filled = fillPrompt(file.body, parseArguments(args, promptInputs(file.body)), editor);
   if ('missing' in filled) return refuse(missingWords(name, filled.missing));
   if (!filled.text.trim()) return refuse(`/${name} was not sent: its body is empty.`);
-  const refused = await attachMentions(s, ws, found.dir, filled.text);
+  // The files the prompt file itself mentions: not those named in the arguments or the selection filled into it.
+  const refused = await attachMentions(s, ws, found.dir, file.body);
   const unknown = file.tools?.filter((t) => !knownTools(s).has(t)) ?? [];
   // In Restricted Mode a workspace's prompt file is still the reader's pick, sent as their words, but the repository
   // does not choose where (or at what price) it goes.

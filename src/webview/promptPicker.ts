@@ -7,12 +7,12 @@ const LIST_ID = 'prompt-list';
 
 /** The `/query` at the start of the draft that the caret is in (no whitespace between the `/` and the caret). */
 export function promptQueryAt(text: string, caret: number): string | undefined {
-  return /^\/([\w.-]*)$/.exec(text.slice(0, caret))?.[1];
+  return /^\/(\S*)$/.exec(text.slice(0, caret))?.[1];
 }
 
 /** A draft that runs a prompt file: `/name` at the start, then its arguments. */
 export function promptCall(text: string): { name: string; args: string } | undefined {
-  const m = /^\/([\w.-]+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  const m = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
   return m ? { name: m[1], args: m[2] ?? '' } : undefined;
 }
 

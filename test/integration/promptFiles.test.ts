@@ -130,19 +130,22 @@ suite('Prompt files (/name)', function () {
     await vscode.workspace.fs.delete(vscode.Uri.joinPath(prompts, 'explain.prompt.md'));
   });
 
-  test('the user\'s prompts folder (parley.prompts.userFolder) is listed after the workspace\'s; a workspace name wins', async () => {
+  test('the user\'s prompts folder (parley.prompts.userFolder) is listed first: a workspace cannot take one of its names', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'parley-prompts-'));
     try {
       await fs.writeFile(path.join(dir, 'mine.prompt.md'), '---\ndescription: My own\n---\nHello from my folder.');
-      await fs.writeFile(path.join(dir, 'write-test.prompt.md'), '---\ndescription: Shadowed\n---\nNot this one.');
+      await fs.writeFile(path.join(dir, 'write-test.prompt.md'), '---\ndescription: My own write-test\n---\nMine: ${input:fn}');
       await userSettings({ 'prompts.userFolder': dir });
       await route({ type: 'promptQuery' });
       const m = await waitFor('prompt candidates', () => lastOf('promptCandidates'));
       assert.deepEqual(m.items.map((i) => [i.name, i.description, i.source]), [
-        ['read-secrets', 'Names an excluded file', '.github/prompts/read-secrets.prompt.md'],
-        ['write-test', 'Write a unit test', '.github/prompts/write-test.prompt.md'],
         ['mine', 'My own', 'user'],
+        ['write-test', 'My own write-test', 'user'],
+        ['read-secrets', 'Names an excluded file', '.github/prompts/read-secrets.prompt.md'],
       ]);
+      // Run, it is the user's text; a file named in the argument is not attached (only the prompt file's own mentions).
+      await route({ type: 'runPrompt', name: 'write-test', args: '@tools/notes.md' });
+      assert.equal(textOf((chats(server).at(-1)?.json as { messages: Message[] }).messages.at(-1) as Message), 'Mine: @tools/notes.md');
       await route({ type: 'runPrompt', name: 'mine', args: '' });
       assert.equal(textOf((chats(server).at(-1)?.json as { messages: Message[] }).messages.at(-1) as Message), 'Hello from my folder.');
     } finally {

@@ -131,6 +131,22 @@ describe('the / picker for prompt files (Chromium)', function () {
     assert.equal(await box().inputValue(), '/write-test');
   });
 
+  it('a name beyond ASCII letters (überprüfen, fix:bug) is listed, filtered and run like any other', async () => {
+    await box().pressSequentially('/über');
+    await answer([...PROMPTS, { name: 'überprüfen', description: 'Prüfen', source: 'user' }, { name: 'fix:bug', description: 'Fix', source: 'user' }]);
+    await page.getByRole('option', { name: /\/überprüfen/ }).waitFor(WAIT);
+    assert.equal(await page.getByRole('option').count(), 1);
+    await box().press('Enter');
+    await box().pressSequentially('alles');
+    await box().press('Enter');
+    await box().fill('/fix:bug');
+    await box().press('Escape');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).filter((m) => m.type === 'send' || m.type === 'runPrompt'), [
+      { type: 'runPrompt', name: 'überprüfen', args: 'alles' }, { type: 'runPrompt', name: 'fix:bug', args: '' },
+    ]);
+  });
+
   it('says where prompt files go when there are none, and a click picks', async () => {
     await box().pressSequentially('/');
     await answer([]);
