@@ -37,7 +37,15 @@ export class BudgetGuard {
   async check(r: GuardedRequest): Promise<GuardedDecision> {
     if (r.settings.budget.length === 0) return { kind: 'send' };
     const d = await budget().guardRequest(r, { usage: this.usage, warned: new Set(this.state.get<string[]>(WARNED_STATE, [])), passes: this.passes, log: this.log, state: this.state });
-    if (d.kind !== 'send' && d.warnings.length > 0) await this.remember(d.warnings);
+    if (d.kind !== 'send' && d.warnings.length > 0) {
+      try {
+        await this.remember(d.warnings);
+      } catch (e) {
+        // The caller never gets the decision: its reservation is let go here.
+        await d.release?.();
+        throw e;
+      }
+    }
     return d;
   }
 

@@ -36,23 +36,24 @@ function alive(pid: number): boolean {
  */
 export async function underLock<T>(dir: string, fn: (locked: boolean) => Promise<T>): Promise<T> {
   const path = join(dir, LOCK);
-  const locked = await lock(dir, path);
+  const owner = await lock(dir, path);
   try {
-    return await fn(locked);
+    return await fn(owner !== undefined);
   } finally {
-    if (locked) await fs.rm(path, { force: true }).catch(() => {});
+    // Only a lock still ours: one that outlived LOCK_STALE_MS may have been taken over by another window meanwhile.
+    if (owner !== undefined && (await readTextIfExists(path).catch(() => undefined)) === owner) await fs.rm(path, { force: true }).catch(() => {});
   }
 }
 
-/** Creates the lock file exclusively: the one create that succeeds, across processes, holds it. */
-async function lock(dir: string, path: string): Promise<boolean> {
+/** Creates the lock file exclusively: the one create that succeeds, across processes, holds it. Returns what it wrote. */
+async function lock(dir: string, path: string): Promise<string | undefined> {
   const until = Date.now() + LOCK_WAIT_MS;
-  const owner = JSON.stringify({ pid: process.pid, machine });
+  const owner = JSON.stringify({ pid: process.pid, machine, id: randomUUID() });
   let made = false;
   for (;;) {
     try {
       await fs.writeFile(path, owner, { flag: 'wx' });
-      return true;
+      return owner;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' && !made) {
@@ -61,7 +62,7 @@ async function lock(dir: string, path: string): Promise<boolean> {
       }
       // EPERM, EBUSY: on Windows a lock just removed while another window read it can be created again only once
       // that read ends. Any other error (a folder that cannot be written) goes on without the lock at once.
-      if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'EBUSY') return false;
+      if (code !== 'EEXIST' && code !== 'EPERM' && code !== 'EBUSY') return undefined;
     }
     if (await abandoned(path)) {
       // Two windows that both find it abandoned may both remove it, the second one the first's new lock: only after
@@ -69,7 +70,7 @@ async function lock(dir: string, path: string): Promise<boolean> {
       await fs.rm(path, { force: true }).catch(() => {});
       continue;
     }
-    if (Date.now() >= until) return false;
+    if (Date.now() >= until) return undefined;
     await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
   }
 }

@@ -444,24 +444,24 @@ export class Requester {
       settings: t.settings, messages: opts.messages, tools: settings.tools, maxOutputTokens: settings.maxTokens, passKey: opts.budgetKey, stream: opts,
       host: usageHost(t), source: opts.source, models: (signal) => listModelInfo(this.clientOptions(t, signal)), prompts: this.prompts,
     });
-    if (budget.kind !== 'send') this.say(budget.warnings, opts);
-    if (budget.kind === 'block') {
-      this.log.warn(`${opts.source} request to ${t.endpoint.url} model=${model}: ${budget.words}`);
-      return { result: blockedResult(budget.words), target: t, dropped: [], durationMs: 0 };
-    }
-    for (const a of t.settings.adjusted) {
-      if (this.adjustmentsLogged.has(a)) continue;
-      this.adjustmentsLogged.add(a);
-      this.log.warn(a);
-    }
-    this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
-    if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
     let sent: Awaited<ReturnType<Requester['exchange']>>;
     try {
+      if (budget.kind !== 'send') this.say(budget.warnings, opts);
+      if (budget.kind === 'block') {
+        this.log.warn(`${opts.source} request to ${t.endpoint.url} model=${model}: ${budget.words}`);
+        return { result: blockedResult(budget.words), target: t, dropped: [], durationMs: 0 };
+      }
+      for (const a of t.settings.adjusted) {
+        if (this.adjustmentsLogged.has(a)) continue;
+        this.adjustmentsLogged.add(a);
+        this.log.warn(a);
+      }
+      this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
+      if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
       sent = await this.exchange(t, opts, settings, budget.watch, started);
     } finally {
-      // Only now (also when the caller's onEvent threw): until its usage is on disk, other windows count this request
-      // by its reservation.
+      // Only now (also when the caller's onEvent or a warning's words threw): until its usage is on disk, other windows
+      // count this request by its reservation.
       await budget.release?.();
     }
     const { r, usage, counted, durationMs, dropped } = sent;

@@ -16,6 +16,7 @@ import { readProfiles } from '../../src/core/profiles';
 import { inFlightLedger, parseReservation, RESERVATION_MAX_MS, reservationLive, type Reservation } from '../../src/core/reservations';
 import { dayOf } from '../../src/core/usageLedger';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
+import { underLock } from '../../src/vscode/budgetReservations';
 import { UsageStore } from '../../src/vscode/usageStore';
 import { memoryState } from '../support/memoryState';
 
@@ -139,6 +140,30 @@ if (process.env.PARLEY_BUDGET_WINDOW) {
       const free = await a.guard.check({ ...request(), settings: { ...request().settings, budget: [] } });
       assert.deepEqual([free.kind, free.release], ['send', undefined]);
       await assert.rejects(fs.stat(inflight(storage)), 'no lock, no reservation: nothing on disk with no limit set');
+    });
+
+    it('a reservation is let go when the warnings cannot be remembered (the caller never gets it to release)', async () => {
+      const { usage } = open();
+      await record(usage, 500);
+      const broken = { ...memoryState(), update: () => Promise.reject(new Error('state is gone')) };
+      const guard = new BudgetGuard(usage, broken);
+      // 500 spent (50 % of the limit: a warning to remember) and a request of about 400 that fits: sent, reserved.
+      await assert.rejects(guard.check(request()), /state is gone/);
+      assert.deepEqual(await reservations(storage), [], 'no reservation left behind');
+    });
+
+    it('a holder that outlived its lock leaves the lock of the window that took it over', async () => {
+      const dir = inflight(storage);
+      const theirs = JSON.stringify({ pid: 1, machine: 'another', id: 'x' });
+      await underLock(dir, async (locked) => {
+        assert.equal(locked, true);
+        // Past LOCK_STALE_MS another window took the lock over (removed ours, wrote its own).
+        await fs.writeFile(path.join(dir, 'lock'), theirs);
+      });
+      assert.equal(await fs.readFile(path.join(dir, 'lock'), 'utf8'), theirs, 'the other window keeps its lock');
+      await fs.rm(path.join(dir, 'lock'));
+      await underLock(dir, async () => {});
+      await assert.rejects(fs.stat(path.join(dir, 'lock')), 'its own lock is removed');
     });
 
     it("a crashed window's lock and reservations do not block", async () => {

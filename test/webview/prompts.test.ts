@@ -133,7 +133,7 @@ describe('the / picker for prompt files (Chromium)', function () {
 
   it('a name beyond ASCII letters (überprüfen, fix:bug) is listed, filtered and run like any other', async () => {
     await box().pressSequentially('/über');
-    await answer([...PROMPTS, { name: 'überprüfen', description: 'Prüfen', source: 'user' }, { name: 'fix:bug', description: 'Fix', source: 'user' }]);
+    await answer([...PROMPTS, { name: 'überprüfen', description: 'Prüfen', source: 'user', hint: '' }, { name: 'fix:bug', description: 'Fix', source: 'user', hint: '' }]);
     await page.getByRole('option', { name: /\/überprüfen/ }).waitFor(WAIT);
     assert.equal(await page.getByRole('option').count(), 1);
     await box().press('Enter');
