@@ -70,6 +70,8 @@ const LAZY = {
   usageReport: 'src/core/usageReport.ts',
   /** Prompt files (`/name`): loaded by the first `/` typed at the start of the composer. */
   promptFiles: 'src/vscode/promptFiles.ts',
+  /** The panel's reasoning effort (its offer, choice and learning): loaded by the panel's first header. */
+  reasoningEffort: 'src/vscode/reasoningEffort.ts',
 };
 
 /**
