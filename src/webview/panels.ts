@@ -6,9 +6,10 @@ import { ACTION_LABELS, actionButton } from './turn';
 import { post } from './vscodeApi';
 
 /**
- * Profile switcher (with two or more profiles), model picker, endpoint, demo badge, New chat and History buttons, and
- * the context meter on a line of its own. Only the profile and model part is rebuilt on each render; the buttons and
- * the meter stay, and a profile or model control that had the focus has it again after a render.
+ * Profile switcher (with two or more profiles), model picker, reasoning effort (where offered), endpoint, demo badge,
+ * New chat and History buttons, and the context meter on a line of its own. Only the profile, model and effort part is
+ * rebuilt on each render; the buttons and the meter stay, and a control of that part that had the focus has it again
+ * after a render.
  */
 export class Header {
   readonly el: HTMLElement;
