@@ -72,6 +72,8 @@ const LAZY = {
   promptFiles: 'src/vscode/promptFiles.ts',
   /** Select Model, Switch Endpoint, the presets and the resets: loaded by the first of these commands or header picks. */
   endpointCommands: 'src/vscode/endpointCommands.ts',
+  /** The panel's reasoning effort (its offer, choice and learning): loaded by the panel's first header. */
+  reasoningEffort: 'src/vscode/reasoningEffort.ts',
 };
 
 /**

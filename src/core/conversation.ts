@@ -59,6 +59,8 @@ export interface Conversation {
    */
   profile?: string;
   model?: string;
+  /** The header's reasoning effort for this conversation's model ("" the server's default); unset, the one last chosen for the model. */
+  effort?: string;
   /** The last single request's estimated prompt next to the server's prompt_tokens: corrects the context meter. */
   lastPrompt?: LastUsage;
 }

@@ -30,6 +30,8 @@ const ADAPTABLE_PARAMS = [
   'stream_options', 'response_format', 'max_tokens', 'temperature', 'top_p',
   'presence_penalty', 'frequency_penalty', 'tools', 'parallel_tool_calls',
   'tool_choice', 'seed',
+  // The panel's reasoning effort (core/reasoningEffort.ts): `reasoning` is OpenRouter's form of it.
+  'reasoning_effort', 'reasoning',
 ] as const;
 
 /**
@@ -57,7 +59,8 @@ function rejectedParam(error: ParleyError, body: Record<string, unknown>): strin
   const sent = ADAPTABLE_PARAMS.filter((p) => body[p] !== undefined);
   const param = error.param?.replace(/^body\./, '');
   if (param) return sent.find((p) => param === p || param.startsWith(`${p}.`) || param.startsWith(`${p}[`));
-  const text = `${error.providerMessage ?? ''} ${error.message}`;
+  // xAI names the effort as its own API does: "Model grok-4-latest does not support parameter reasoningEffort."
+  const text = `${error.providerMessage ?? ''} ${error.message}`.replace('reasoningEffort', 'reasoning_effort');
   return sent.find((p) => new RegExp(`(^|[^a-z_])${p}([^a-z_]|$)`).test(text));
 }
 

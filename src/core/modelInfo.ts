@@ -49,6 +49,7 @@ function modelInfoFrom(entry: unknown): ModelInfo | undefined {
   if (isRecord(caps) && typeof caps.function_calling === 'boolean') info.toolCalling = caps.function_calling;
   else if (Array.isArray(caps)) info.toolCalling = caps.includes('tool_use') || caps.includes('tools');
   else if (Array.isArray(params)) info.toolCalling = params.includes('tools');
+  if (Array.isArray(params) && params.includes('reasoning')) info.reasoning = true;
   const modalities = isRecord(entry.architecture) ? entry.architecture.input_modalities : undefined;
   if (isRecord(caps) && typeof caps.vision === 'boolean') info.imageInput = caps.vision;
   else if (Array.isArray(modalities)) info.imageInput = modalities.includes('image');

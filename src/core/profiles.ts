@@ -17,6 +17,11 @@ export interface ModelOverride {
   /** Fields added to the request body as they are (`top_k`, `options`…); Parley's own fields are not replaced. */
   extraBody?: Record<string, unknown>;
   sendReasoningBack?: boolean;
+  /**
+   * The panel offers a reasoning effort for this model: true (low, medium, high), the server's own words, or false
+   * (never). As written: core/reasoningEffort.ts's profileEfforts reads it.
+   */
+  reasoningEffort?: unknown;
 }
 
 /** Where a profile was defined. `implicit` is the one made from parley.baseUrl and parley.model. */
@@ -85,6 +90,8 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
     if (Array.isArray(raw.neverSend) && raw.neverSend.every((x) => typeof x === 'string')) o.neverSend = raw.neverSend as string[];
     else problems.push(`${where}.neverSend must be a list of request field names; ignored.`);
   }
+  // As written: core/reasoningEffort.ts (a lazy bundle) reads it, and package.json's schema tells the user what it takes.
+  if (raw.reasoningEffort !== undefined) o.reasoningEffort = raw.reasoningEffort;
   if (raw.extraBody !== undefined) {
     if (isRecord(raw.extraBody)) {
       const extra: Record<string, unknown> = {};

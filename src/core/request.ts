@@ -24,10 +24,12 @@ export interface RequestSettings {
   neverSend?: string[];
 }
 
-/** What Parley learnt about a server and model: parameters it refuses, and whether it wants max_completion_tokens. */
+/** What Parley learnt about a server and model: parameters it refuses, whether it wants max_completion_tokens, and more. */
 export interface Adaptations {
   drop?: string[];
   maxCompletionTokens?: boolean;
+  /** A request that carried a reasoning effort succeeded, or a reply came with reasoning: the header offers an effort. */
+  reasoningEffort?: true;
 }
 
 /** A setting's value as a person would write it: JSON, except numbers JSON cannot hold (NaN, Infinity). */

@@ -106,7 +106,7 @@ const turn = shape<Turn>(
 
 const conversation = shape<Conversation>(
   { id: text, title: text, createdAt: num, updatedAt: num, turns: list(turn) },
-  { toolsOff: flag, rulesOff: list(text), profile: text, model: text, lastPrompt: shape<LastUsage>({ estimated: num, actual: num }, {}) },
+  { toolsOff: flag, rulesOff: list(text), profile: text, model: text, effort: text, lastPrompt: shape<LastUsage>({ estimated: num, actual: num }, {}) },
 );
 
 /**

@@ -118,6 +118,8 @@ export interface ModelInfo {
   server?: ServerKind;
   /** False when the server says the model is not loaded (LM Studio `state`, llama.cpp router `status`). */
   loaded?: boolean;
+  /** Whether the server says the model takes a reasoning effort (`reasoning` in OpenRouter's `supported_parameters`). */
+  reasoning?: boolean;
   /** The entry's `pricing` object as listed, read only by the budget (core/priceSources.ts says which fields count). */
   pricing?: Record<string, unknown>;
 }

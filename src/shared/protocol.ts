@@ -233,6 +233,14 @@ export interface HeaderView {
   profile: string;
   /** Every profile the header can switch to, in settings order (the implicit one from parley.baseUrl first). */
   profiles: ProfileChoice[];
+  /** The reasoning efforts the model is offered with, when it is (core/reasoningEffort.ts says when). */
+  effort?: EffortView;
+}
+
+/** The header's reasoning effort: what it offers, and the open conversation's choice ("" for the server's default). */
+export interface EffortView {
+  options: string[];
+  value: string;
 }
 
 /** One endpoint profile, as the header's switcher lists it. */
@@ -454,6 +462,8 @@ export const WEBVIEW_MESSAGES = {
   setModel: { model: text('modelChars') },
   /** The header's profile switcher: this conversation (and new ones) use that profile. */
   setProfile: { name: text('modelChars') },
+  /** The header's reasoning effort for this conversation ("": the server's default); the host sends only one it offered. */
+  setEffort: { effort: text(64) },
   pickImage: {},
   removeContext: byId,
   /**

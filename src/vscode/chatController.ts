@@ -108,9 +108,12 @@ export class ChatController {
     return this.conversation;
   }
 
-  /** The open conversation's profile and model; unset parts follow parley.endpoint and the profile's model. */
+  /**
+   * The open conversation's profile, model and reasoning effort; unset parts follow parley.endpoint and the profile's
+   * model, and the effort last chosen for the model (null).
+   */
   selection(): Selection {
-    return { profile: this.conversation.profile, model: this.conversation.model };
+    return { profile: this.conversation.profile, model: this.conversation.model, effort: this.conversation.effort ?? null };
   }
 
   get generating(): boolean {
@@ -270,7 +273,7 @@ export class ChatController {
     const p = this.parts.settings.current.profiles.find((x) => x.name === name);
     if (!p) return false;
     this.conversation.profile = p.name;
-    this.conversation.model = undefined;
+    this.conversation.model = this.conversation.effort = undefined;
     if (this.conversation.turns.length) await this.files.save(this.conversation);
     await this.parts.ui.writeUserSetting('endpoint', p.source === 'implicit' ? '' : p.name);
     await this.endpointChanged();
@@ -284,6 +287,8 @@ export class ChatController {
    */
   async setModel(model: string, here?: boolean): Promise<void> {
     const p = this.requester.selected(this.selection()).profile;
+    // The effort chosen was the old model's: the new one's last choice applies.
+    this.conversation.effort = undefined;
     this.conversation.model = model;
     if (this.conversation.turns.length) await this.files.save(this.conversation);
     if (!here && (!p || p.source === 'implicit')) await this.parts.ui.writeUserSetting('model', model);

@@ -14,6 +14,7 @@ import type { ChatRequester, ReadyTarget, Selection, Target, TargetProblem } fro
 import { isLoopbackOrigin } from '../core/endpoint';
 import type { ViewChannel } from './viewChannel';
 import { serverWindow } from './lazy/serverWindow';
+import { reasoningEffort } from './lazy/reasoningEffort';
 
 /**
  * Which list a target's models come from: its profile (headers can change what a gateway lists) and its models URL
@@ -81,8 +82,10 @@ export class ChatViewModels {
     else endpoint = String(target.settings.baseUrl); // shown as typed; the setup card says what is wrong with it
     const demo = model === DEMO_MODEL && target.kind === 'ready' && isLoopbackOrigin(target.endpoint.origin);
     const profiles = target.settings.profiles.map((p) => ({ name: p.name, endpoint: hostOf(p.baseUrl) }));
-    const models = target.kind === 'ready' ? (this.lists.get(listKey(target)) ?? []).map((m) => m.id) : [];
-    return { model, endpoint, demo, models, profile: profileName(target.settings), profiles };
+    const ready = target.kind === 'ready';
+    const list = ready ? this.lists.get(listKey(target)) : undefined;
+    // The reasoning effort it offers (dist/reasoningEffort.js), for a panel target.
+    return { model, endpoint, demo, models: (list ?? []).map((m) => m.id), profile: profileName(target.settings), profiles, ...(ready && reasoningEffort().headerEffort(this.requester, target, list)) };
   }
 
   /** The first-run card, while the target is not ready. */

@@ -32,6 +32,8 @@ export interface Settings {
   activeProfile: string;
   /** The profile a target was resolved for (set by the requester; the active one before that). */
   profile?: Profile;
+  /** A panel conversation's reasoning effort, as its Selection gave it (set by the requester; unset for other requests). */
+  effort?: string | null;
   /** Profiles or overrides that were refused, in words, for the log and Test Connection. */
   profileProblems: string[];
   /** Endpoint values set somewhere this window does not apply them, and where to set them instead. */

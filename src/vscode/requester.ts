@@ -23,6 +23,7 @@ import type { UsageStore } from './usageStore';
 import { BudgetGuard } from './budgetGuard';
 import { budget } from './lazy/budget';
 import { rules } from './lazy/rules';
+import { reasoningEffort } from './lazy/reasoningEffort';
 import type { UnknownPriceQuestion } from './priceBook';
 
 /** Questions Parley may ask the user. Tests replace these; everything else uses the real UI. */
@@ -86,13 +87,15 @@ const PROMPT_APPROVALS_STATE = 'parley.workspaceSystemPrompts';
 export interface Selection {
   profile?: string;
   model?: string;
+  /** A panel conversation's reasoning effort: its own choice, or null for the one last chosen for the model. */
+  effort?: string | null;
 }
 
 /**
  * The settings as one profile and model make them: its base URL and model, and the model's overrides (limits,
  * price, reasoning). A workspace-defined profile's base URL counts as a workspace value (consent rules apply).
  */
-function applyProfile(s: Settings, p: Profile, model?: string): Settings & { profile: Profile } {
+function applyProfile(s: Settings, p: Profile, model?: string, effort?: string | null): Settings & { profile: Profile } {
   const m = model?.trim() || p.model;
   // A workspace's profile may only tighten the user's own limits (see tightenedOverride).
   const o: ModelOverride = isWorkspaceProfile(p) ? tightenedOverride(overrideFor(p, m), s, m) : overrideFor(p, m);
@@ -105,6 +108,7 @@ function applyProfile(s: Settings, p: Profile, model?: string): Settings & { pro
     maxTokens: o.maxOutputTokens ?? s.maxTokens,
     contextWindow: o.contextWindow ?? s.contextWindow,
     sendReasoningBack: o.sendReasoningBack ?? s.sendReasoningBack,
+    effort,
   };
 }
 
@@ -332,7 +336,7 @@ export class Requester {
    * endpoint or reading the key. For names and limits; requests go through target().
    */
   selected(selection: Selection = {}, base: Settings = this.settings.current): Settings & { profile: Profile } {
-    return applyProfile(base, findProfile(base.profiles, selection.profile ?? base.activeProfile), selection.model);
+    return applyProfile(base, findProfile(base.profiles, selection.profile ?? base.activeProfile), selection.model, selection.effort);
   }
 
   /**
@@ -477,7 +481,9 @@ export class Requester {
   /** Sends the request (under the budget's watch, when it has one), says what was adapted, counts its usage. */
   private async exchange(t: ReadyTarget, opts: RunOptions, settings: RequestSettings, watch: StreamWatch | undefined, started: number) {
     const { signal, onEvent } = watch ?? opts;
-    const outcome = await chatAndLearn(this.storeFor(opts.source), this.clientOptions(t, signal), settings, opts.messages, onEvent);
+    // A panel conversation's request carries its reasoning effort, and learns from it (dist/reasoningEffort.js).
+    const send = t.settings.effort === undefined ? chatAndLearn : reasoningEffort().withPanelEffort(this.state, t);
+    const outcome = await send(this.storeFor(opts.source), this.clientOptions(t, signal), settings, opts.messages, onEvent);
     const durationMs = Date.now() - started;
     const model = settings.model;
     for (const p of outcome.dropped) {

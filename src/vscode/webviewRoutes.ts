@@ -17,6 +17,7 @@ import type { TestConnectionDeps } from './testConnection';
 import { apply } from './lazy/apply';
 import { mentions } from './lazy/mentions';
 import { promptFiles } from './lazy/promptFiles';
+import { reasoningEffort } from './lazy/reasoningEffort';
 import { testConnection } from './lazy/testConnection';
 
 /** What the routes hand on: the objects of each command module a message reaches. */
@@ -66,6 +67,7 @@ export const WEBVIEW_ROUTES: Routes<WebviewMessage, RouteDeps, unknown> = {
   pickModel: (_, s) => endpointCommands().selectModel(s),
   setModel: (m, s) => endpointCommands().setModel(s, m.model),
   setProfile: (m, s) => s.chat.setProfile(m.name),
+  setEffort: (m, s) => reasoningEffort().chooseEffort(s, m.effort),
   pickImage: (_, s) => pickImage(s.chat),
   removeContext: (m, s) => s.chat.context.remove(m.id),
   toolApproval: (m, s) => {

@@ -6,9 +6,10 @@ import { ACTION_LABELS, actionButton } from './turn';
 import { post } from './vscodeApi';
 
 /**
- * Profile switcher (with two or more profiles), model picker, endpoint, demo badge, New chat and History buttons, and
- * the context meter on a line of its own. Only the profile and model part is rebuilt on each render; the buttons and
- * the meter stay, and a profile or model control that had the focus has it again after a render.
+ * Profile switcher (with two or more profiles), model picker, reasoning effort (where offered), endpoint, demo badge,
+ * New chat and History buttons, and the context meter on a line of its own. Only the profile, model and effort part is
+ * rebuilt on each render; the buttons and the meter stay, and a control of that part that had the focus has it again
+ * after a render.
  */
 export class Header {
   readonly el: HTMLElement;
@@ -32,6 +33,7 @@ export class Header {
     append(this.main, [
       profiles,
       modelControl(header),
+      effortSelect(header),
       header.demo ? h('span', { class: 'badge demo', title: 'Pointed at the local demo endpoint started by npm start' }, 'Demo endpoint') : null,
       // With a profile switcher, the endpoint's host is the switcher's tooltip.
       profiles ? null : h('span', { class: 'endpoint', title: `Endpoint: ${header.endpoint}` }, header.endpoint)]);
@@ -55,10 +57,10 @@ interface Choice {
  * or model the list does not have) goes first, so the select still shows what is in use; an empty one (no model
  * set) does not.
  */
-function choiceSelect(attrs: Record<string, string>, choices: Choice[], current: Choice, onchange: (value: string) => void): HTMLSelectElement {
+function choiceSelect(attrs: Record<string, string>, choices: Choice[], current: Choice, onchange: (value: string) => void, label = (value: string) => value): HTMLSelectElement {
   const all = current.value && !choices.some((c) => c.value === current.value) ? [current, ...choices] : choices;
   const select = h('select', { ...attrs, onchange: () => onchange(select.value) },
-    ...all.map((c) => h('option', { value: c.value, title: c.title, selected: c.value === current.value }, c.value)));
+    ...all.map((c) => h('option', { value: c.value, title: c.title, selected: c.value === current.value }, label(c.value))));
   return select;
 }
 
@@ -82,6 +84,23 @@ function modelControl(header: HeaderView): HTMLElement {
     type: 'button', class: 'model-btn', 'aria-label': `Model: ${header.model || 'not set'}. Change model`, 'data-key': 'model',
     title: 'Change model', onclick: () => post({ type: 'pickModel' }),
   }, h('span', { class: 'model-name' }, header.model || 'Choose a model'), h('span', { class: 'caret', 'aria-hidden': 'true' }, '▾'));
+}
+
+/**
+ * The reasoning effort, when the host offers it for the model: "default" (none sent: the server's own) and the offered
+ * words, as the server or the profile writes them (text, never markup). For this conversation; the host remembers it
+ * for the model.
+ */
+function effortSelect(header: HeaderView): HTMLSelectElement | undefined {
+  const effort = header.effort;
+  if (!effort) return undefined;
+  return choiceSelect(
+    { class: 'effort-select', 'aria-label': 'Reasoning effort', 'data-key': 'effort', title: 'Reasoning effort: how much the model thinks before it answers' },
+    [{ value: '', title: "The server's default: no effort is sent" }, ...effort.options.map((value) => ({ value }))],
+    { value: effort.value },
+    (value) => post({ type: 'setEffort', effort: value }),
+    (value) => value || 'default',
+  );
 }
 
 /** The first-run card: why it shows, presets, key and connection buttons. */

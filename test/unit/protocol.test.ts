@@ -31,6 +31,7 @@ const SAMPLES: { [K in WebviewMessage['type']]: Extract<WebviewMessage, { type: 
   pickModel: { type: 'pickModel' },
   setModel: { type: 'setModel', model: 'm' },
   setProfile: { type: 'setProfile', name: 'p' },
+  setEffort: { type: 'setEffort', effort: 'high' },
   pickImage: { type: 'pickImage' },
   removeContext: { type: 'removeContext', id: 'c1' },
   toolApproval: { type: 'toolApproval', callId: 't1', decision: 'once', name: 'read_file', arguments: '{}' },

@@ -31,7 +31,7 @@ const turn: Required<Turn> = {
   contextItems: [item], owner, inflight, tools: ['read_file'],
 };
 const full: Required<Conversation> = {
-  id: ID, title: 'Everything', createdAt: 1, updatedAt: 2, turns: [turn], toolsOff: true, rulesOff: ['AGENTS.md'], profile: 'Local', model: 'm', lastPrompt,
+  id: ID, title: 'Everything', createdAt: 1, updatedAt: 2, turns: [turn], toolsOff: true, rulesOff: ['AGENTS.md'], profile: 'Local', model: 'm', effort: 'high', lastPrompt,
 };
 
 /** Fields whose value is one of a fixed set: any other string is wrong too. */
@@ -39,7 +39,7 @@ const ONE_OF = /(?:\.role|\.status|\.kind|\.mention|\.source|\.actions\[\d+\])$/
 /** Fields that may be left out (by path, indices as []); every other field must be there. */
 const T = 'turns[]';
 const OPTIONAL = new Set([
-  'toolsOff', 'rulesOff', 'profile', 'model', 'lastPrompt',
+  'toolsOff', 'rulesOff', 'profile', 'model', 'effort', 'lastPrompt',
   ...['reasoning', 'reasoningMs', 'reasoningStartedAt', 'reasoningField', 'images', 'context', 'note', 'usage', 'error', 'model', 'steps',
     'requests', 'summaryOf', 'profile', 'contextItems', 'owner', 'inflight', 'tools'].map((k) => `${T}.${k}`),
   `${T}.images[].ref`, `${T}.context[].mention`, `${T}.contextItems[].mention`, `${T}.steps[].calls[].ms`, `${T}.steps[].calls[].result`,

@@ -1343,6 +1343,48 @@ describe('chat webview (Chromium)', function () {
       await waitPosted('pickModel');
     });
 
+    it('the reasoning effort shows only where the host offers it, with its words as text, posts setEffort, and keeps the focus', async () => {
+      await host(snapshot([], { header: { ...header, models: ['o3', 'gpt-4o'], model: 'gpt-4o' } }));
+      await page.getByLabel('Model').waitFor(WAIT);
+      assert.equal(await page.locator('header select.effort-select').count(), 0, 'not offered: no control');
+
+      // The server's own words (a profile's list) come as text, never as markup.
+      const words = ['minimal', 'low', '<img src=x onerror="window.__pwned=1">'];
+      await host({ type: 'header', header: { ...header, models: ['o3', 'gpt-4o'], model: 'o3', effort: { options: words, value: 'low' } } });
+      const select = page.getByRole('combobox', { name: 'Reasoning effort' });
+      await select.waitFor(WAIT);
+      const shown = await page.evaluate(() => {
+        const s = document.querySelector<HTMLSelectElement>('header .effort-select')!;
+        return {
+          value: s.value,
+          options: Array.from(s.options).map((o) => [o.value, o.textContent]),
+          images: document.querySelectorAll('header img').length,
+          order: Array.from(document.querySelectorAll('header select, header button')).map((e) => e.getAttribute('aria-label')),
+        };
+      });
+      assert.deepEqual(shown, {
+        value: 'low',
+        options: [['', 'default'], ['minimal', 'minimal'], ['low', 'low'], [words[2], words[2]]],
+        images: 0,
+        order: ['Model', 'Reasoning effort', 'New chat', 'History', null],
+      });
+      assert.equal(await page.evaluate(() => window.__pwned), undefined);
+
+      await select.focus();
+      await select.selectOption('minimal');
+      assert.deepEqual(await waitPosted('setEffort'), { type: 'setEffort', effort: 'minimal' });
+      await host({ type: 'header', header: { ...header, models: ['o3', 'gpt-4o'], model: 'o3', effort: { options: words, value: 'minimal' } } });
+      await page.waitForFunction(() => document.querySelector<HTMLSelectElement>('.effort-select')?.value === 'minimal', undefined, WAIT);
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Reasoning effort');
+      // Back to the server's default: "" (nothing sent).
+      await clearPosted();
+      await select.selectOption({ label: 'default' });
+      assert.deepEqual(await waitPosted('setEffort'), { type: 'setEffort', effort: '' });
+      // The refusal learnt: the host no longer offers it, and the control goes.
+      await host({ type: 'header', header: { ...header, models: ['o3', 'gpt-4o'], model: 'o3' } });
+      await page.waitForFunction(() => document.querySelector('.effort-select') === null, undefined, WAIT);
+    });
+
     it('the meter shows the prompt against the window: text, ARIA values, tooltip and colour', async () => {
       await host(snapshot([]));
       await host({ type: 'meter', meter: METER });
