@@ -124,6 +124,20 @@ function dirOf(path: string): string {
   return i < 0 ? '' : path.slice(0, i);
 }
 
+/**
+ * Which workspace folders a question reads rules from, each with the question's paths inside it (shown paths: with
+ * several folders they start with the folder's name). A question about files reads only the folders that hold them;
+ * one about no file reads every folder.
+ */
+export function foldersOfQuestion(folders: readonly string[], paths: readonly string[]): Array<{ folder: string; prefix: string; paths: string[] }> {
+  const multi = folders.length > 1;
+  const all = folders.map((folder) => {
+    const prefix = multi ? `${folder}/` : '';
+    return { folder, prefix, paths: paths.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length)) };
+  });
+  return multi && all.some((f) => f.paths.length) ? all.filter((f) => f.paths.length) : all;
+}
+
 /** The AGENTS.md paths that could apply to `paths`: the one in each of their folders and every folder above, and the root's. */
 export function agentsCandidates(paths: readonly string[]): string[] {
   const out = new Set<string>(['AGENTS.md']);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { promises as fs } from 'node:fs';
 import * as vscode from 'vscode';
 import { promptDigest, promptForQuestion } from '../core/promptConsent';
-import { RULE_FILES, RULE_FOLDERS, MAX_FOLDER_RULES, MAX_RULE_CHARS, agentsCandidates, nearestAgents, parseFrontMatter, ruleApplies, sentRules, systemWithRules, type RuleFile } from '../core/rules';
+import { RULE_FILES, RULE_FOLDERS, MAX_FOLDER_RULES, MAX_RULE_CHARS, agentsCandidates, foldersOfQuestion, nearestAgents, parseFrontMatter, ruleApplies, sentRules, systemWithRules, type RuleFile } from '../core/rules';
 import { estimateTokens } from '../core/tokenEstimate';
 import { decodeText, looksBinary } from '../core/toolText';
 import type { RuleView } from '../shared/protocol';
@@ -169,12 +169,7 @@ export async function rulesForTurn(host: RulesHost, s: Settings, chipPaths: read
   const files = questionFiles(chipPaths, gate);
   const found: RuleFile[] = [];
   if (vscode.workspace.isTrusted) {
-    const multi = gate.folders.length > 1;
-    for (const f of gate.folders) {
-      const prefix = multi ? `${f.name}/` : '';
-      const paths = files.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length));
-      found.push(...(await folderRules(gate, prefix, paths)));
-    }
+    for (const { prefix, paths } of foldersOfQuestion(gate.folders.map((f) => f.name), files)) found.push(...(await folderRules(gate, prefix, paths)));
   }
   const applying = [...(await userRules(set.userFolder, files, host.log)), ...found].filter((f) => !set.off.has(f.shown));
   const on = applying.filter((f) => !mineOff.has(f.shown));

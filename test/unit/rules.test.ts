@@ -6,6 +6,7 @@ import {
   MAX_RULES_CHARS,
   RULES_HEADING,
   agentsCandidates,
+  foldersOfQuestion,
   nearestAgents,
   orderRules,
   parseFrontMatter,
@@ -18,6 +19,13 @@ import {
 const ws = (path: string, text = `rules of ${path}`): RuleFile => ({ path, shown: path, source: 'workspace', text });
 
 describe('project rules', () => {
+  it('in a multi-root workspace, reads the folders that hold the files of the question (every folder for none)', () => {
+    assert.deepEqual(foldersOfQuestion(['app', 'lib'], ['lib/src/a.ts']), [{ folder: 'lib', prefix: 'lib/', paths: ['src/a.ts'] }]);
+    assert.deepEqual(foldersOfQuestion(['app', 'lib'], []).map((f) => f.folder), ['app', 'lib']);
+    assert.deepEqual(foldersOfQuestion(['app', 'lib'], ['app/x.md', 'lib/y.md']).map((f) => [f.folder, f.paths]), [['app', ['x.md']], ['lib', ['y.md']]]);
+    assert.deepEqual(foldersOfQuestion(['only'], ['src/a.ts']), [{ folder: 'only', prefix: '', paths: ['src/a.ts'] }]);
+  });
+
   it('reads applyTo, globs (string, list, lines) and alwaysApply from the front matter', () => {
     assert.deepEqual(parseFrontMatter('---\napplyTo: "**/*.ts,**/*.tsx"\n---\nUse tabs.').globs, ['**/*.ts', '**/*.tsx']);
     const mdc = parseFrontMatter('---\ndescription: x\nglobs: ["src/**", "*.{js,jsx}"]\nalwaysApply: false\n---\nBody\n');
