@@ -254,6 +254,8 @@ export function watchStream(a: {
   const stop = new AbortController();
   let chars = 0;
   let words = 0;
+  // Characters announced as held (a call written as text) and not let go as text since.
+  let heldChars = 0;
   let reported: Usage | undefined;
   let whole = false;
   let stopped: string | undefined;
@@ -292,7 +294,14 @@ export function watchStream(a: {
       if (e.type === 'finish') whole = true;
       else if (e.type === 'usage') reported = e.usage;
       else if (e.type !== 'end') {
-        const text = e.type === 'tool_call' ? (e.name ?? '') + (e.arguments ?? '') : e.text;
+        let text = e.type === 'tool_call' ? (e.name ?? '') + (e.arguments ?? '') : e.text;
+        // Text held back was counted when held: when it is let go as text, only what is new counts again.
+        if (e.type === 'held') heldChars += text.length;
+        else if (e.type === 'text' && heldChars > 0) {
+          const again = Math.min(heldChars, text.length);
+          heldChars -= again;
+          text = text.slice(again);
+        }
         chars += text.length;
         words += wordsIn(text);
       }

@@ -90,6 +90,21 @@ describe('the budget watch at its edges', () => {
     }
   });
 
+  it('text held back, then let go as text, is counted once', async () => {
+    const text = 'word '.repeat(300);
+    const once = estimateTokens(text);
+    const watch = () => watchStream({ headroom: [{ limit: tokens(10_000), left: Math.round(once * 1.5) + 10, price: undefined }], prompt: 10, now: NOW });
+    const w = watch();
+    w.onEvent({ type: 'held', choice: 0, text });
+    w.onEvent({ type: 'text', choice: 0, text });
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(w.signal.aborted, false, 'the same text, held then shown: counted once, under the limit');
+    // New text on top of it counts: past the limit.
+    w.onEvent({ type: 'text', choice: 0, text });
+    await new Promise((r) => setTimeout(r, 0));
+    assert.equal(w.signal.aborted, true);
+  });
+
   it('a reply whose finish came in the same read as the crossing piece is whole', async () => {
     const s = await startTestServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
