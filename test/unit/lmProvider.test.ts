@@ -254,7 +254,7 @@ describe('LM provider: each tool call handed on once complete', () => {
     assert.deepEqual(feed.event(ev(0, ' \n')), [], 'whitespace is nothing');
     assert.equal(feed.error, undefined);
     feed.event(ev(0, ',"b":2}'));
-    assert.match(feed.error?.message ?? '', /more arguments for the tool call "one"/);
+    assert.match((feed.error as ParleyError | undefined)?.message ?? '', /more arguments for the tool call "one"/);
     assert.deepEqual(feed.end(), []);
   });
 });
