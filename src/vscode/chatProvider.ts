@@ -198,8 +198,11 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
       }
       if (result.ended === 'incomplete') throw new ParleyError('protocol', 'The server closed the stream before the reply was complete.');
       reportCalls(calls.end());
-      // The model's fault, not the endpoint's: no settings hint.
-      if (calls.error) throw new vscode.LanguageModelError(`Parley: ${calls.error.message}`);
+      if (calls.error) {
+        if (reported) await new Promise((r) => setTimeout(r, PARTS_BEFORE_ERROR_MS));
+        // The model's fault, not the endpoint's: no settings hint.
+        throw new vscode.LanguageModelError(`Parley: ${calls.error.message}`);
+      }
     } catch (e) {
       // dist/chatProvider.js takes ParleyError from extension.js (scripts/node-bundles.mjs): the request's errors are of this class.
       if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));

@@ -219,6 +219,17 @@ suite('VS Code chat: Parley as a language model provider', function () {
       return true;
     });
     assert.deepEqual(chats(server)[0].json.tool_choice, { type: 'function', function: { name: 'weather' } });
+
+    // A whole call before a broken one: the caller gets the whole one, then the error naming the broken one.
+    const toolDelta = (index: number, id: string, name: string, args: string, finish: string | null = null) =>
+      ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, id, type: 'function', function: { name, arguments: args } }] }, finish_reason: finish }] });
+    reply = (_req, res) => writeSse(res, [toolDelta(0, 'c1', 'llm_version', '{}'), toolDelta(1, 'c2', 'weather', '{"location": "Par', 'length')]);
+    const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('go')], { tools, toolMode: vscode.LanguageModelChatToolMode.Auto });
+    const got: unknown[] = [];
+    await assert.rejects((async () => {
+      for await (const p of response.stream) got.push(p);
+    })(), /tool "weather" with arguments that are not a JSON object/);
+    assert.deepEqual(calls(got).map((c) => [c.callId, c.name, c.input]), [['c1', 'llm_version', {}]]);
   });
 
   test('a follow-up with tool results sends the right tool messages', async () => {
