@@ -4,7 +4,7 @@ import { errorView } from './errorView';
 import { ParleyError } from './errors';
 import type { RequestSettings } from './request';
 import { estimateTokens, TOKENS_PER_IMAGE, TOKENS_PER_MESSAGE } from './tokenEstimate';
-import type { ChatMessage, ContentPart, ToolCall, ToolDefinition } from './types';
+import type { ChatMessage, ContentPart, StreamEvent, ToolCall, ToolDefinition } from './types';
 import type { ActionId } from '../shared/protocol';
 
 /** One part of a VS Code message, told apart by `kind`; parts Parley cannot send are `other`. */
@@ -142,25 +142,100 @@ export function settingsFromModelOptions(o: { readonly [name: string]: unknown }
   return s as Partial<RequestSettings>;
 }
 
+/** One assembled call with its arguments parsed; `n`: its place in the reply, for the id of a call that came without one. */
+function parseToolCall(c: ToolCall, idPrefix: string, n: number): LmToolCall {
+  const raw = c.function.arguments.trim();
+  let input: unknown;
+  try {
+    input = raw === '' || raw === 'null' ? {} : JSON.parse(raw);
+  } catch {
+    input = undefined;
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new ParleyError('protocol', `The model called the tool "${c.function.name}" with arguments that are not a JSON object: ${raw.slice(0, 200)}`);
+  }
+  return { callId: c.id || `${idPrefix}${n}`, name: c.function.name, input };
+}
+
 /**
  * The assembled tool calls, each with its arguments parsed. No arguments (null, empty) is `{}`. A call whose arguments
  * are not a JSON object throws a `protocol` ParleyError naming the tool: never dropped in silence. Calls the server
  * sent without an id get `${idPrefix}${n}`.
  */
 export function parseToolCalls(calls: readonly ToolCall[], idPrefix: string): LmToolCall[] {
-  return calls.map((c, n) => {
-    const raw = c.function.arguments.trim();
-    let input: unknown;
-    try {
-      input = raw === '' || raw === 'null' ? {} : JSON.parse(raw);
-    } catch {
-      input = undefined;
+  return calls.map((c, n) => parseToolCall(c, idPrefix, n));
+}
+
+/** Whether a call's arguments so far are a whole JSON object, so that no later fragment can belong to them. */
+function wholeObject(args: string): boolean {
+  try {
+    const v: unknown = JSON.parse(args);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Choice 0's tool calls from a reply's stream events (chat completions and the Responses API alike), each handed on
+ * as soon as it is complete rather than all at the end: a call is complete once a later call has begun and its own
+ * arguments are a whole JSON object (a server that interleaves calls' fragments is waited for), at a `finish`, and
+ * at the end. Calls go out in the order they began, each once. Ids, names and arguments are assembled as core's
+ * stream assembles them; a call whose arguments are not a JSON object ends the feed with `error` (nothing after it
+ * goes out), as parseToolCalls throws.
+ */
+export class ToolCallFeed {
+  private readonly calls: ToolCall[] = [];
+  private readonly byIndex = new Map<number, ToolCall>();
+  private sent = 0;
+  /** Set when a call's arguments were not a JSON object, or a call went on after it was handed out. */
+  error: ParleyError | undefined;
+
+  /** `idPrefix`: the ids of calls the server sent without one are `${idPrefix}${n}`, n their place in the reply. */
+  constructor(private readonly idPrefix: string) {}
+
+  /** Takes one stream event; returns the calls it completed, in order. */
+  event(e: StreamEvent): LmToolCall[] {
+    if (e.type === 'finish' && e.choice === 0) return this.take(true);
+    if (e.type !== 'tool_call' || e.choice !== 0) return [];
+    let c = this.byIndex.get(e.index);
+    if (!c) {
+      c = { id: '', type: 'function', function: { name: '', arguments: '' } };
+      this.byIndex.set(e.index, c);
+      this.calls.push(c);
     }
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-      throw new ParleyError('protocol', `The model called the tool "${c.function.name}" with arguments that are not a JSON object: ${raw.slice(0, 200)}`);
+    if (e.id && !c.id) c.id = e.id;
+    if (e.name && !c.function.name) c.function.name = e.name;
+    if (e.arguments) {
+      // A call already handed out cannot change: more of it (past the whitespace a server may add) is the server's fault.
+      if (this.calls.indexOf(c) < this.sent && e.arguments.trim() && !this.error) {
+        this.error = new ParleyError('protocol', `The server sent more arguments for the tool call "${c.function.name}" after it was complete.`);
+      }
+      c.function.arguments += e.arguments;
     }
-    return { callId: c.id || `${idPrefix}${n}`, name: c.function.name, input };
-  });
+    return this.take(false);
+  }
+
+  /** At the end of a reply that ended well: every call not handed out yet. */
+  end(): LmToolCall[] {
+    return this.take(true);
+  }
+
+  private take(all: boolean): LmToolCall[] {
+    const out: LmToolCall[] = [];
+    while (!this.error && this.sent < this.calls.length) {
+      const c = this.calls[this.sent];
+      if (!all && !(this.sent < this.calls.length - 1 && wholeObject(c.function.arguments))) break;
+      try {
+        out.push(parseToolCall(c, this.idPrefix, this.sent));
+      } catch (e) {
+        this.error = e as ParleyError;
+        break;
+      }
+      this.sent++;
+    }
+    return out;
+  }
 }
 
 /** Parley's token estimate for a string or a message: fast, no tokenizer and no image encoding (see tokenEstimate.ts). */

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { listModelInfo } from '../core/client';
 import { ParleyError } from '../core/errors';
-import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage, type LmPart } from '../core/lmMapping';
+import { countTokens, errorWords, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, ToolCallFeed, type LmMessage, type LmPart } from '../core/lmMapping';
 import { tokenLimits, type ModelInfo } from '../core/modelInfo';
 import { mapOrdered } from '../core/orderedPool';
 import { overrideFor } from '../core/profiles';
@@ -29,9 +29,21 @@ const PARTS_BEFORE_ERROR_MS = 100;
 
 type Obj = Record<string, unknown>;
 
+/**
+ * VS Code's LanguageModelThinkingPart where the running VS Code has it (1.139 does; @types/vscode 1.104 has it only as
+ * the proposal languageModelThinkingPart, which VS Code checks neither when a provider reports the part nor when a
+ * caller reads it). Reasoning goes to VS Code's chat in it, and nowhere else: without it, reasoning is left out.
+ */
+function thinkingPart(): (new (value: string) => vscode.LanguageModelResponsePart) | undefined {
+  return (vscode as unknown as { LanguageModelThinkingPart?: new (value: string) => vscode.LanguageModelResponsePart }).LanguageModelThinkingPart;
+}
+
 /** A VS Code part as plain data, told apart by shape: the parts' classes differ across VS Code versions (…Part2). */
 function toLmPart(p: unknown): LmPart {
   const o = (typeof p === 'object' && p !== null ? p : {}) as Obj;
+  // Reasoning VS Code's chat keeps in its history has a `value` too: it is never sent back as the answer's text.
+  const Thinking = thinkingPart();
+  if (Thinking && p instanceof Thinking) return { kind: 'other' };
   if (typeof o.callId === 'string' && Array.isArray(o.content)) return { kind: 'toolResult', callId: o.callId, content: o.content.map(toLmPart) };
   if (typeof o.callId === 'string' && typeof o.name === 'string') return { kind: 'toolCall', callId: o.callId, name: o.name, input: o.input };
   if (typeof o.value === 'string') return { kind: 'text', value: o.value };
@@ -154,6 +166,13 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
     const sub = token.onCancellationRequested(() => stop.abort());
     const toolChoice = toolChoiceFor(options.toolMode === vscode.LanguageModelChatToolMode.Required, options.tools);
     let reported = false;
+    const Thinking = thinkingPart();
+    // Each call once, whole, in order, as soon as it is complete: the stream's fragments are assembled by index or id.
+    const calls = new ToolCallFeed(`parley_${Date.now().toString(36)}_`);
+    const reportCalls = (done: readonly { callId: string; name: string; input: object }[]) => {
+      for (const c of done) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
+      if (done.length > 0) reported = true;
+    };
     try {
       const { result } = await this.requester.run(t, {
         messages: toChatMessages(messages.map(toLmMessage)),
@@ -161,10 +180,13 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
         signal: stop.signal,
         tools: toToolDefinitions(options.tools),
         overrides: { ...settingsFromModelOptions(options.modelOptions), ...(toolChoice ? { toolChoice } : {}) },
-        // Text and refusals as they arrive. Reasoning has no part in the stable API: it is never mixed into the text.
+        // Text, refusals and reasoning as they arrive; reasoning only in a thinking part, never mixed into the text.
         onEvent: (e) => {
-          if ((e.type !== 'text' && e.type !== 'refusal') || e.choice !== 0) return;
-          progress.report(new vscode.LanguageModelTextPart(e.text));
+          reportCalls(calls.event(e));
+          if ((e.type !== 'text' && e.type !== 'refusal' && e.type !== 'reasoning') || e.choice !== 0) return;
+          if (e.type !== 'reasoning') progress.report(new vscode.LanguageModelTextPart(e.text));
+          else if (Thinking) progress.report(new Thinking(e.text));
+          else return;
           reported = true;
         },
       });
@@ -175,15 +197,12 @@ export class ParleyChatProvider extends Disposable implements vscode.LanguageMod
         throw result.error ?? new ParleyError('protocol', 'The request failed.');
       }
       if (result.ended === 'incomplete') throw new ParleyError('protocol', 'The server closed the stream before the reply was complete.');
-      // Each call once, whole, in order: the stream's fragments are assembled by core (index, id or position).
-      let calls;
-      try {
-        calls = parseToolCalls(result.toolCalls, `parley_${Date.now().toString(36)}_`);
-      } catch (e) {
+      reportCalls(calls.end());
+      if (calls.error) {
+        if (reported) await new Promise((r) => setTimeout(r, PARTS_BEFORE_ERROR_MS));
         // The model's fault, not the endpoint's: no settings hint.
-        throw new vscode.LanguageModelError(`Parley: ${(e as Error).message}`);
+        throw new vscode.LanguageModelError(`Parley: ${calls.error.message}`);
       }
-      for (const c of calls) progress.report(new vscode.LanguageModelToolCallPart(c.callId, c.name, c.input));
     } catch (e) {
       // dist/chatProvider.js takes ParleyError from extension.js (scripts/node-bundles.mjs): the request's errors are of this class.
       if (e instanceof ParleyError) throw new vscode.LanguageModelError(errorWords(e, { model: model.id, url: t.endpoint.url }));

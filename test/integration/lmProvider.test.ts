@@ -84,6 +84,78 @@ suite('VS Code chat: Parley as a language model provider', function () {
     assert.equal(texts(parts).join('').includes('hidden'), false, 'reasoning is never mixed into the text');
   });
 
+  /** VS Code's thinking part class, where this VS Code's API has one (1.139, which CI runs, has it; 1.104's typings do not). */
+  const Thinking = (vscode as unknown as { LanguageModelThinkingPart?: new (value: string | string[]) => { value: string | string[] } }).LanguageModelThinkingPart;
+  const thoughts = (parts: unknown[]) => parts.flatMap((p) => (Thinking && p instanceof Thinking ? [Array.isArray(p.value) ? p.value.join('') : p.value] : []));
+
+  test('reasoning (reasoning_content, reasoning, <think>) reaches the caller as thinking parts where VS Code has them, and never the text, nor the next request', async () => {
+    console.log(`[thinking] VS Code ${vscode.version} ${Thinking ? 'has' : 'has no'} LanguageModelThinkingPart: reasoning is ${Thinking ? 'reported in it' : 'left out'}`);
+    const delta = (d: object, finish: string | null = null) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: d, finish_reason: finish }] });
+    const ways: Array<[string, object[]]> = [
+      ['reasoning_content', [delta({ reasoning_content: 'Weighing ' }), delta({ reasoning_content: 'the options.' }), chunk('The answer.', 'stop')]],
+      ['reasoning', [delta({ reasoning: 'Weighing ' }), delta({ reasoning: 'the options.' }), chunk('The answer.', 'stop')]],
+      ['<think>', [chunk('<think>Weighing '), chunk('the options.</think>\n\n'), chunk('The answer.', 'stop')]],
+    ];
+    for (const [field, events] of ways) {
+      reply = (_req, res) => writeSse(res, events);
+      server.requests.length = 0;
+      const parts = await send([vscode.LanguageModelChatMessage.User('Which one?')]);
+      assert.equal(texts(parts).join(''), 'The answer.', `${field}: the answer alone is text`);
+      // Nothing but text and thinking parts: reasoning is in no other part either.
+      assert.deepEqual(parts.filter((p) => !(p instanceof vscode.LanguageModelTextPart) && !(Thinking && p instanceof Thinking)), [], field);
+      if (Thinking) {
+        assert.equal(thoughts(parts).join(''), 'Weighing the options.', `${field}: the reasoning, whole, in thinking parts`);
+        assert.ok(parts.findIndex((p) => p instanceof Thinking) < parts.findIndex((p) => p instanceof vscode.LanguageModelTextPart), `${field}: thinking first, as it came`);
+      } else {
+        assert.deepEqual(thoughts(parts), [], `${field}: left out`);
+      }
+      // The next question, with the reply as VS Code's chat keeps it (its parts, thinking among them where there is
+      // any): the model gets the answer back, never its reasoning as the answer's text.
+      server.requests.length = 0;
+      await send([
+        vscode.LanguageModelChatMessage.User('Which one?'),
+        vscode.LanguageModelChatMessage.Assistant(parts as vscode.LanguageModelTextPart[]),
+        vscode.LanguageModelChatMessage.User('Why?'),
+      ]);
+      assert.deepEqual(messagesOf(chats(server)[0])[1], { role: 'assistant', content: 'The answer.' }, `${field}: the follow-up`);
+    }
+  });
+
+  test('each tool call reaches the caller as soon as it is complete: the first while the server still holds the stream', async () => {
+    const call = (index: number, fn: object, id?: string) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, ...(id ? { id, type: 'function' } : {}), function: fn }] }, finish_reason: null }] });
+    const data = (events: object[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('');
+    // What the caller saw and when the server let go, in order.
+    const seen: string[] = [];
+    let letGo = () => {};
+    const held = new Promise<void>((r) => (letGo = () => {
+      if (!seen.includes('released')) seen.push('released');
+      r();
+    }));
+    reply = async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(data([call(0, { name: 'weather', arguments: '' }, 'call_1'), call(0, { arguments: '{"location": ' }), call(0, { arguments: '"Paris"}' }),
+        call(1, { name: 'llm_version', arguments: '' }, 'call_2'), call(1, { arguments: '{' })]));
+      await held;
+      res.end(data([call(1, { arguments: '}' }), { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }]) + 'data: [DONE]\n\n');
+    };
+    const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('Weather and version?')], { tools, toolMode: vscode.LanguageModelChatToolMode.Auto });
+    const reading = (async () => {
+      for await (const p of response.stream) {
+        if (!(p instanceof vscode.LanguageModelToolCallPart)) continue;
+        seen.push(`${p.callId} ${p.name} ${JSON.stringify(p.input)}`);
+        letGo();
+      }
+    })();
+    try {
+      // The server holds the rest of the stream until the caller has the first call: reported only at the end, it never comes.
+      await waitFor('the first tool call while the server holds the stream', () => seen.length > 0, 20_000);
+    } finally {
+      letGo();
+    }
+    await reading;
+    assert.deepEqual(seen, ['call_1 weather {"location":"Paris"}', 'released', 'call_2 llm_version {}']);
+  });
+
   const fixtures = path.resolve(__dirname, '../../../test/fixtures/providers');
   const quirks = fs.readdirSync(fixtures).filter((f) => /\.(sse|chunks\.jsonl)$/.test(f) && fs.readFileSync(path.join(fixtures, f), 'utf8').includes('tool_calls'));
   const tools: vscode.LanguageModelChatTool[] = [
@@ -147,6 +219,17 @@ suite('VS Code chat: Parley as a language model provider', function () {
       return true;
     });
     assert.deepEqual(chats(server)[0].json.tool_choice, { type: 'function', function: { name: 'weather' } });
+
+    // A whole call before a broken one: the caller gets the whole one, then the error naming the broken one.
+    const toolDelta = (index: number, id: string, name: string, args: string, finish: string | null = null) =>
+      ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, id, type: 'function', function: { name, arguments: args } }] }, finish_reason: finish }] });
+    reply = (_req, res) => writeSse(res, [toolDelta(0, 'c1', 'llm_version', '{}'), toolDelta(1, 'c2', 'weather', '{"location": "Par', 'length')]);
+    const response = await model.sendRequest([vscode.LanguageModelChatMessage.User('go')], { tools, toolMode: vscode.LanguageModelChatToolMode.Auto });
+    const got: unknown[] = [];
+    await assert.rejects((async () => {
+      for await (const p of response.stream) got.push(p);
+    })(), /tool "weather" with arguments that are not a JSON object/);
+    assert.deepEqual(calls(got).map((c) => [c.callId, c.name, c.input]), [['c1', 'llm_version', {}]]);
   });
 
   test('a follow-up with tool results sends the right tool messages', async () => {

@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { listModelInfo, listModels } from '../../src/core/client';
 import { ParleyError, errorFromResponse } from '../../src/core/errors';
 import { chatWithFallback } from '../../src/core/fallback';
-import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, type LmMessage } from '../../src/core/lmMapping';
+import { countTokens, errorWords, parseToolCalls, settingsFromModelOptions, toChatMessages, toolChoiceFor, toToolDefinitions, ToolCallFeed, type LmMessage, type LmToolCall } from '../../src/core/lmMapping';
+import type { StreamEvent } from '../../src/core/types';
 import { DEFAULT_CONTEXT_TOKENS, DEFAULT_OUTPUT_TOKENS } from '../../src/core/contextWindow';
 import { modelListFrom, tokenLimits } from '../../src/core/modelInfo';
 import { buildRequestBody } from '../../src/core/request';
@@ -15,7 +16,7 @@ import { emptyTotals, recordFrom, addTo } from '../../src/core/usageLedger';
 import { reportMarkdown } from '../../src/core/usageReport';
 import { sourceTotalsOf } from '../../src/core/usageLog';
 import { clientOptions } from '../support/client';
-import { withServer } from '../support/server';
+import { sse, withServer } from '../support/server';
 import { pricingOnly } from '../support/pricing';
 
 describe('LM provider: model lists', () => {
@@ -151,8 +152,13 @@ describe('LM provider: tool calls from recorded provider streams', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(body);
       }, async (s) => {
-        const { result } = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, [{ role: 'user', content: 'go' }], undefined);
+        // The calls as VS Code gets them, each as soon as it is complete: the same as the whole reply's.
+        const feed = new ToolCallFeed('p_');
+        const early: LmToolCall[] = [];
+        const { result } = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, [{ role: 'user', content: 'go' }], undefined, (e) => early.push(...feed.event(e)));
         const calls = parseToolCalls(result.toolCalls, 'p_');
+        assert.deepEqual([...early, ...feed.end()], calls, 'the same calls, in the same order');
+        assert.equal(feed.error, undefined);
         assert.ok(calls.length >= 1, 'at least one call');
         const ids = new Set(calls.map((c) => c.callId));
         assert.equal(ids.size, calls.length, 'distinct ids');
@@ -171,6 +177,85 @@ describe('LM provider: tool calls from recorded provider streams', () => {
     ]);
     assert.throws(() => parseToolCalls([call('a', 'read_file', '{"path": "a.t')], 'p_'), (e: ParleyError) => e.kind === 'protocol' && /read_file/.test(e.message) && /not a JSON object/.test(e.message));
     assert.throws(() => parseToolCalls([call('a', 'arr', '[1]')], 'p_'), /not a JSON object/);
+  });
+});
+
+describe('LM provider: each tool call handed on once complete', () => {
+  const callDelta = (index: number, fn: Record<string, unknown>, id?: string) => ({
+    id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { tool_calls: [{ index, ...(id ? { id, type: 'function' } : {}), function: fn }] }, finish_reason: null }],
+  });
+
+  it('the first call reaches the caller while the server still holds the stream, before the second', async () => {
+    // What happened, in order: a call handed on, and the server let go of the stream it held.
+    const seen: string[] = [];
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    await withServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(sse([callDelta(0, { name: 'weather', arguments: '' }, 'call_1'), callDelta(0, { arguments: '{"location": ' }), callDelta(0, { arguments: '"Paris"}' }),
+        callDelta(1, { name: 'llm_version', arguments: '' }, 'call_2'), callDelta(1, { arguments: '{' })], { done: false }));
+      // Held until the client has read call 2's start, whatever it did with call 1.
+      await released;
+      res.end(sse([callDelta(1, { arguments: '}' }), { id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }]));
+    }, async (s) => {
+      const feed = new ToolCallFeed('p_');
+      const onEvent = (e: StreamEvent) => {
+        for (const c of feed.event(e)) seen.push(`call ${c.callId} ${c.name} ${JSON.stringify(c.input)}`);
+        if (e.type === 'tool_call' && e.index === 1 && !seen.includes('released')) {
+          seen.push('released');
+          release();
+        }
+      };
+      const { result } = await chatWithFallback(clientOptions(s), { model: 'm', stream: true }, [{ role: 'user', content: 'go' }], undefined, onEvent);
+      assert.equal(result.ended, 'done');
+      for (const c of feed.end()) seen.push(`call ${c.callId} ${c.name} ${JSON.stringify(c.input)}`);
+    });
+    assert.deepEqual(seen, ['call call_1 weather {"location":"Paris"}', 'released', 'call call_2 llm_version {}']);
+  });
+
+  const ev = (index: number, args?: string, name?: string, id?: string): StreamEvent => ({ type: 'tool_call', choice: 0, index, id, name, arguments: args });
+  const names = (calls: LmToolCall[]) => calls.map((c) => c.name);
+
+  it('waits for a call whose fragments are interleaved with the next one\'s, and goes by first appearance, whatever the index', () => {
+    const feed = new ToolCallFeed('p_');
+    // By position, as Mistral sends several calls at once: neither is whole when the other starts.
+    assert.deepEqual(names(feed.event(ev(4, '{"a":', 'one'))), []);
+    assert.deepEqual(names(feed.event(ev(2, '{"b":', 'two'))), []);
+    assert.deepEqual(names(feed.event(ev(4, '1}'))), ['one'], 'whole once a later call has begun');
+    assert.deepEqual(names(feed.event(ev(2, '2}'))), [], 'the last one may still grow');
+    assert.deepEqual(names(feed.event({ type: 'text', choice: 0, text: 'x' })), []);
+    assert.deepEqual(feed.event({ type: 'finish', choice: 0, reason: 'tool_calls' }), [{ callId: 'p_1', name: 'two', input: { b: 2 } }], 'a finish completes it');
+    assert.deepEqual(feed.end(), [], 'each call once');
+    assert.equal(feed.error, undefined);
+  });
+
+  it('other choices are not its; a call with no arguments is {} at the end; a call that is not JSON stops the calls after it', () => {
+    const other = new ToolCallFeed('p_');
+    assert.deepEqual(other.event({ type: 'tool_call', choice: 1, index: 0, name: 'x', arguments: '{}' }), []);
+    assert.deepEqual(other.event({ type: 'finish', choice: 1, reason: 'tool_calls' }), []);
+    assert.deepEqual(other.end(), []);
+
+    const plain = new ToolCallFeed('p_');
+    plain.event(ev(0, undefined, 'now', 'id0'));
+    assert.deepEqual(plain.end(), [{ callId: 'id0', name: 'now', input: {} }]);
+
+    const bad = new ToolCallFeed('p_');
+    bad.event(ev(0, '{"path": "a.t', 'read_file'));
+    bad.event(ev(1, '{}', 'later'));
+    assert.deepEqual(bad.event({ type: 'finish', choice: 0, reason: 'length' }), []);
+    assert.deepEqual(bad.end(), []);
+    assert.ok(bad.error instanceof ParleyError && bad.error.kind === 'protocol' && /read_file/.test(bad.error.message));
+  });
+
+  it('more arguments for a call already handed on are the server\'s error, not a changed call', () => {
+    const feed = new ToolCallFeed('p_');
+    feed.event(ev(0, '{"a":1}', 'one'));
+    assert.deepEqual(names(feed.event(ev(1, '{', 'two'))), ['one']);
+    assert.deepEqual(feed.event(ev(0, ' \n')), [], 'whitespace is nothing');
+    assert.equal(feed.error, undefined);
+    feed.event(ev(0, ',"b":2}'));
+    assert.match((feed.error as ParleyError | undefined)?.message ?? '', /more arguments for the tool call "one"/);
+    assert.deepEqual(feed.end(), []);
   });
 });
 
