@@ -230,6 +230,19 @@ export function outputThatFits(headroom: readonly Headroom[], prompt: number): n
 }
 
 /**
+ * What an output event adds to a reply's size. Text held back (a call written as text) counts when held (`held.chars`
+ * keeps how much); when it is let go as text, only what is new counts again.
+ */
+function countedText(e: Exclude<StreamEvent, { type: 'finish' | 'usage' | 'end' }>, held: { chars: number }): string {
+  const text = e.type === 'tool_call' ? (e.name ?? '') + (e.arguments ?? '') : e.text;
+  if (e.type === 'held') held.chars += text.length;
+  if (e.type !== 'text' || held.chars === 0) return text;
+  const again = Math.min(held.chars, text.length);
+  held.chars -= again;
+  return text.slice(again);
+}
+
+/**
  * Watches one request's stream against the headroom of the blocking limits: its cost so far is the prompt estimate
  * plus what arrived (text, reasoning, refusals, tool calls, and a call written as text while it is held back; estimated
  * as core/tokenEstimate.ts counts a stopped reply; or the server's own usage, when it sends one mid-stream and it is
@@ -254,13 +267,11 @@ export function watchStream(a: {
   const stop = new AbortController();
   let chars = 0;
   let words = 0;
-  // Characters announced as held (a call written as text) and not let go as text since.
-  let heldChars = 0;
+  const held = { chars: 0 };
   let reported: Usage | undefined;
   let whole = false;
   let stopped: string | undefined;
-  let deciding = false;
-  let extending = false;
+  let [deciding, extending] = [false, false];
   let headroom = a.headroom;
   let reserved = a.reserved ?? Infinity;
   let grow = a.grow;
@@ -294,14 +305,7 @@ export function watchStream(a: {
       if (e.type === 'finish') whole = true;
       else if (e.type === 'usage') reported = e.usage;
       else if (e.type !== 'end') {
-        let text = e.type === 'tool_call' ? (e.name ?? '') + (e.arguments ?? '') : e.text;
-        // Text held back was counted when held: when it is let go as text, only what is new counts again.
-        if (e.type === 'held') heldChars += text.length;
-        else if (e.type === 'text' && heldChars > 0) {
-          const again = Math.min(heldChars, text.length);
-          heldChars -= again;
-          text = text.slice(again);
-        }
+        const text = countedText(e, held);
         chars += text.length;
         words += wordsIn(text);
       }

@@ -12,7 +12,7 @@ import type { TestApi } from '../../src/extension';
 import { estimatePromptTokens } from '../../src/core/tokenEstimate';
 import type { UnpricedAnswer } from '../../src/core/priceSources';
 import { USAGE_REPORT } from '../../src/vscode/statusBar';
-import { chats, chunk, lastPosted, openChatView, parley, serverPool, usageChunk, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
+import { chats, chunk, keptUserSettings, lastPosted, openChatView, parley, serverPool, usageChunk, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
 import { repoRoot } from '../support/repoRoot';
 import { writeSlowly, type SlowCount, type TestServer } from '../support/server';
 
@@ -25,13 +25,12 @@ suite('Spend budgets', function () {
   this.timeout(60_000);
   let api: TestApi;
   let s: TestServer;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     // Each answer is counted as 950 tokens by the server's own usage.
     s = await pool.start((req, res) => {
       if (req.method === 'GET') return writeJson(res, req.path.endsWith('/models') ? 200 : 404, { data: [{ id: 'tiny' }] });
@@ -54,8 +53,7 @@ suite('Spend budgets', function () {
 
   suiteTeardown(async () => {
     await api.chat.stop();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.chat.newChat();
     for (const p of pool.started) await p.close();
   });

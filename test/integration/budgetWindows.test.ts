@@ -13,7 +13,7 @@ import type { ChatMessage } from '../../src/core/types';
 import { BudgetGuard, type GuardedRequest } from '../../src/vscode/budgetGuard';
 import { UsageStore } from '../../src/vscode/usageStore';
 import { completionFixture } from '../support/completionServers';
-import { chats, chunk, memoryMemento, openChatView, parley, serverPool, usageChunk, userSettings, waitFor, writeJson, writeSse, type Reply } from './helpers';
+import { chats, chunk, keptUserSettings, memoryMemento, openChatView, parley, type Reply, serverPool, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestServer } from '../support/server';
 
 const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'budget', 'tools.enabled', 'systemPrompt', 'maxRetries', 'completion.endpoint', 'completion.model', 'completion.enabled'];
@@ -27,7 +27,7 @@ suite('Spend budget across windows', function () {
   let api: TestApi;
   let s: TestServer;
   let script: Reply;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
   /** A second window: its own usage store and guard over the same global storage. */
   let otherUsage: UsageStore;
@@ -45,8 +45,7 @@ suite('Spend budget across windows', function () {
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     s = await pool.start((req, res) => {
       if (req.method === 'GET') return writeJson(res, req.path.endsWith('/models') ? 200 : 404, { data: [{ id: 'tiny' }] });
       return script(req, res);
@@ -68,8 +67,7 @@ suite('Spend budget across windows', function () {
   suiteTeardown(async () => {
     await api.chat.stop();
     otherUsage.dispose();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.chat.newChat();
     for (const p of pool.started) await p.close();
     await vscode.workspace.fs.delete(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0].uri, SAMPLE)).then(undefined, () => undefined);

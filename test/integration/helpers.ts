@@ -89,6 +89,18 @@ export async function userSettings(values: Record<string, unknown>): Promise<voi
   for (const [k, v] of Object.entries(values)) await c.update(k, v, vscode.ConfigurationTarget.Global);
 }
 
+/** The user-level values of `keys`, read by `save` (in a suite's set-up) and put back by `restore` (in its teardown). */
+export function keptUserSettings(keys: readonly string[]): { save(): void; restore(): Promise<void> } {
+  const saved = new Map<string, unknown>();
+  const c = () => vscode.workspace.getConfiguration('parley');
+  return {
+    save: () => keys.forEach((k) => saved.set(k, c().inspect(k)?.globalValue)),
+    restore: async () => {
+      for (const k of keys) await c().update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    },
+  };
+}
+
 /** A chunk as OpenAI streams it. */
 export function chunk(content: string, finish: string | null = null): object {
   return { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'test-model', choices: [{ index: 0, delta: { content }, finish_reason: finish }] };

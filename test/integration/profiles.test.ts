@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type RecordedRequest, type TestServer } from '../support/server';
-import { charsOf, chats, chunk, containsSecret, headerNow, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { charsOf, chats, chunk, containsSecret, headerNow, keptUserSettings, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeJson, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -29,7 +29,7 @@ const WORKSPACE_TOUCHED = ['endpoints', 'endpoint'];
 suite('Profiles, custom headers and compaction', function () {
   this.timeout(60_000);
   let api: TestApi;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   let records: UsageRecord[] = [];
   let recording: vscode.Disposable | undefined;
   const pool = serverPool();
@@ -39,8 +39,7 @@ suite('Profiles, custom headers and compaction', function () {
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     recording = api.usage.onDidRecord((r) => records.push(r));
     // Messages reach `api.recorded.posted` only while the chat view is resolved.
     await openChatView(api);
@@ -57,7 +56,7 @@ suite('Profiles, custom headers and compaction', function () {
     await api.chat.stop();
     const c = vscode.workspace.getConfiguration('parley');
     for (const k of WORKSPACE_TOUCHED) await c.update(k, undefined, vscode.ConfigurationTarget.Workspace);
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.requester.resetWorkspaceOrigins();
     await api.chat.newChat();
   });

@@ -4,10 +4,9 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { TestServer } from '../support/server';
-import { chats, chunk, headerNow, lastPosted, openChatView, parley, serverPool, userSettings, viewReceive, waitFor, writeJson, writeSse, type Reply } from './helpers';
+import { chats, chunk, headerNow, keptUserSettings, lastPosted, openChatView, parley, type Reply, serverPool, userSettings, viewReceive, waitFor, writeJson, writeSse } from './helpers';
 
 /** api.openai.com's answer to `reasoning_effort` for gpt-4o-mini (test/fixtures/reasoning-effort/SOURCES.md). */
 const REFUSAL: unknown = JSON.parse(readFileSync(path.resolve(__dirname, '../../../test/fixtures/reasoning-effort/openai-error-400-unrecognized-reasoning-effort.json'), 'utf8'));
@@ -16,13 +15,12 @@ const TOUCHED = ['endpoints', 'endpoint', 'tools.enabled'];
 suite('Reasoning effort', function () {
   this.timeout(60_000);
   let api: TestApi;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     await openChatView(api);
   });
 
@@ -33,8 +31,7 @@ suite('Reasoning effort', function () {
 
   teardown(async () => {
     await api.chat.stop();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.requester.resetAdaptations();
     await api.chat.newChat();
   });

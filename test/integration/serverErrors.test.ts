@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import * as vscode from 'vscode';
 import { type TestServer } from '../support/server';
-import { charsOf, chats, chunk, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeSse } from './helpers';
+import { charsOf, chats, chunk, keptUserSettings, longAnswer, openChatView, parley, type Reply, serverPool, userSettings, waitFor, writeSse } from './helpers';
 import type { TestApi } from '../../src/extension';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
@@ -29,7 +29,7 @@ function json(res: ServerResponse, status: number, body: string | object): void 
 suite('Local servers: errors that say what to do', function () {
   this.timeout(60_000);
   let api: TestApi;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
   let records: UsageRecord[] = [];
   let recording: vscode.Disposable | undefined;
@@ -39,8 +39,7 @@ suite('Local servers: errors that say what to do', function () {
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     recording = api.usage.onDidRecord((r) => records.push(r));
     await openChatView(api);
   });
@@ -54,8 +53,7 @@ suite('Local servers: errors that say what to do', function () {
 
   teardown(async () => {
     await api.chat.stop();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.chat.newChat();
   });
 

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import type { RecordedRequest, TestServer } from '../support/server';
-import { chunk, openChatView, parley, serverPool, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
+import { chunk, keptUserSettings, openChatView, parley, serverPool, usageChunk, userSettings, waitFor, writeJson, writeSse } from './helpers';
 
 /** Every setting the suite changes; each is put back as it was after the suite. */
 const TOUCHED = ['endpoints', 'endpoint', 'tools.enabled'];
@@ -28,7 +28,7 @@ suite('Balances', function () {
   let router: TestServer;
   let plain: TestServer;
   let deep: TestServer;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
 
   /** Answers chat requests, model lists, and GET `balancePath` with `balance`. */
@@ -44,8 +44,7 @@ suite('Balances', function () {
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     // OpenRouter's documented answer (https://openrouter.ai/docs/api/api-reference/credits/get-credits).
     router = await server('/api/v1/credits', { data: { total_credits: 100.5, total_usage: 25.75 } });
     plain = await server('/api/v1/credits', { data: { total_credits: 1, total_usage: 0 } });
@@ -62,8 +61,7 @@ suite('Balances', function () {
 
   suiteTeardown(async () => {
     await api.chat.stop();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     for (const s of [router, plain, deep]) await api.keys.delete(s.origin);
     await api.chat.newChat();
     for (const p of pool.started) await p.close();

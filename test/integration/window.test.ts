@@ -9,7 +9,7 @@ import type { TestApi } from '../../src/extension';
 import type { ContextMeterView } from '../../src/shared/protocol';
 import { llamaCppModels, llamaCppProps, llamaCppRouter, ollama, serveRoutes } from '../support/localServers';
 import { type RecordedRequest, type TestServer } from '../support/server';
-import { chats, chunk, openChatView, parley, type Reply, serverPool, usageChunk, userSettings, waitFor, writeSse } from './helpers';
+import { chats, chunk, keptUserSettings, openChatView, parley, type Reply, serverPool, usageChunk, userSettings, waitFor, writeSse } from './helpers';
 
 /** Every setting the suite changes; each is put back as it was after every test. */
 const TOUCHED = ['baseUrl', 'model', 'endpoints', 'endpoint', 'contextWindow', 'maxTokens', 'tools.enabled', 'systemPrompt', 'compaction.threshold'];
@@ -24,7 +24,7 @@ function question(tokens: number): string {
 suite('The window the server runs', function () {
   this.timeout(60_000);
   let api: TestApi;
-  const saved = new Map<string, unknown>();
+  const kept = keptUserSettings(TOUCHED);
   const pool = serverPool();
 
   /** A server that ends up closed by the suite's teardown. */
@@ -32,8 +32,7 @@ suite('The window the server runs', function () {
 
   suiteSetup(async () => {
     api = await parley();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) saved.set(k, c.inspect(k)?.globalValue);
+    kept.save();
     await openChatView(api);
   });
 
@@ -45,8 +44,7 @@ suite('The window the server runs', function () {
 
   teardown(async () => {
     await api.chat.stop();
-    const c = vscode.workspace.getConfiguration('parley');
-    for (const k of TOUCHED) await c.update(k, saved.get(k), vscode.ConfigurationTarget.Global);
+    await kept.restore();
     await api.chat.newChat();
   });
 
