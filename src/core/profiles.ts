@@ -17,6 +17,8 @@ export interface ModelOverride {
   /** Fields added to the request body as they are (`top_k`, `options`…); Parley's own fields are not replaced. */
   extraBody?: Record<string, unknown>;
   sendReasoningBack?: boolean;
+  /** Which API serves the model: `responses` sends every request to POST …/responses; `chat` never tries it. */
+  api?: 'chat' | 'responses';
 }
 
 /** Where a profile was defined. `implicit` is the one made from parley.baseUrl and parley.model. */
@@ -75,6 +77,8 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
   bool('vision');
   bool('tools');
   bool('sendReasoningBack');
+  if (raw.api === 'chat' || raw.api === 'responses') o.api = raw.api;
+  else if (raw.api !== undefined) problems.push(`${where}.api must be "chat" or "responses"; ignored.`);
   const price = raw.price;
   if (price !== undefined) {
     if (isRecord(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {

@@ -2,6 +2,7 @@
 import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
+import type { Accumulator } from './stream';
 import type { TextCallFilter } from './textToolCalls';
 import type { ModelInfo } from './types';
 
@@ -34,6 +35,26 @@ export interface ClientOptions {
   textToolCalls?: (names: ReadonlySet<string>) => TextCallFilter;
   /** Told each model list GET /models answered (listModelInfo), so that the prices it gives are learnt. */
   onModelList?: (list: ModelInfo[]) => void;
+  /**
+   * The Responses API (core/responses.ts): handed in, so that it loads only when a model turns out to need it (or a
+   * profile says so). Without it every request goes to chat completions.
+   */
+  responses?: () => ResponsesApi;
+}
+
+/** What reads a reply into events and a result: stream.ts's Accumulator, or the Responses API's reader around one. */
+export type ReplyReader = Pick<Accumulator, 'event' | 'chunk' | 'flush' | 'endState' | 'result' | 'allOutput' | 'usage' | 'chunks' | 'sawDone'>;
+
+/** The Responses API, as the client uses it (core/responses.ts): what a refusal means, where a request goes, its body and its reader. */
+export interface ResponsesApi {
+  /** Whether a chat-completions refusal says that the model is served on the Responses API only. */
+  refusesChat(error: ParleyError): boolean;
+  /** `POST {base}/responses`, beside the chat completions URL. */
+  url(endpoint: Endpoint): string;
+  /** A chat-completions request body as a Responses request body. */
+  body(chat: Record<string, unknown>): Record<string, unknown>;
+  /** The reader of a reply; `isReply` tells a whole (not streamed) Response from any other JSON body. */
+  reader(ctx: ConstructorParameters<typeof Accumulator>[0]): ReplyReader & { isReply(json: unknown): boolean };
 }
 
 /**
