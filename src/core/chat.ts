@@ -33,7 +33,7 @@ interface ChatSink {
  * translated, and its reply read back into the same events.
  */
 export async function chat(opts: ClientOptions, body: Record<string, unknown>, sink: ChatSink, req = new RequestAbort(opts.signal), api?: ResponsesApi): Promise<ChatResult> {
-  if (api) opts = { ...opts, endpoint: { ...opts.endpoint, url: api.url(opts.endpoint) } };
+  if (api) opts = api.at(opts);
   const turn = new ChatRequest(opts, body, sink, req, api);
   try {
     if (req.why === 'cancelled') return turn.finish('cancelled');
@@ -62,8 +62,7 @@ class ChatRequest {
   readonly host: string;
   readonly model: string | undefined;
   private readonly secrets: string[];
-  /** The Responses API's reader says itself which JSON body is a whole reply; for chat completions, one with `choices`. */
-  private readonly acc: ReplyReader & { isReply?(json: unknown): boolean };
+  private readonly acc: ReplyReader;
   private readonly out: StreamEvent[] = [];
   private reported = false;
   private error: ParleyError | undefined;
@@ -223,7 +222,8 @@ class ChatRequest {
     // The events of a completion that turns out to be an error are not handed out.
     const e = this.acc.chunk(json, this.out);
     if (e) return this.finish('error', e);
-    if (!(this.acc.isReply ? this.acc.isReply(json) : Array.isArray((json as { choices?: unknown }).choices))) return this.finish('error', errorFromResponse(status, contentType, this.whole, ctx));
+    // A whole Response of the Responses API has no choices: its reader saw it end.
+    if (!this.acc.sawDone && !Array.isArray((json as { choices?: unknown }).choices)) return this.finish('error', errorFromResponse(status, contentType, this.whole, ctx));
     this.acc.sawDone = true;
     this.emit();
     return this.finish('done');

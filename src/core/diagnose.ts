@@ -237,7 +237,7 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
   const outcome = await chatWithFallback(client, settings, PROBE_MESSAGES, opts.adaptations, onEvent, onAttempt);
   const { adaptations, dropped } = outcome;
   const viaProfile = settings.api === 'responses';
-  const api = client.responses && (viaProfile || (!settings.api && adaptations.api)) ? { name: 'responses' as const, url: client.responses().url(client.endpoint), why: viaProfile ? 'profile' as const : 'learnt' as const } : undefined;
+  const api = client.responses && (viaProfile || (!settings.api && adaptations.api)) ? { name: 'responses' as const, url: client.responses().at(client).endpoint.url, why: viaProfile ? 'profile' as const : 'learnt' as const } : undefined;
   // No attempt: a setting is invalid, so nothing was sent.
   if (!measured) return { step: configFailure(outcome.result.error, clean, streamed), error: outcome.result.error, adaptations };
   // The last attempt is the one chatWithFallback returns: its result is outcome.result.

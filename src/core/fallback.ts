@@ -105,14 +105,6 @@ export async function chatWithFallback(
     const api = (settings.api ?? ad.api) === 'responses' ? opts.responses?.() : undefined;
     const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent, api);
     const error = !delivered && result.ended === 'error' ? result.error : undefined;
-    // Once, and only before any output: a model the server says it serves on the Responses API only goes there.
-    if (error && !api && !settings.api && opts.responses?.().refusesChat(error)) {
-      onAttempt?.({ body, result, response });
-      opts.log?.(`${opts.endpoint.origin} serves ${settings.model} on the Responses API only; retrying there`, 'info');
-      refusal = result;
-      ad = { ...ad, api: 'responses' };
-      continue;
-    }
     // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
     // (an error chunk inside a stream that already streamed text is not a refusal of the request). rejectedParam
     // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them.
@@ -120,9 +112,14 @@ export async function chatWithFallback(
     const refused = param !== undefined && !dropped.includes(param) ? param : undefined;
     onAttempt?.({ body, result, response, refused });
     if (refused === undefined) {
-      // No Responses API there after all (404, 405): the refusal the chat request got says more.
-      if (refusal && (error?.status === 404 || error?.status === 405)) return { result: refusal, dropped, adaptations: { ...ad, api: undefined } };
-      return { result, dropped, adaptations: ad, ...(refusal ? { switched: true as const } : {}) };
+      // Once, and only before any output: a model the server says it serves on the Responses API only goes there.
+      if (error && !api && !settings.api && opts.responses?.().refusesChat(error, opts.log)) {
+        refusal = result;
+        ad.api = 'responses';
+        continue;
+      }
+      const outcome = { result, dropped, adaptations: ad };
+      return api && refusal ? api.settle(outcome, refusal) : outcome;
     }
     opts.log?.(`${opts.endpoint.origin} refused ${refused}; retrying without it`);
     dropped.push(refused);

@@ -78,7 +78,7 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
   bool('tools');
   bool('sendReasoningBack');
   if (raw.api === 'chat' || raw.api === 'responses') o.api = raw.api;
-  else if (raw.api !== undefined) problems.push(`${where}.api must be "chat" or "responses"; ignored.`);
+  else if (raw.api !== undefined) problems.push(`${where}.api is not "chat" or "responses"; ignored.`);
   const price = raw.price;
   if (price !== undefined) {
     if (isRecord(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {

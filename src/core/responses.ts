@@ -3,8 +3,9 @@
 import type { Endpoint } from './endpoint';
 import { errorFromWire, isRecord, wireError, type ParleyError } from './errors';
 import { Accumulator } from './stream';
-import type { ReplyReader, ResponsesApi } from './transport';
-import type { ChatMessage, ContentPart, StreamEvent, ToolDefinition } from './types';
+import type { Adaptations } from './request';
+import { originOf, type ClientOptions, type ReplyReader, type ResponsesApi } from './transport';
+import type { ChatMessage, ChatResult, ContentPart, StreamEvent, ToolDefinition } from './types';
 
 /**
  * A chat-completions refusal that says the model is served on the Responses API only, in each server's own words:
@@ -22,9 +23,24 @@ import type { ChatMessage, ContentPart, StreamEvent, ToolDefinition } from './ty
 const RESPONSES_ONLY = /not accessible via the \/chat\/completions|only supported in v1\/responses|not a chat model and thus not supported in the v1\/chat\/completions|chatCompletion operation does not work with the specified model|please use \/v1\/responses|use the responses api/i;
 
 /** Whether a chat-completions refusal (an HTTP error, not one inside a reply) says the model needs the Responses API. */
-export function refusesChat(e: ParleyError): boolean {
+export function refusesChat(e: ParleyError, log?: ClientOptions['log']): boolean {
   if (e.inResponse !== undefined || (e.kind !== 'bad_request' && e.kind !== 'not_found')) return false;
-  return e.code === 'unsupported_api_for_model' || RESPONSES_ONLY.test(`${e.providerMessage ?? ''} ${e.message}`);
+  const says = e.code === 'unsupported_api_for_model' || RESPONSES_ONLY.test(`${e.providerMessage ?? ''} ${e.message}`);
+  if (says) log?.(`${e.url ? originOf(e.url) : 'The server'} serves the model on the Responses API only; asking there`, 'info');
+  return says;
+}
+
+/**
+ * How a request that went to the Responses API after a chat refusal ends. Once the Responses API answered, the switch
+ * is remembered (`switched`). Refused there too, as a bad request or not found (no such route, or a model no API
+ * serves), the chat refusal is the result, since its words say more, and nothing is remembered; any other failure
+ * (the key, a rate limit, the server) is the result, and the next request asks chat completions again.
+ */
+export function settle<T extends { result: ChatResult; adaptations: Adaptations }>(outcome: T, refusal: ChatResult): T & { switched?: true } {
+  const r = outcome.result;
+  if (r.ended !== 'error' || r.text || r.toolCalls.length) return { ...outcome, switched: true };
+  const kind = r.error?.kind;
+  return { ...outcome, result: kind === 'bad_request' || kind === 'not_found' ? refusal : r, adaptations: { ...outcome.adaptations, api: undefined } };
 }
 
 /** `{base}/responses`: the chat completions URL with its last two segments replaced, query (Azure's api-version) kept. */
@@ -148,11 +164,6 @@ export class ResponsesReader implements ReplyReader {
   }
   set sawDone(v: boolean) {
     this.acc.sawDone = v;
-  }
-
-  /** A whole Response (`stream: false`), as against an error body. */
-  isReply(json: unknown): boolean {
-    return isRecord(json) && json.object === 'response' && Array.isArray(json.output);
   }
 
   event(ev: { data: string; event?: string }, status: number, out: StreamEvent[], cut: boolean): ParleyError | undefined {
@@ -301,7 +312,8 @@ export class ResponsesReader implements ReplyReader {
 /** The Responses API as the client takes it (ClientOptions.responses). */
 export const responsesApi: ResponsesApi = {
   refusesChat,
-  url: responsesUrl,
+  at: (opts) => ({ ...opts, endpoint: { ...opts.endpoint, url: responsesUrl(opts.endpoint) } }),
   body: toResponsesBody,
   reader: (ctx) => new ResponsesReader(ctx),
+  settle,
 };

@@ -2,9 +2,10 @@
 import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
+import type { Adaptations } from './request';
 import type { Accumulator } from './stream';
 import type { TextCallFilter } from './textToolCalls';
-import type { ModelInfo } from './types';
+import type { ChatResult, ModelInfo } from './types';
 
 /** How to reach an endpoint, and the limits of one request. */
 export interface ClientOptions {
@@ -47,14 +48,16 @@ export type ReplyReader = Pick<Accumulator, 'event' | 'chunk' | 'flush' | 'endSt
 
 /** The Responses API, as the client uses it (core/responses.ts): what a refusal means, where a request goes, its body and its reader. */
 export interface ResponsesApi {
-  /** Whether a chat-completions refusal says that the model is served on the Responses API only. */
-  refusesChat(error: ParleyError): boolean;
-  /** `POST {base}/responses`, beside the chat completions URL. */
-  url(endpoint: Endpoint): string;
+  /** Whether a chat-completions refusal says that the model is served on the Responses API only (said in the log when it does). */
+  refusesChat(error: ParleyError, log?: ClientOptions['log']): boolean;
+  /** The options with the endpoint's URL `{base}/responses`, beside the chat completions URL. */
+  at(opts: ClientOptions): ClientOptions;
   /** A chat-completions request body as a Responses request body. */
   body(chat: Record<string, unknown>): Record<string, unknown>;
-  /** The reader of a reply; `isReply` tells a whole (not streamed) Response from any other JSON body. */
-  reader(ctx: ConstructorParameters<typeof Accumulator>[0]): ReplyReader & { isReply(json: unknown): boolean };
+  /** The reader of a reply. */
+  reader(ctx: ConstructorParameters<typeof Accumulator>[0]): ReplyReader;
+  /** How a request that went to the Responses API after `refusal` ends: whether the switch is remembered, which result counts. */
+  settle<T extends { result: ChatResult; adaptations: Adaptations }>(outcome: T, refusal: ChatResult): T & { switched?: true };
 }
 
 /**
