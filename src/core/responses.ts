@@ -150,6 +150,8 @@ export class ResponsesReader implements ReplyReader {
   private readonly calls = new Map<string, Call>();
   /** Message items whose text came as deltas: their `output_item.done` repeats it. */
   private readonly streamed = new Set<string>();
+  private lastStreamed: unknown;
+  private readonly textChunk = { choices: [{ index: 0, delta: { content: '' } }] };
   chunks = 0;
 
   constructor(private readonly ctx: ConstructorParameters<typeof Accumulator>[0]) {
@@ -194,8 +196,8 @@ export class ResponsesReader implements ReplyReader {
     const item = isRecord(json.item) ? json.item : undefined;
     switch (type) {
       case 'response.output_text.delta':
-        if (typeof json.item_id === 'string') this.streamed.add(json.item_id);
-        return this.delta({ content: delta }, out);
+        if (json.item_id !== this.lastStreamed && typeof json.item_id === 'string') this.streamed.add((this.lastStreamed = json.item_id));
+        return this.text(delta, out);
       case 'response.refusal.delta':
         if (typeof json.item_id === 'string') this.streamed.add(json.item_id);
         return this.delta({ refusal: delta }, out);
@@ -228,6 +230,12 @@ export class ResponsesReader implements ReplyReader {
 
   private delta(d: Record<string, unknown>, out: StreamEvent[]): ParleyError | undefined {
     return this.acc.chunk({ choices: [{ index: 0, delta: d }] }, out);
+  }
+
+  /** A text delta, the event a reply has most of: one chunk object, reused (the accumulator keeps none of it). */
+  private text(content: string, out: StreamEvent[]): ParleyError | undefined {
+    this.textChunk.choices[0].delta.content = content;
+    return this.acc.chunk(this.textChunk, out);
   }
 
   /** A function call starts: its place among the calls, its call_id and name (and arguments, when sent whole). */
