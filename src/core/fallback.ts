@@ -108,7 +108,7 @@ export async function chatWithFallback(
     // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
     // (an error chunk inside a stream that already streamed text is not a refusal of the request). rejectedParam
     // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them.
-    const param = error ? rejectedParam(error, body) : undefined;
+    const param = error ? rejectedParam(api ? api.asChat(error) : error, body) : undefined;
     const refused = param !== undefined && !dropped.includes(param) ? param : undefined;
     onAttempt?.({ body, result, response, refused });
     if (refused === undefined) {

@@ -56,6 +56,16 @@ const CHAT_ONLY = new Set([
   'tools', 'tool_choice', 'stop', 'seed', 'n', 'logprobs', 'top_logprobs', 'logit_bias',
 ]);
 
+/** The Responses API's fields whose refusal is learnt as a chat-completions parameter's: the name that one has. */
+const CHAT_PARAM: Record<string, string> = { text: 'response_format', reasoning: 'reasoning_effort' };
+
+/** A refusal with its `param` (`text.format`, `reasoning.effort`) in chat-completions words, in place. */
+export function asChat(e: ParleyError): ParleyError {
+  const top = e.param?.split('.')[0];
+  if (top && Object.prototype.hasOwnProperty.call(CHAT_PARAM, top)) e.param = CHAT_PARAM[top];
+  return e;
+}
+
 /** OpenAI refuses a `max_output_tokens` under 16 (braintrustdata/lingua#186, vectorize-io/hindsight#58). */
 const MIN_OUTPUT_TOKENS = 16;
 
@@ -324,4 +334,5 @@ export const responsesApi: ResponsesApi = {
   body: toResponsesBody,
   reader: (ctx) => new ResponsesReader(ctx),
   settle,
+  asChat,
 };

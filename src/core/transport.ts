@@ -54,6 +54,8 @@ export interface ResponsesApi {
   at(opts: ClientOptions): ClientOptions;
   /** A chat-completions request body as a Responses request body. */
   body(chat: Record<string, unknown>): Record<string, unknown>;
+  /** A refusal of the Responses API with its `param` in chat-completions words (`text.format` is `response_format`), so it is learnt the same way. */
+  asChat(error: ParleyError): ParleyError;
   /** The reader of a reply. */
   reader(ctx: ConstructorParameters<typeof Accumulator>[0]): ReplyReader;
   /** How a request that went to the Responses API after `refusal` ends: whether the switch is remembered, which result counts. */

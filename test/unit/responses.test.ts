@@ -253,6 +253,20 @@ describe('Responses API: recorded event streams, whole and split', function () {
     assert.deepEqual(server.requests.map((r) => r.path), ['/v1/responses', '/v1/responses']);
   });
 
+  it('JSON mode refused as text.format: learnt as response_format, as on chat completions', async () => {
+    // OpenAI's wording for the chat-completions field (openai-php/client#259), with the Responses API's param name: derived.
+    const refusal = { error: { message: "Invalid parameter: 'text.format' of type 'json_object' is not supported with this model.", type: 'invalid_request_error', param: 'text.format', code: null } };
+    server = await startTestServer((req, res) => {
+      if (req.json.text !== undefined) return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(refusal));
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(fixture('openai-after-tool-result.sse'));
+    });
+    const outcome = await chatWithFallback(options(server), { model: 'gpt-5.5', stream: true, api: 'responses', responseFormat: { type: 'json_object' } }, ASK, undefined);
+    assert.equal(outcome.result.ended, 'done');
+    assert.deepEqual(outcome.dropped, ['response_format']);
+    assert.deepEqual(server.requests[0].json.text, { format: { type: 'json_object' } });
+  });
+
   it('Stop mid-stream: cancelled, the text so far kept, the connection closed', async () => {
     const text = fixture('openai-reasoning-summary.sse');
     server = await startTestServer((_req, res) => {
