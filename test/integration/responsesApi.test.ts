@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
+import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { parley, userSettings, waitFor, writeJson } from './helpers';
@@ -73,6 +74,9 @@ suite('The Responses API: learnt from a refusal, used by every route', function 
         return void res.end(REFUSAL);
       }
       if (req.path !== '/v1/responses') return writeJson(res, 404, { error: { message: 'no such route' } });
+      const body = req.json as { text?: { format?: { type?: string } }; instructions?: string };
+      if (body.text?.format?.type === 'json_object') return answer(res, JSON.stringify({ language: 'python', filename: 'add.py', code: 'def add(a, b):\n    return a + b\n' }));
+      if (body.instructions?.startsWith(SUMMARY_INSTRUCTION)) return answer(res, 'SUMMARY: the notes mention a needle.');
       const input = inputOf(req);
       const last = input[input.length - 1];
       if (last?.type === 'function_call_output') return answer(res, 'The notes mention a needle.');
@@ -86,7 +90,7 @@ suite('The Responses API: learnt from a refusal, used by every route', function 
 
   suiteTeardown(async () => {
     recording?.dispose();
-    await userSettings({ baseUrl: undefined, model: undefined, 'tools.askBeforeReading': undefined, 'tools.enabled': undefined });
+    await userSettings({ baseUrl: undefined, model: undefined, 'tools.askBeforeReading': undefined, 'tools.enabled': undefined, 'compaction.keepTurns': undefined });
     await api.requester.resetAdaptations();
     await server?.close();
   });
@@ -132,6 +136,22 @@ suite('The Responses API: learnt from a refusal, used by every route', function 
     for await (const p of response.stream) if (p instanceof vscode.LanguageModelTextPart) text += p.value;
     assert.equal(text, 'Hello there.');
     assert.deepEqual(server.requests.filter((r) => r.method === 'POST').map((r) => r.path), ['/v1/chat/completions', '/v1/responses']);
+  });
+
+  test('Generate Code (JSON mode, sent as text.format) and compaction go to /v1/responses too', async () => {
+    const posts = () => server.requests.filter((r) => r.method === 'POST');
+    server.requests.length = 0;
+    await vscode.commands.executeCommand('parley.generateCode', 'a python add function');
+    assert.deepEqual(posts().map((r) => r.path), ['/v1/responses']);
+    assert.deepEqual(posts()[0].json.text, { format: { type: 'json_object' } });
+    assert.equal(vscode.window.activeTextEditor?.document.getText(), 'def add(a, b):\n    return a + b\n');
+
+    await userSettings({ 'compaction.keepTurns': 1 });
+    await waitFor('the settings snapshot', () => api.settings.current.compaction.keepTurns === 1);
+    server.requests.length = 0;
+    await api.chat.compact();
+    assert.deepEqual(posts().map((r) => r.path), ['/v1/responses'], 'the summary request');
+    assert.ok(api.chat.current.turns.some((t) => t.summaryOf !== undefined && t.text === 'SUMMARY: the notes mention a needle.'), 'the summary is in the conversation');
   });
 
   test('Test Connection says the model is served on the Responses API; Reset Endpoint Adaptations forgets it', async () => {
