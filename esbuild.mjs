@@ -54,6 +54,8 @@ const LAZY = {
   promptQuestion: 'src/vscode/promptQuestion.ts',
   /** Tool calls a model writes as text: loaded by the first request that offers tools. */
   textToolCalls: 'src/core/textToolCalls.ts',
+  /** The Responses API: loaded by the first request to a model served there, or a refusal that may say it is. */
+  responses: 'src/core/responses.ts',
   /** What window a local server runs a model at, and its words: loaded by the first context meter. */
   serverWindow: 'src/core/serverWindow.ts',
   /** Explain Selection, Add Selection to Chat and Generate Code: loaded by the first of these commands. */

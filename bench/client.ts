@@ -11,6 +11,8 @@ import { createParser } from 'eventsource-parser';
 import OpenAI from 'openai';
 import { streamChat } from '../src/core/client';
 import { resolveEndpoint } from '../src/core/endpoint';
+import { chatWithFallback } from '../src/core/fallback';
+import { responsesApi } from '../src/core/responses';
 import { machineLine, median, random, row, spread, warnIfBusy, writeResults, x2 } from './stats';
 
 const CHUNKS = 20_000;
@@ -21,14 +23,21 @@ const MEMORY_RUNS = 5;
 const EXPECTED = 'tok '.repeat(CHUNKS);
 const REQUEST = { model: 'm', messages: [{ role: 'user' as const, content: 'go' }], stream: true as const, stream_options: { include_usage: true } };
 
-/** The three ways, plus `bytes`: fetch reading the body and dropping it, to show what the transport alone costs. */
-const WAYS = ['floor', 'parley', 'sdk', 'bytes'] as const;
+/**
+ * The three ways, plus `bytes`: fetch reading the body and dropping it, to show what the transport alone costs; and the
+ * Responses API's case (issue 39): the same text streamed as `response.output_text.delta` events, read by Parley's
+ * request (the fallback loop with the model served there, as the panel sends it) against its own floor, fetch +
+ * eventsource-parser reading those events.
+ */
+const WAYS = ['floor', 'parley', 'sdk', 'bytes', 'responsesFloor', 'responses'] as const;
 type Way = (typeof WAYS)[number];
 const LABEL: Record<Way, string> = {
   floor: 'floor: fetch + eventsource-parser',
   parley: 'Parley streamChat',
   sdk: 'openai SDK',
   bytes: '(fetch only, no parsing)',
+  responsesFloor: 'Responses floor: fetch + parser',
+  responses: 'Parley on the Responses API',
 };
 
 /** What a way read: checked against what the server sent, after the clock has stopped. */
@@ -93,6 +102,54 @@ const prepare: Record<Way, (base: string) => Reader> = {
       }
       const r = await stream.result;
       if (r.ended !== 'done') throw new Error(`Parley's stream ended '${r.ended}'${r.error ? `: ${r.error.message}` : ''}`);
+      return { text, resultText: r.text, finish: r.finishReason, completionTokens: r.usage.estimated ? undefined : r.usage.completion_tokens };
+    };
+  },
+
+  responsesFloor: (base) => async (onFirst) => {
+    const res = await fetch(`${base}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', input: 'go', stream: true, store: false }) });
+    const got: Received = { text: '', finish: undefined, completionTokens: undefined };
+    let first = true;
+    const parser = createParser({
+      onEvent(e) {
+        const json = JSON.parse(e.data);
+        if (json.type === 'response.output_text.delta') {
+          if (first) {
+            first = false;
+            onFirst();
+          }
+          got.text += json.delta;
+        } else if (json.type === 'response.completed') {
+          got.finish = 'stop';
+          got.completionTokens = json.response.usage.output_tokens;
+        }
+      },
+    });
+    const decoder = new TextDecoder();
+    const reader = res.body!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.feed(decoder.decode(value, { stream: true }));
+    }
+    return got;
+  },
+
+  responses: (base) => {
+    const opts = { endpoint: resolveEndpoint(base), maxRetries: 0, responses: () => responsesApi };
+    const settings = { model: 'm', stream: true, api: 'responses' as const };
+    return async (onFirst) => {
+      let text = '';
+      let first = true;
+      const { result: r } = await chatWithFallback(opts, settings, [REQUEST.messages[0]], undefined, (e) => {
+        if (e.type !== 'text') return;
+        if (first) {
+          first = false;
+          onFirst();
+        }
+        text += e.text;
+      });
+      if (r.ended !== 'done') throw new Error(`Parley's Responses request ended '${r.ended}'${r.error ? `: ${r.error.message}` : ''}`);
       return { text, resultText: r.text, finish: r.finishReason, completionTokens: r.usage.estimated ? undefined : r.usage.completion_tokens };
     };
   },
@@ -317,7 +374,9 @@ async function main(): Promise<void> {
     console.log(row(['', 'first delta', 'total', 'CPU', 'total range', 'vs floor'], W));
     for (const w of WAYS) {
       const s = fullSum[w];
-      console.log(row([`  ${LABEL[w]}`, `${f1(s.firstMs)} ms`, `${f1(s.totalMs)} ms`, `${f1(s.cpuMs)} ms`, `${f1(s.totalMinMs)}-${f1(s.totalMaxMs)}`, x2(s.totalMs / fl.totalMs)], W));
+      // The Responses API's ways against their own floor (the same text in that API's events).
+      const floor = w.startsWith('responses') ? fullSum.responsesFloor : fl;
+      console.log(row([`  ${LABEL[w]}`, `${f1(s.firstMs)} ms`, `${f1(s.totalMs)} ms`, `${f1(s.cpuMs)} ms`, `${f1(s.totalMinMs)}-${f1(s.totalMaxMs)}`, x2(s.totalMs / floor.totalMs)], W));
     }
     console.log(`  first delta vs floor: Parley ${x2(fullSum.parley.firstMs / fl.firstMs)}, SDK ${x2(fullSum.sdk.firstMs / fl.firstMs)}. ` +
       'Parley hands out the deltas of one network read as one event,');
@@ -353,15 +412,20 @@ async function main(): Promise<void> {
     const perRound = (p: { median: number; p25: number; p75: number }, best: number) =>
       `per round: median ${x2(p.median)}, middle half ${p.p25.toFixed(2)}-${p.p75.toFixed(2)}; fastest reads: ${x2(best)}`;
     const pacedVsFloor = pacedSum.parley.cpuMs / pf.cpuMs;
+    const responsesVsFloor = fullSum.responses.totalMs / fullSum.responsesFloor.totalMs;
+    const pairedResponses = paired(full.responses, full.responsesFloor);
     const pacedVsSdk = pacedSum.sdk.cpuMs / pacedSum.parley.cpuMs;
     const targets = {
       parleyWithin115xOfFloor: { ratio: vsFloor, met: vsFloor <= 1.15 },
       parleyAtLeast3xFasterThanSdk: { ratio: vsSdk, met: vsSdk >= 3 },
+      responsesWithin115xOfItsFloor: { ratio: responsesVsFloor, met: responsesVsFloor <= 1.15 },
     };
     console.log('\nTargets (issue 2), full-speed total time, ratio of the medians above (not enforced):');
     console.log(`  Parley within 1.15x of the floor:       ${x2(vsFloor)}  target ${targets.parleyWithin115xOfFloor.met ? 'met' : 'missed'}   (${perRound(pairedFloor, fullSum.parley.totalMinMs / fl.totalMinMs)})`);
     console.log(`  Parley at least 3x faster than the SDK: ${x2(vsSdk)}  target ${targets.parleyAtLeast3xFasterThanSdk.met ? 'met' : 'missed'}   (${perRound(pairedSdk, fullSum.sdk.totalMinMs / fullSum.parley.totalMinMs)})`);
     console.log(`  (paced, CPU: Parley ${x2(pacedVsFloor)} of the floor, the SDK ${x2(pacedVsSdk)} of Parley)`);
+    console.log(`  Responses API within 1.15x of its floor: ${x2(responsesVsFloor)}  target ${targets.responsesWithin115xOfItsFloor.met ? 'met' : 'missed'}   (${perRound(pairedResponses, fullSum.responses.totalMinMs / fullSum.responsesFloor.totalMinMs)}; issue 39; ` +
+      `paced CPU ${x2(pacedSum.responses.cpuMs / pacedSum.responsesFloor.cpuMs)})`);
 
     writeResults('client', load, {
       chunks: CHUNKS,
@@ -382,6 +446,8 @@ async function main(): Promise<void> {
         sdkVsParleyTotal: vsSdk,
         perRoundParleyVsFloor: pairedFloor,
         perRoundSdkVsParley: pairedSdk,
+        responsesVsItsFloor: responsesVsFloor,
+        perRoundResponsesVsItsFloor: pairedResponses,
       },
       targets,
       samples: { fullSpeed: full, paced: pacedSamples },

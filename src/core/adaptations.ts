@@ -62,7 +62,8 @@ export function memoryAdaptationStore(): AdaptationStore {
 
 /**
  * Sends a chat request with what is already known about this origin and model, and keeps what it learns: after a
- * server refuses a parameter once, the next request goes without it on the first try. Never throws (as
+ * server refuses a parameter once (or the model on chat completions), the next request goes without it (or to the
+ * Responses API) on the first try. Never throws (as
  * chatWithFallback); the outcome says which parameters were dropped this time.
  */
 export async function chatAndLearn(
@@ -74,6 +75,6 @@ export async function chatAndLearn(
 ): Promise<FallbackOutcome> {
   const origin = opts.endpoint.origin;
   const outcome = await chatWithFallback(opts, settings, messages, store.get(origin, settings.model), onEvent);
-  if (outcome.dropped.length > 0) await store.set(origin, settings.model, outcome.adaptations);
+  if (outcome.dropped.length > 0 || outcome.switched) await store.set(origin, settings.model, outcome.adaptations);
   return outcome;
 }

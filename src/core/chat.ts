@@ -4,7 +4,7 @@ import { fetchWithRetry } from './retry';
 import { SSE_LINE, SSE_START, SseDecoder } from './sse';
 import { Accumulator } from './stream';
 import { estimateUsage } from './tokenEstimate';
-import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, secretsOf, type ClientOptions, type ResponseInfo } from './transport';
+import { connectionFailure, DEFAULT_IDLE_TIMEOUT, MAX_ERROR_BODY, readChunks, RequestAbort, secretsOf, type ClientOptions, type ReplyReader, type ResponseInfo, type ResponsesApi } from './transport';
 import type { ChatMessage, ChatResult, EndState, StreamEvent, ToolDefinition } from './types';
 
 /**
@@ -29,13 +29,15 @@ interface ChatSink {
 /**
  * Runs one chat request (streamed or not) to the end, handing events to `sink`. Never throws. `req` is the
  * request's one abort controller (by default one hooked to opts.signal); chat() ends it in `finally`, which
- * releases the socket however the request ended.
+ * releases the socket however the request ended. With `api`, the same request goes to the Responses API, its body
+ * translated, and its reply read back into the same events.
  */
-export async function chat(opts: ClientOptions, body: Record<string, unknown>, sink: ChatSink, req = new RequestAbort(opts.signal)): Promise<ChatResult> {
-  const turn = new ChatRequest(opts, body, sink, req);
+export async function chat(opts: ClientOptions, body: Record<string, unknown>, sink: ChatSink, req = new RequestAbort(opts.signal), api?: ResponsesApi): Promise<ChatResult> {
+  if (api) opts = api.at(opts);
+  const turn = new ChatRequest(opts, body, sink, req, api);
   try {
     if (req.why === 'cancelled') return turn.finish('cancelled');
-    const sent = await fetchWithRetry(opts, JSON.stringify(body), req, turn.model);
+    const sent = await fetchWithRetry(opts, JSON.stringify(api ? api.body(body) : body), req, turn.model);
     if ('ended' in sent) {
       if (sent.response) turn.report(sent.response);
       return turn.finish(sent.ended, sent.error);
@@ -60,14 +62,14 @@ class ChatRequest {
   readonly host: string;
   readonly model: string | undefined;
   private readonly secrets: string[];
-  private readonly acc: Accumulator;
+  private readonly acc: ReplyReader;
   private readonly out: StreamEvent[] = [];
   private reported = false;
   private error: ParleyError | undefined;
   /** The body as text while it is not (yet) known as an event stream, and until an event stream's first event. */
   private whole = '';
 
-  constructor(private readonly opts: ClientOptions, private readonly body: Record<string, unknown>, private readonly sink: ChatSink, private readonly req: RequestAbort) {
+  constructor(private readonly opts: ClientOptions, private readonly body: Record<string, unknown>, private readonly sink: ChatSink, private readonly req: RequestAbort, api?: ResponsesApi) {
     this.url = opts.endpoint.url;
     this.host = new URL(this.url).host;
     this.model = typeof body.model === 'string' ? body.model : undefined;
@@ -75,7 +77,8 @@ class ChatRequest {
     // A call written as text is read only when tools were offered, and not told not to be called.
     const names = new Set(Array.isArray(body.tools) && body.tool_choice !== 'none' ? (body.tools as ToolDefinition[]).map((t) => t.function?.name) : []);
     const read = opts.textToolCalls;
-    this.acc = new Accumulator({ url: this.url, model: this.model, secrets: this.secrets, textCalls: read && names.size ? () => read(names) : undefined });
+    const ctx = { url: this.url, model: this.model, secrets: this.secrets, textCalls: read && names.size ? () => read(names) : undefined };
+    this.acc = api ? api.reader(ctx) : new Accumulator(ctx);
   }
 
   report(info: ResponseInfo | undefined): void {
@@ -219,7 +222,8 @@ class ChatRequest {
     // The events of a completion that turns out to be an error are not handed out.
     const e = this.acc.chunk(json, this.out);
     if (e) return this.finish('error', e);
-    if (!Array.isArray((json as { choices?: unknown }).choices)) return this.finish('error', errorFromResponse(status, contentType, this.whole, ctx));
+    // A whole Response of the Responses API has no choices: its reader saw it end.
+    if (!this.acc.sawDone && !Array.isArray((json as { choices?: unknown }).choices)) return this.finish('error', errorFromResponse(status, contentType, this.whole, ctx));
     this.acc.sawDone = true;
     this.emit();
     return this.finish('done');

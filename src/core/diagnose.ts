@@ -30,6 +30,8 @@ export interface DiagnoseOptions {
   stream?: boolean;
   /** The named profile under test (undefined: the Default one, from parley.baseUrl), for the words of a fix. */
   profile?: string;
+  /** The Responses API, for a model served there (as chat's requests have it: ClientOptions.responses). */
+  responses?: ClientOptions['responses'];
   signal?: AbortSignal;
 }
 
@@ -73,6 +75,11 @@ export interface ChatStep {
   reasoningField?: ReasoningField;
   /** Parameters the server refused, which Parley dropped (or, for max_tokens, renamed) to get an answer. */
   dropped: string[];
+  /**
+   * The API that answered: chat completions, or the Responses API (`learnt`: the server refused the model on chat
+   * completions, this time or before; `profile`: the profile's `models.<id>.api` says so).
+   */
+  api?: { name: 'responses'; url: string; why: 'learnt' | 'profile' };
   ended: EndState;
   finishReason: string | null;
   /** The start of the reply, for the eye. */
@@ -150,6 +157,7 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> 
     // A diagnosis reports what happens; retries with backoff would only hide it and take longer.
     maxRetries: 0,
     signal: opts.signal,
+    responses: opts.responses,
   };
 
   const models = await modelsStep(client, opts.model, clean);
@@ -228,6 +236,8 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
   };
   const outcome = await chatWithFallback(client, settings, PROBE_MESSAGES, opts.adaptations, onEvent, onAttempt);
   const { adaptations, dropped } = outcome;
+  const viaProfile = settings.api === 'responses';
+  const api = client.responses && (viaProfile || (!settings.api && adaptations.api)) ? { name: 'responses' as const, url: client.responses().at(client).endpoint.url, why: viaProfile ? 'profile' as const : 'learnt' as const } : undefined;
   // No attempt: a setting is invalid, so nothing was sent.
   if (!measured) return { step: configFailure(outcome.result.error, clean, streamed), error: outcome.result.error, adaptations };
   // The last attempt is the one chatWithFallback returns: its result is outcome.result.
@@ -243,6 +253,7 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
     sawUsage: measured.sawUsage,
     reasoningField: r.reasoningField,
     dropped,
+    api,
     ended: r.ended,
     finishReason: r.finishReason,
     sample: clean((r.text || r.reasoning).slice(0, 200)),
@@ -530,6 +541,10 @@ export function reportMarkdown(r: DiagnosisReport): string {
   L.push('## 1. Where requests go', '');
   L.push(`- Chat URL: ${codeSpan(r.url)}`);
   L.push(`- Model: ${codeSpan(r.model)}`);
+  const api = r.chat.api;
+  L.push(api
+    ? `- API: the Responses API, ${codeSpan(`POST ${api.url}`)} (${api.why === 'profile' ? 'the profile says so' : 'the server serves this model there only; "Parley: Reset Endpoint Adaptations" forgets it'})`
+    : '- API: chat completions');
   L.push(`- API key: ${r.key === 'present' ? `present (sent only to ${r.origin})` : r.keyMissing ? 'absent (none is set for this endpoint; tested without one)' : 'absent (none needed)'}`);
   L.push('');
 
@@ -603,6 +618,7 @@ export function reportSummary(r: DiagnosisReport): string {
     `usage=${c.sawUsage}`,
   ];
   if (c.dropped.length) parts.push(`dropped=${c.dropped.join(',')}`);
+  if (c.api) parts.push('api=responses');
   if (r.causes.length) parts.push(`causes=${r.causes.map((x) => x.id).join(',')}`);
   return parts.join(' ');
 }

@@ -3,11 +3,13 @@ import { chat, unstreamed } from './chat';
 import type { ClientOptions } from './client';
 import { ParleyError } from './errors';
 import { buildRequestBody, type Adaptations, type RequestSettings } from './request';
-import { RequestAbort, type ResponseInfo } from './transport';
+import { RequestAbort, type ResponseInfo, type ResponsesApi } from './transport';
 import type { ChatMessage, ChatResult, StreamEvent, Usage } from './types';
 
 export interface FallbackOutcome {
   result: ChatResult;
+  /** Set when this request learnt that the model is served on the Responses API. */
+  switched?: true;
   /** Parameters dropped (or, for max_tokens, renamed) this time. */
   dropped: string[];
   /** The adaptations to remember for this origin and model. */
@@ -93,6 +95,8 @@ export async function chatWithFallback(
 ): Promise<FallbackOutcome> {
   let ad: Adaptations = { ...(adaptations ?? {}) };
   const dropped: string[] = [];
+  // The chat-completions refusal that sent this request to the Responses API.
+  let refusal: ChatResult | undefined;
   for (;;) {
     let body: Record<string, unknown>;
     try {
@@ -100,14 +104,26 @@ export async function chatWithFallback(
     } catch (e) {
       return { result: configResult(e), dropped, adaptations: ad };
     }
-    const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent);
+    // A profile's `api` wins over what was learnt: "responses" from the first request, "chat" never anything else.
+    const api = (settings.api ?? ad.api) === 'responses' ? opts.responses?.() : undefined;
+    const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent, api);
+    const error = !delivered && result.ended === 'error' ? result.error : undefined;
     // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
     // (an error chunk inside a stream that already streamed text is not a refusal of the request). rejectedParam
     // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them.
-    const param = !delivered && result.ended === 'error' && result.error ? rejectedParam(result.error, body) : undefined;
+    const param = error ? rejectedParam(api ? api.asChat(error) : error, body) : undefined;
     const refused = param !== undefined && !dropped.includes(param) ? param : undefined;
     onAttempt?.({ body, result, response, refused });
-    if (refused === undefined) return { result, dropped, adaptations: ad };
+    if (refused === undefined) {
+      // Once, and only before any output: a model the server says it serves on the Responses API only goes there.
+      if (error && !api && !settings.api && opts.responses?.().refusesChat(error, opts.log)) {
+        refusal = result;
+        ad.api = 'responses';
+        continue;
+      }
+      const outcome = { result, dropped, adaptations: ad };
+      return api && refusal ? api.settle(outcome, refusal) : outcome;
+    }
     opts.log?.(`${opts.endpoint.origin} refused ${refused}; retrying without it`);
     dropped.push(refused);
     ad = adapt(ad, refused);
@@ -120,7 +136,7 @@ export async function chatWithFallback(
  * onEvent that throws stops the request, and the throw leaves chatWithFallback, as it did when the loop iterated a
  * ChatStream.
  */
-async function attempt(opts: ClientOptions, body: Record<string, unknown>, stream: boolean, onEvent?: (e: StreamEvent) => void): Promise<{ result: ChatResult; response: ResponseInfo | undefined; delivered: boolean }> {
+async function attempt(opts: ClientOptions, body: Record<string, unknown>, stream: boolean, onEvent?: (e: StreamEvent) => void, api?: ResponsesApi): Promise<{ result: ChatResult; response: ResponseInfo | undefined; delivered: boolean }> {
   const req = new RequestAbort(opts.signal);
   let response: ResponseInfo | undefined;
   let delivered = false;
@@ -141,7 +157,7 @@ async function attempt(opts: ClientOptions, body: Record<string, unknown>, strea
       }
     }
   };
-  const result = await chat(opts, sent, { events, response: (r) => (response = r) }, req);
+  const result = await chat(opts, sent, { events, response: (r) => (response = r) }, req, api);
   if (thrown) throw thrown.e;
   return { result, response, delivered };
 }

@@ -22,6 +22,8 @@ export interface ModelOverride {
    * (never). As written: core/reasoningEffort.ts's profileEfforts reads it.
    */
   reasoningEffort?: unknown;
+  /** Which API serves the model: `responses` sends every request to POST …/responses; `chat` never tries it. */
+  api?: 'chat' | 'responses';
 }
 
 /** Where a profile was defined. `implicit` is the one made from parley.baseUrl and parley.model. */
@@ -80,6 +82,8 @@ function readOverride(raw: unknown, where: string, problems: string[]): ModelOve
   bool('vision');
   bool('tools');
   bool('sendReasoningBack');
+  if (raw.api === 'chat' || raw.api === 'responses') o.api = raw.api;
+  else if (raw.api !== undefined) problems.push(`${where}.api is not "chat" or "responses"; ignored.`);
   const price = raw.price;
   if (price !== undefined) {
     if (isRecord(price) && typeof price.input === 'number' && typeof price.output === 'number' && price.input >= 0 && price.output >= 0) {

@@ -19,6 +19,8 @@ export interface RequestSettings {
   toolChoice?: 'auto' | 'required' | { type: 'function'; function: { name: string } };
   seed?: number;
   responseFormat?: { type: 'json_object' | 'text' } | { type: 'json_schema'; json_schema: unknown };
+  /** Which API the model is served on, when a profile says (`models.<id>.api`); unset, chat completions until a server says otherwise. */
+  api?: 'chat' | 'responses';
   /** A profile's per-model fields: added to the body (never over Parley's own), and fields never to send. */
   extraBody?: Record<string, unknown>;
   neverSend?: string[];
@@ -30,6 +32,8 @@ export interface Adaptations {
   maxCompletionTokens?: boolean;
   /** A request that carried a reasoning effort succeeded, or a reply came with reasoning: the header offers an effort. */
   reasoningEffort?: true;
+  /** The server refused the model on chat completions, and answered on the Responses API. */
+  api?: 'responses';
 }
 
 /** A setting's value as a person would write it: JSON, except numbers JSON cannot hold (NaN, Infinity). */

@@ -2,8 +2,10 @@
 import type { Endpoint } from './endpoint';
 import { ParleyError } from './errors';
 import { validateHeaders } from './headers';
+import type { Adaptations } from './request';
+import type { Accumulator } from './stream';
 import type { TextCallFilter } from './textToolCalls';
-import type { ModelInfo } from './types';
+import type { ChatResult, ModelInfo } from './types';
 
 /** How to reach an endpoint, and the limits of one request. */
 export interface ClientOptions {
@@ -34,6 +36,30 @@ export interface ClientOptions {
   textToolCalls?: (names: ReadonlySet<string>) => TextCallFilter;
   /** Told each model list GET /models answered (listModelInfo), so that the prices it gives are learnt. */
   onModelList?: (list: ModelInfo[]) => void;
+  /**
+   * The Responses API (core/responses.ts): handed in, so that it loads only when a model turns out to need it (or a
+   * profile says so). Without it every request goes to chat completions.
+   */
+  responses?: () => ResponsesApi;
+}
+
+/** What reads a reply into events and a result: stream.ts's Accumulator, or the Responses API's reader around one. */
+export type ReplyReader = Pick<Accumulator, 'event' | 'chunk' | 'flush' | 'endState' | 'result' | 'allOutput' | 'usage' | 'chunks' | 'sawDone'>;
+
+/** The Responses API, as the client uses it (core/responses.ts): what a refusal means, where a request goes, its body and its reader. */
+export interface ResponsesApi {
+  /** Whether a chat-completions refusal says that the model is served on the Responses API only (said in the log when it does). */
+  refusesChat(error: ParleyError, log?: ClientOptions['log']): boolean;
+  /** The options with the endpoint's URL `{base}/responses`, beside the chat completions URL. */
+  at(opts: ClientOptions): ClientOptions;
+  /** A chat-completions request body as a Responses request body. */
+  body(chat: Record<string, unknown>): Record<string, unknown>;
+  /** A refusal of the Responses API with its `param` in chat-completions words (`text.format` is `response_format`), so it is learnt the same way. */
+  asChat(error: ParleyError): ParleyError;
+  /** The reader of a reply. */
+  reader(ctx: ConstructorParameters<typeof Accumulator>[0]): ReplyReader;
+  /** How a request that went to the Responses API after `refusal` ends: whether the switch is remembered, which result counts. */
+  settle<T extends { result: ChatResult; adaptations: Adaptations }>(outcome: T, refusal: ChatResult): T & { switched?: true };
 }
 
 /**

@@ -18,6 +18,7 @@ import { showWarning } from './notices';
 import { ApiKeyStore } from './secrets';
 import { promptQuestion } from './lazy/promptQuestion';
 import { textToolCalls } from './lazy/textToolCalls';
+import { responses } from './lazy/responses';
 import type { Log } from './log';
 import type { UsageStore } from './usageStore';
 import { BudgetGuard } from './budgetGuard';
@@ -384,6 +385,8 @@ export class Requester {
       onRetry: (info) => this.log.info(`Retry ${info.attempt} in ${info.delayMs} ms: ${info.reason}`),
       // dist/textToolCalls.js (LAZY in esbuild.mjs): loaded by the first request that offers tools.
       textToolCalls: (names) => new (textToolCalls().TextCallFilter)(names),
+      // dist/responses.js: loaded by the first model served on the Responses API, or a refusal that may say so.
+      responses: () => responses().responsesApi,
       // dist/budget.js: the prices a model list gives are kept for the budget and the usage report.
       onModelList: (list) => void budget().learnPrices(this.state, usageHost(t), list),
     };
@@ -523,10 +526,10 @@ interface Additions {
   body: boolean;
 }
 
-/** A profile's per-model body fields for the request, when it has any. */
-function bodyOverrides(s: Settings): Pick<RequestSettings, 'extraBody' | 'neverSend'> {
+/** A profile's per-model body fields for the request, and the API it names, when it has any. */
+function bodyOverrides(s: Settings): Pick<RequestSettings, 'extraBody' | 'neverSend' | 'api'> {
   const o = s.profile ? overrideFor(s.profile, s.model) : {};
-  return { ...(o.extraBody ? { extraBody: o.extraBody } : {}), ...(o.neverSend ? { neverSend: o.neverSend } : {}) };
+  return { ...(o.extraBody ? { extraBody: o.extraBody } : {}), ...(o.neverSend ? { neverSend: o.neverSend } : {}), api: o.api };
 }
 
 function originOf(url: unknown): string | undefined {

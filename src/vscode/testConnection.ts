@@ -67,6 +67,7 @@ async function runDiagnosis(s: TestConnectionDeps, found: { target: ReadyTarget;
       stream: target.settings.profile?.stream !== false,
       profile: target.settings.profile && target.settings.profile.source !== 'implicit' ? target.settings.profile.name : undefined,
       keyMissing,
+      responses: requester.clientOptions(target).responses,
       signal,
     });
     if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
@@ -149,7 +150,7 @@ async function showReport(s: TestConnectionDeps, target: ReadyTarget, report: Di
   const all = 'Test Every Profile';
   const buttons = s.settings.current.profiles.length > 1 ? [copy, all] : [copy];
   const headline = report.ok
-    ? `Parley: the connection to ${target.host} works.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
+    ? `Parley: the connection to ${target.host} works${report.chat.api ? ', on the Responses API' : ''}.${report.chat.dropped.length ? ` Adapted: ${report.chat.dropped.join(', ')}.` : ''}`
     : `Parley: the connection to ${target.host} fails.${report.causes[0] ? ` ${report.causes[0].fix}` : ''}`;
   // Not awaited: the command finishes when the report is open, not when the notification closes.
   void showInfo(log.clean(headline), ...buttons).then(async (choice) => {
