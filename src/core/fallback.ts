@@ -105,22 +105,27 @@ export async function chatWithFallback(
       return { result: configResult(e), dropped, adaptations: ad };
     }
     // A profile's `api` wins over what was learnt: "responses" from the first request, "chat" never anything else.
-    const api = (settings.api ?? ad.api) === 'responses' ? opts.responses?.() : undefined;
+    const responses = (settings.api ?? ad.api) === 'responses' ? opts.responses?.() : undefined;
+    const learnt = ad;
+    const api = responses && { ...responses, body: (b: Record<string, unknown>) => responses.body(b, learnt) };
     const { result, response, delivered } = await attempt(opts, body, settings.stream === true, onEvent, api);
     const error = !delivered && result.ended === 'error' ? result.error : undefined;
+    // Once, and only before any output: a model the server says it serves on the Responses API only goes there (before
+    // any refused parameter: OpenAI's refusal that asks for /v1/responses names `reasoning_effort`).
+    if (error && !api && !settings.api && opts.responses?.().refusesChat(error, opts.log)) {
+      onAttempt?.({ body, result, response });
+      refusal = result;
+      ad.api = 'responses';
+      continue;
+    }
     // One retry per refused parameter, never twice for the same one, and never once the caller has seen output
     // (an error chunk inside a stream that already streamed text is not a refusal of the request). rejectedParam
-    // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them.
-    const param = error ? rejectedParam(api ? api.asChat(error) : error, body) : undefined;
+    // names only ADAPTABLE_PARAMS, so the loop ends after at most one retry for each of them; the Responses API's
+    // reasoning summary, refused, is dropped alone.
+    const param = error && api && api.summary === error.param ? api.summary : error ? rejectedParam(api ? api.asChat(error) : error, body) : undefined;
     const refused = param !== undefined && !dropped.includes(param) ? param : undefined;
     onAttempt?.({ body, result, response, refused });
     if (refused === undefined) {
-      // Once, and only before any output: a model the server says it serves on the Responses API only goes there.
-      if (error && !api && !settings.api && opts.responses?.().refusesChat(error, opts.log)) {
-        refusal = result;
-        ad.api = 'responses';
-        continue;
-      }
       const outcome = { result, dropped, adaptations: ad };
       return api && refusal ? api.settle(outcome, refusal) : outcome;
     }

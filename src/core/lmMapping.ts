@@ -188,6 +188,13 @@ export class ToolCallFeed {
   private readonly calls: ToolCall[] = [];
   private readonly byIndex = new Map<number, ToolCall>();
   private sent = 0;
+  /**
+   * The length of the first call not handed out when its arguments were last found not whole: they are parsed again
+   * only once they have grown, and past 4 KB only once they have doubled, so a long broken call and many small
+   * fragments around it cost a few parses, not one each (the model's output never blocks the extension host). A long
+   * call found whole late goes out at the finish.
+   */
+  private checked = -1;
   /** Set when a call's arguments were not a JSON object, or a call went on after it was handed out. */
   error: ParleyError | undefined;
 
@@ -225,7 +232,14 @@ export class ToolCallFeed {
     const out: LmToolCall[] = [];
     while (!this.error && this.sent < this.calls.length) {
       const c = this.calls[this.sent];
-      if (!all && !(this.sent < this.calls.length - 1 && wholeObject(c.function.arguments))) break;
+      if (!all) {
+        const n = c.function.arguments.length;
+        if (this.sent === this.calls.length - 1 || n === this.checked || (this.checked > 4096 && n < this.checked * 2)) break;
+        if (!wholeObject(c.function.arguments)) {
+          this.checked = n;
+          break;
+        }
+      }
       try {
         out.push(parseToolCall(c, this.idPrefix, this.sent));
       } catch (e) {
@@ -233,6 +247,7 @@ export class ToolCallFeed {
         break;
       }
       this.sent++;
+      this.checked = -1;
     }
     return out;
   }

@@ -16,11 +16,15 @@ import type { ChatMessage, ChatResult, ContentPart, StreamEvent, ToolDefinition 
  * endpoint. Did you mean to use v1/completions?" (chatboxai/chatbox#2173, egoist/chatwise-releases#1256); Azure
  * OpenAI's Codex deployments, 400 `OperationNotSupported` "The chatCompletion operation does not work with the specified
  * model, gpt-5.1-codex." (langchain-ai/langchain-azure#228, anomalyco/opencode#9035); sub2api, 400 "Unsupported legacy
- * protocol: /v1/chat/completions is not supported. Please use /v1/responses." (Wei-Shaw/sub2api#885). Two of them are
+ * protocol: /v1/chat/completions is not supported. Please use /v1/responses." (Wei-Shaw/sub2api#885); OpenAI's gpt-5.4
+ * and later with tools, 400 naming `reasoning_effort` "… Please use /v1/responses instead." (pipecat-ai/pipecat#4043)
+ * and "Function tools with reasoning_effort are not supported for gpt-5.6-terra in /v1/chat/completions. To use
+ * function tools, use /v1/responses or set reasoning_effort to 'none'." (GoogleChromeLabs/webmcp-tools#417,
+ * Wei-Shaw/sub2api#6740): asked before any refused parameter is dropped (fallback.ts). Two of them are
  * also said of models no API serves (an old completion model, a deployment of the wrong kind): their Responses request
  * is refused too, and then the chat refusal is what the user sees (fallback.ts).
  */
-const RESPONSES_ONLY = /not accessible via the \/chat\/completions|only supported in v1\/responses|not a chat model and thus not supported in the v1\/chat\/completions|chatCompletion operation does not work with the specified model|please use \/v1\/responses|use the responses api/i;
+const RESPONSES_ONLY = /not accessible via the \/chat\/completions|only supported in v1\/responses|not a chat model and thus not supported in the v1\/chat\/completions|chatCompletion operation does not work with the specified model|use \/?v1\/responses|use the responses api/i;
 
 /** Whether a chat-completions refusal (an HTTP error, not one inside a reply) says the model needs the Responses API. */
 export function refusesChat(e: ParleyError, log?: ClientOptions['log']): boolean {
@@ -31,16 +35,19 @@ export function refusesChat(e: ParleyError, log?: ClientOptions['log']): boolean
 }
 
 /**
- * How a request that went to the Responses API after a chat refusal ends. Once the Responses API answered, the switch
- * is remembered (`switched`). Refused there too, as a bad request or not found (no such route, or a model no API
- * serves), the chat refusal is the result, since its words say more, and nothing is remembered; any other failure
- * (the key, a rate limit, the server) is the result, and the next request asks chat completions again.
+ * How a request that went to the Responses API after a chat refusal ends. Once the Responses API answered (or refused
+ * one of the request's own fields by name: the route is there), the switch is remembered (`switched`). Refused there
+ * too as a whole, not found or a bad request naming no field (no such route, or a model no API serves), the chat
+ * refusal is the result, since its words say more, and nothing is remembered; a request stopped before any output, or
+ * any other failure (the key, a rate limit, the server), is the result, and the next request asks chat completions again.
  */
 export function settle<T extends { result: ChatResult; adaptations: Adaptations }>(outcome: T, refusal: ChatResult): T & { switched?: true } {
   const r = outcome.result;
-  if (r.ended !== 'error' || r.text || r.toolCalls.length) return { ...outcome, switched: true };
-  const kind = r.error?.kind;
-  return { ...outcome, result: kind === 'bad_request' || kind === 'not_found' ? refusal : r, adaptations: { ...outcome.adaptations, api: undefined } };
+  const e = r.error;
+  const answered = r.text || r.toolCalls.length || (r.ended !== 'error' && r.ended !== 'cancelled');
+  if (answered || (e?.kind === 'bad_request' && e.param)) return { ...outcome, switched: true };
+  const refused = e?.kind === 'not_found' || e?.kind === 'bad_request';
+  return { ...outcome, result: r.ended === 'error' && refused ? refusal : r, adaptations: { ...outcome.adaptations, api: undefined } };
 }
 
 /** `{base}/responses`: the chat completions URL with its last two segments replaced, query (Azure's api-version) kept. */
@@ -52,19 +59,26 @@ export function responsesUrl(endpoint: Endpoint): string {
 
 /** Chat-completions fields the Responses API has no place for, or gets under another name (below). */
 const CHAT_ONLY = new Set([
-  'messages', 'stream_options', 'max_tokens', 'max_completion_tokens', 'response_format', 'reasoning_effort',
+  'messages', 'stream_options', 'max_tokens', 'max_completion_tokens', 'response_format', 'reasoning_effort', 'verbosity',
   'tools', 'tool_choice', 'stop', 'seed', 'n', 'logprobs', 'top_logprobs', 'logit_bias',
 ]);
 
 /** The Responses API's fields whose refusal is learnt as a chat-completions parameter's: the name that one has. */
 const CHAT_PARAM: Record<string, string> = { text: 'response_format', reasoning: 'reasoning_effort' };
 
-/** A refusal with its `param` (`text.format`, `reasoning.effort`) in chat-completions words, in place. */
+/**
+ * A refusal with its `param` (`text.format`, `reasoning.effort`) in chat-completions words, in place. A refusal of
+ * `reasoning.summary` (OpenAI, for an organization not verified) is left as it is: fallback.ts drops the summary alone.
+ */
 export function asChat(e: ParleyError): ParleyError {
+  if (e.param === SUMMARY) return e;
   const top = e.param?.split('.')[0];
   if (top && Object.prototype.hasOwnProperty.call(CHAT_PARAM, top)) e.param = CHAT_PARAM[top];
   return e;
 }
+
+/** The Responses field of the reasoning summaries Parley asks for; a refusal of it is learnt as a drop of this name. */
+export const SUMMARY = 'reasoning.summary';
 
 /** OpenAI refuses a `max_output_tokens` under 16 (braintrustdata/lingua#186, vectorize-io/hindsight#58). */
 const MIN_OUTPUT_TOKENS = 16;
@@ -75,7 +89,7 @@ const MIN_OUTPUT_TOKENS = 16;
  * then, since a model that takes no reasoning refuses the field. Fields with no Responses counterpart (stop, seed, n)
  * are left out; any other field (a profile's extraBody: `include`, `reasoning`, `text`…) goes as it is.
  */
-export function toResponsesBody(chat: Record<string, unknown>): Record<string, unknown> {
+export function toResponsesBody(chat: Record<string, unknown>, ad?: Adaptations): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(chat)) if (!CHAT_ONLY.has(k)) body[k] = v;
   const messages = (Array.isArray(chat.messages) ? chat.messages : []) as ChatMessage[];
@@ -93,9 +107,14 @@ export function toResponsesBody(chat: Record<string, unknown>): Record<string, u
     body.text = { ...(isRecord(chat.text) ? chat.text : {}), format: format.type === 'json_schema' ? { type: 'json_schema', ...schema } : { type: format.type } };
   }
   if (typeof chat.reasoning_effort === 'string') {
-    body.reasoning = { summary: 'auto', ...(isRecord(chat.reasoning) ? chat.reasoning : {}), effort: chat.reasoning_effort };
+    const summary = ad?.drop?.includes(SUMMARY) ? {} : { summary: 'auto' };
+    body.reasoning = { ...summary, ...(isRecord(chat.reasoning) ? chat.reasoning : {}), effort: chat.reasoning_effort };
   }
-  if (Array.isArray(chat.tools)) body.tools = (chat.tools as ToolDefinition[]).map((t) => ({ type: 'function', ...t.function }));
+  // Chat completions' `verbosity` is the Responses API's `text.verbosity`.
+  if (typeof chat.verbosity === 'string') body.text = { ...(isRecord(body.text) ? body.text : {}), verbosity: chat.verbosity };
+  // `strict: false` unless the tool says otherwise: the Responses API makes a schema strict where it can (every
+  // property required), which chat completions never does.
+  if (Array.isArray(chat.tools)) body.tools = (chat.tools as ToolDefinition[]).map((t) => ({ type: 'function', strict: false, ...t.function }));
   const choice = chat.tool_choice;
   if (choice !== undefined) body.tool_choice = isRecord(choice) && isRecord(choice.function) ? { type: 'function', name: choice.function.name } : choice;
   body.store = false;
@@ -161,6 +180,8 @@ export class ResponsesReader implements ReplyReader {
   /** Message items whose text came as deltas: their `output_item.done` repeats it. */
   private readonly streamed = new Set<string>();
   private lastStreamed: unknown;
+  /** A text or refusal delta came with no item id: a message item's end cannot be told apart from it, so it adds nothing. */
+  private anonymous = false;
   private readonly textChunk = { choices: [{ index: 0, delta: { content: '' } }] };
   chunks = 0;
 
@@ -207,9 +228,11 @@ export class ResponsesReader implements ReplyReader {
     switch (type) {
       case 'response.output_text.delta':
         if (json.item_id !== this.lastStreamed && typeof json.item_id === 'string') this.streamed.add((this.lastStreamed = json.item_id));
+        else if (typeof json.item_id !== 'string') this.anonymous = true;
         return this.text(delta, out);
       case 'response.refusal.delta':
         if (typeof json.item_id === 'string') this.streamed.add(json.item_id);
+        else this.anonymous = true;
         return this.delta({ refusal: delta }, out);
       case 'response.reasoning_summary_text.delta':
       case 'response.reasoning_text.delta':
@@ -271,7 +294,7 @@ export class ResponsesReader implements ReplyReader {
       const all = typeof item.arguments === 'string' ? item.arguments : '';
       return all.startsWith(c.args) && all.length > c.args.length ? this.args(String(item.id ?? item.call_id), all.slice(c.args.length), out) : undefined;
     }
-    if (item.type === 'message' && !this.streamed.has(String(item.id))) return this.message(item, out);
+    if (item.type === 'message' && !this.anonymous && !this.streamed.has(String(item.id))) return this.message(item, out);
     return undefined;
   }
 
@@ -332,6 +355,7 @@ export const responsesApi: ResponsesApi = {
   refusesChat,
   at: (opts) => ({ ...opts, endpoint: { ...opts.endpoint, url: responsesUrl(opts.endpoint) } }),
   body: toResponsesBody,
+  summary: SUMMARY,
   reader: (ctx) => new ResponsesReader(ctx),
   settle,
   asChat,

@@ -52,8 +52,10 @@ export interface ResponsesApi {
   refusesChat(error: ParleyError, log?: ClientOptions['log']): boolean;
   /** The options with the endpoint's URL `{base}/responses`, beside the chat completions URL. */
   at(opts: ClientOptions): ClientOptions;
-  /** A chat-completions request body as a Responses request body. */
-  body(chat: Record<string, unknown>): Record<string, unknown>;
+  /** A chat-completions request body as a Responses request body (`ad`: what was learnt, such as a refused summary). */
+  body(chat: Record<string, unknown>, ad?: Adaptations): Record<string, unknown>;
+  /** The Responses field of the reasoning summaries: a refusal of it drops it alone (`reasoning.summary`). */
+  readonly summary: string;
   /** A refusal of the Responses API with its `param` in chat-completions words (`text.format` is `response_format`), so it is learnt the same way. */
   asChat(error: ParleyError): ParleyError;
   /** The reader of a reply. */

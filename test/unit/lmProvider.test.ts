@@ -229,6 +229,27 @@ describe('LM provider: each tool call handed on once complete', () => {
     assert.equal(feed.error, undefined);
   });
 
+  it('a long call that is not whole yet is not parsed again for every fragment of the next one', () => {
+    const feed = new ToolCallFeed('p_');
+    const parse = JSON.parse;
+    let parses = 0;
+    JSON.parse = (...a: Parameters<typeof JSON.parse>) => (parses++, parse(...a));
+    try {
+      feed.event(ev(0, `{"text": "${'x'.repeat(100_000)}`, 'long'));
+      for (let i = 0; i < 1000; i++) feed.event(ev(1, i === 0 ? '{"n": ' : '1', i === 0 ? 'next' : undefined));
+      assert.ok(parses <= 2, `${parses} parses of the long call`);
+      // A small call is parsed as it grows: whole as soon as its last fragment came.
+      const small = new ToolCallFeed('p_');
+      small.event(ev(0, '{"a":', 'one'));
+      small.event(ev(1, '{', 'two'));
+      assert.deepEqual(names(small.event(ev(0, '1}'))), ['one']);
+    } finally {
+      JSON.parse = parse;
+    }
+    assert.deepEqual(names(feed.end()).length, 0, 'the long call is broken: nothing goes out, the feed says why');
+    assert.ok(feed.error);
+  });
+
   it('other choices are not its; a call with no arguments is {} at the end; a call that is not JSON stops the calls after it', () => {
     const other = new ToolCallFeed('p_');
     assert.deepEqual(other.event({ type: 'tool_call', choice: 1, index: 0, name: 'x', arguments: '{}' }), []);

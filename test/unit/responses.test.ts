@@ -74,10 +74,14 @@ describe('Responses API: a chat request translated', () => {
       max_output_tokens: 16,
       text: { format: { type: 'json_object' } },
       reasoning: { summary: 'auto', effort: 'high' },
-      tools: [{ type: 'function', ...TOOLS[0].function }],
+      // Not strict (as on chat completions), unless the tool says so: the Responses API would make every property required.
+      tools: [{ type: 'function', strict: false, ...TOOLS[0].function }],
       tool_choice: { type: 'function', name: 'get_capital' },
       store: false,
     });
+    const strict = toResponsesBody({ model: 'm', messages: [], tools: [{ type: 'function', function: { ...TOOLS[0].function, strict: true } }], verbosity: 'low', reasoning_effort: 'low' }, { drop: ['reasoning.summary'] });
+    assert.deepEqual([strict.tools, strict.text, strict.reasoning], [[{ type: 'function', strict: true, ...TOOLS[0].function }], { verbosity: 'low' }, { effort: 'low' }],
+      "a tool's own strict kept; verbosity is text.verbosity; a refused summary is not asked for");
   });
 
   it('a json_schema format flattened; no reasoning asked for without an effort; a profile\'s extra fields kept', () => {
@@ -107,6 +111,8 @@ describe('Responses API: the refusals that say a model is served there only', ()
     ['openai-error-404-not-a-chat-model.json', 404],
     ['azure-error-400-operation-not-supported.json', 400],
     ['sub2api-error-400-legacy-protocol.json', 400],
+    ['openai-error-400-tools-effort-use-responses.json', 400],
+    ['openai-error-400-tools-effort-please-use.json', 400],
   ];
   for (const [file, status] of cases) {
     it(`${file} (HTTP ${status}) says so`, () => {
@@ -341,6 +347,74 @@ describe('Responses API: learnt from a refusal, remembered per origin and model'
     });
   }
 
+  it("OpenAI's refusal of tools with a reasoning effort (naming reasoning_effort) goes to /v1/responses, the effort kept", async () => {
+    server = await gateway('openai-error-400-tools-effort-please-use.json', 400);
+    const store = memoryAdaptationStore();
+    const outcome = await chatAndLearn(store, options(server), { model: 'gpt-5.3-codex', stream: true, tools: TOOLS, extraBody: { reasoning_effort: 'high' } }, ASK);
+    assert.equal(outcome.result.ended, 'done');
+    assert.deepEqual(outcome.dropped, [], 'the effort is not dropped');
+    assert.deepEqual(store.get(server.origin, 'gpt-5.3-codex'), { api: 'responses' });
+    assert.deepEqual((server.requests.at(-1)?.json as { reasoning?: unknown }).reasoning, { summary: 'auto', effort: 'high' });
+  });
+
+  it('a refused reasoning summary (an organization not verified) is dropped alone: the effort stays', async () => {
+    server = await startTestServer((req, res) => {
+      const reasoning = (req.json as { reasoning?: { summary?: string } }).reasoning;
+      if (reasoning?.summary) {
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Your organization must be verified to generate reasoning summaries.', type: 'invalid_request_error', param: 'reasoning.summary', code: 'unsupported_value' } }));
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(fixture('openai-after-tool-result.sse'));
+    });
+    const store = memoryAdaptationStore();
+    const settings: RequestSettings = { model: 'o3', stream: true, api: 'responses', extraBody: { reasoning_effort: 'high' } };
+    const outcome = await chatAndLearn(store, options(server), settings, ASK);
+    assert.equal(outcome.result.ended, 'done');
+    assert.deepEqual(outcome.dropped, ['reasoning.summary']);
+    assert.deepEqual(server.requests.map((r) => (r.json as { reasoning?: unknown }).reasoning), [{ summary: 'auto', effort: 'high' }, { effort: 'high' }]);
+    await chatAndLearn(store, options(server), settings, ASK);
+    assert.deepEqual((server.requests.at(-1)?.json as { reasoning?: unknown }).reasoning, { effort: 'high' }, 'learnt');
+  });
+
+  it("a Responses refusal of one of the request's own fields is shown (the route is there); a stop before any output remembers nothing", async () => {
+    let hold: (() => void) | undefined;
+    server = await startTestServer((req, res) => {
+      if (req.path === '/v1/chat/completions') return void res.writeHead(400, { 'content-type': 'application/json' }).end(fixture('copilot-error-400-unsupported-api-for-model.json'));
+      if ((req.json as { include?: unknown }).include) {
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"Invalid value for include[0].","type":"invalid_request_error","param":"include[0]","code":"invalid_value"}}');
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': held\n\n');
+      hold = () => res.end();
+    });
+    const store = memoryAdaptationStore();
+    const own = await chatAndLearn(store, options(server), { model: 'gpt-5.3-codex', stream: true, extraBody: { include: ['nothing.real'] } }, ASK);
+    assert.match(own.result.error?.message ?? '', /include\[0\]/, "the Responses API's own words, not the chat refusal");
+    assert.deepEqual(store.get(server.origin, 'gpt-5.3-codex'), { api: 'responses' }, 'the route is there: remembered');
+
+    const other = memoryAdaptationStore();
+    const stop = new AbortController();
+    const pending = chatAndLearn(other, options(server, { signal: stop.signal }), { model: 'gpt-5.3-codex', stream: true }, ASK);
+    await waitUntil(() => hold !== undefined);
+    stop.abort();
+    const stopped = await pending;
+    hold?.();
+    assert.equal(stopped.result.ended, 'cancelled');
+    assert.equal(other.get(server.origin, 'gpt-5.3-codex'), undefined, 'stopped before the Responses API answered: nothing remembered');
+  });
+
+  it('text deltas with no item id (a gateway): the message item at its end adds nothing again', async () => {
+    const ev = (e: object) => `data: ${JSON.stringify(e)}\n\n`;
+    server = await startTestServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(ev({ type: 'response.output_text.delta', delta: 'Hello' }) + ev({ type: 'response.output_text.delta', delta: ' there' })
+        + ev({ type: 'response.output_item.done', item: { type: 'message', id: 'msg_1', content: [{ type: 'output_text', text: 'Hello there' }] } })
+        + ev({ type: 'response.completed', response: { status: 'completed', usage: { input_tokens: 3, output_tokens: 2 } } }));
+    });
+    const { result } = await run(options(server), { model: 'm', stream: true, api: 'responses' });
+    assert.equal(result.text, 'Hello there');
+  });
+
   it('a server with no /v1/responses: the chat refusal stands, nothing is remembered, one retry only', async () => {
     server = await gateway('openai-error-404-not-a-chat-model.json', 404, false);
     const store = memoryAdaptationStore();
@@ -363,3 +437,9 @@ describe('Responses API: learnt from a refusal, remembered per origin and model'
     assert.deepEqual(server.requests.map((r) => r.path), ['/v1/chat/completions', '/v1/responses', '/v1/chat/completions']);
   });
 });
+
+/** Polls until `check` holds (every 10 ms, at most 5 s). */
+async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(check(), 'waited 5 s');
+}
