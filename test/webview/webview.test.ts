@@ -1320,7 +1320,8 @@ describe('chat webview (Chromium)', function () {
         value: 'Local Ollama', title: 'Endpoint: 127.0.0.1:11434',
         options: [['OpenAI', 'api.openai.com'], ['Local Ollama', '127.0.0.1:11434'], ['Groq', 'api.groq.com']],
         endpointSpan: 0, demo: 'Demo endpoint',
-        order: ['Endpoint profile', 'Model', 'New chat', 'History', null],
+        // The meter's Rules and Compact buttons last, hidden (named once the meter has rules, or something to compact).
+        order: ['Endpoint profile', 'Model', 'New chat', 'History', null, null],
       });
 
       // By keyboard: focus the switcher, choose, and the focus is still on it once the host has re-rendered the header.
