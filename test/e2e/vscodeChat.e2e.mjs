@@ -12,8 +12,19 @@ export const title = "VS Code's chat view with a Parley model, without a Copilot
 /** A second model, so that picking one in the model picker is visible in the request. */
 const SECOND_MODEL = 'parley-second';
 
-/** The demo endpoint, listing two models; its chat answers stay the canned ones. */
+/** A question the endpoint answers with reasoning first (as reasoning_content), then the answer. */
+const THINK_PROMPT = 'Think it over first';
+const THOUGHT = 'Weighing the two options, THOUGHT-MARKER';
+const CONSIDERED = 'The considered answer.';
+
+/** The demo endpoint, listing two models; its chat answers stay the canned ones but for THINK_PROMPT's. */
 function respond(record, res) {
+  if (record.method === 'POST' && /\/chat\/completions$/.test(record.path) && JSON.stringify(record.json?.messages?.at(-1) ?? '').includes(THINK_PROMPT)) {
+    const chunk = (delta, finish = null) => `data: ${JSON.stringify({ id: 'think', object: 'chat.completion.chunk', created: 1, model: SECOND_MODEL, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(chunk({ role: 'assistant', reasoning_content: THOUGHT }) + chunk({ content: CONSIDERED }) + chunk({}, 'stop') + 'data: [DONE]\n\n');
+    return true;
+  }
   if (record.method !== 'GET' || !/\/models$/.test(record.path)) return false;
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ object: 'list', data: [DEMO_MODEL, SECOND_MODEL].map((id) => ({ id, object: 'model', owned_by: 'demo' })) }));
@@ -143,5 +154,26 @@ export const tests = {
     // Parley counts the request in its status bar, as for its own panel.
     const usage = wb.statusBarItem('Parley usage: last request');
     await visible(usage, 'the request counted in the Parley usage status bar item');
+  },
+
+  async "a reasoning model's thinking shows in the chat view as VS Code's thinking, apart from the answer"(wb) {
+    const transcript = wb.vsCodeChatTranscript();
+    const answer = transcript.getByRole('listitem').filter({ hasText: CONSIDERED });
+    await ask(wb, THINK_PROMPT);
+    await visible(answer, 'the considered answer in the chat view', 60_000);
+    // VS Code draws thinking parts in a collapsed part of the response of its own ("Completed 2 steps" in 1.139), apart
+    // from the answer's Markdown; opened, it shows the thought.
+    const markdown = await answer.locator('.rendered-markdown').allInnerTexts();
+    if (markdown.some((t) => t.includes('THOUGHT-MARKER'))) throw new Error(`the thought is in the answer's text: ${markdown.join(' | ')}`);
+    const header = answer.getByText(/^(Completed \d+ steps?|Thinking|Thought)/).first();
+    await visible(header, "VS Code's collapsed thinking part in the response", 30_000);
+    await step('opening the thinking part', () => header.click());
+    // Inside it, VS Code 1.139 lists the steps ("Finished with 1 step"), each opened in turn.
+    await waitFor('the thought in the opened thinking part', async () => {
+      if ((await answer.innerText()).includes('THOUGHT-MARKER')) return true;
+      await answer.getByText(/^(Finished|Thinking|Thought)/).last().click({ timeout: 2_000 });
+      return (await answer.innerText()).includes('THOUGHT-MARKER');
+    });
+    await wb.screenshot('vscode-chat-thinking');
   },
 };
