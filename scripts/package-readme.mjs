@@ -30,7 +30,9 @@ export function packagedReadme(readme, pages) {
   const titles = new Map(Object.entries(pages).map(([name, text]) => [name, slug(/^# (.+)$/m.exec(text)?.[1] ?? name)]));
   const relink = (text, fromDocs) =>
     text.replace(/\[([^\]]*)\]\(([^)\s]+)\)/g, (whole, words, target) => {
-      if (/^(https?:|mailto:|#)/.test(target) || /\.(png|gif|jpe?g|svg)$/i.test(target)) return whole;
+      if (/^(https?:|mailto:|#)/.test(target)) return whole;
+      // An image of a page is in docs/ beside it: from the manual's top, docs/ leads to it.
+      if (/\.(png|gif|jpe?g|svg)$/i.test(target)) return fromDocs && !target.startsWith('../') ? `[${words}](docs/${target})` : whole;
       const [path, anchor] = target.split('#');
       const name = /(?:^|\/)([\w-]+)\.md$/.exec(path)?.[1];
       if (name === 'README' || (fromDocs && path === '../README.md')) return `[${words}](#${anchor ?? 'parley'})`;

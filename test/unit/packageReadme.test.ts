@@ -39,4 +39,10 @@ describe('the packaged README', () => {
     }
     assert.deepEqual(bad, []);
   });
+
+  it("its images are named from the repository's top (vsce makes them web links there), whichever page showed them", () => {
+    const images = [...text.matchAll(/!\[[^\]]*\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((t) => !/^https?:/.test(t));
+    assert.ok(images.length >= 5);
+    assert.deepEqual(images.filter((t) => !fs.existsSync(path.join(root, t))), [], 'each is a file at that path');
+  });
 });
