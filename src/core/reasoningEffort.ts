@@ -83,7 +83,11 @@ export function rememberEffort(state: KeyValueState, origin: string, model: stri
  */
 export function withEffort(settings: RequestSettings, origin: string, effort: string): RequestSettings {
   if (!effort) return settings;
-  return { ...settings, extraBody: { ...settings.extraBody, ...effortField(origin, effort) } };
+  // OpenRouter's `reasoning` object keeps what the profile put in it (`exclude`, `max_tokens`…), with the effort set.
+  const own = settings.extraBody?.reasoning;
+  const field = effortField(origin, effort);
+  if (field.reasoning && own && typeof own === 'object' && !Array.isArray(own)) field.reasoning = { ...own, effort };
+  return { ...settings, extraBody: { ...settings.extraBody, ...field } };
 }
 
 /**

@@ -64,8 +64,12 @@ export interface RoomHost {
 export class ContextRoom {
   /** The conversation and tool count the small-window notice last spoke of. */
   private toolsNoticed: string | undefined;
-  /** The rule files that went with the last request, for the meter. */
-  private rules: RuleView[] | undefined;
+  /** The rule files that went with the last request, for the meter, and its conversation's id (another has none yet). */
+  private lastRules: { id: string; rules: RuleView[] | undefined } | undefined;
+
+  private get rules(): RuleView[] | undefined {
+    return this.lastRules?.id === this.host.conversation().id ? this.lastRules.rules : undefined;
+  }
 
   constructor(private readonly host: RoomHost) {}
 
@@ -96,7 +100,7 @@ export class ContextRoom {
   private async ruled(t: ReadyTarget, history: Turn[], interactive: boolean) {
     const files = [...history].reverse().find((x) => x.role === 'user')?.contextItems?.map((x) => x.path).filter((p) => !p.startsWith('@')) ?? [];
     const ruled = await this.host.requester.withRules?.(t.settings, files, this.host.conversation().rulesOff, interactive);
-    this.rules = ruled?.rules;
+    this.lastRules = { id: this.host.conversation().id, rules: ruled?.rules };
     return ruled;
   }
 

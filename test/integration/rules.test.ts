@@ -184,7 +184,10 @@ suite('Project rules: each format found and sent, by the files of the question, 
       assert.deepEqual(lastMeter()?.rules?.find((r) => r.path === 'pkg/AGENTS.md'), { path: 'pkg/AGENTS.md', tokens: 0, note: 'off' }, 'the meter says it is off');
       assert.deepEqual(markers(await ask(['pkg/a.ts'])), six.slice(1), 'left out of the next request');
       // Another conversation sends it; the first keeps its choice when it is opened again.
+      api.recorded.posted.length = 0;
       await api.chat.newChat();
+      await waitFor("the new chat's meter", () => lastMeter());
+      assert.equal(lastMeter()?.rules, undefined, "a new chat's meter lists no rules before its first question");
       assert.deepEqual(markers(await ask(['pkg/a.ts'])), six, 'a new conversation sends every rule');
       assert.ok(id && (await api.chat.openConversation(id)), 'the first conversation opens again');
       assert.deepEqual(markers(await ask(['pkg/a.ts'])), six.slice(1), 'kept with the conversation');

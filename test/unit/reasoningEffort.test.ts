@@ -43,6 +43,9 @@ describe('reasoning effort', function () {
       const or = buildRequestBody(withEffort(settings, OPENROUTER, 'medium'), MESSAGES);
       assert.deepEqual(or.reasoning, { effort: 'medium' });
       assert.equal(or.reasoning_effort, undefined);
+      // A profile's own reasoning settings for OpenRouter are kept, the effort set among them.
+      const mine = buildRequestBody(withEffort({ ...settings, extraBody: { reasoning: { exclude: true, effort: 'low' } } }, OPENROUTER, 'high'), MESSAGES);
+      assert.deepEqual(mine.reasoning, { exclude: true, effort: 'high' });
     });
 
     it("none chosen (the server's default): nothing is sent", () => {
