@@ -52,6 +52,17 @@ interface Received {
 /** Reads one reply. Calls onFirst at the first non-empty content delta. */
 type Reader = (onFirst: () => void) => Promise<Received>;
 
+/** Feeds a response's body to an eventsource-parser, as it arrives: the floors' whole read loop. */
+async function feedAll(res: Response, parser: ReturnType<typeof createParser>): Promise<void> {
+  const decoder = new TextDecoder();
+  const reader = res.body!.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parser.feed(decoder.decode(value, { stream: true }));
+  }
+}
+
 /** Each way's reader for a server root. The set-up here (endpoint, SDK client) is not timed: a caller does it once. */
 const prepare: Record<Way, (base: string) => Reader> = {
   floor: (base) => async (onFirst) => {
@@ -75,13 +86,7 @@ const prepare: Record<Way, (base: string) => Reader> = {
         if (json.usage) got.completionTokens = json.usage.completion_tokens;
       },
     });
-    const decoder = new TextDecoder();
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parser.feed(decoder.decode(value, { stream: true }));
-    }
+    await feedAll(res, parser);
     return got;
   },
 
@@ -125,13 +130,7 @@ const prepare: Record<Way, (base: string) => Reader> = {
         }
       },
     });
-    const decoder = new TextDecoder();
-    const reader = res.body!.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parser.feed(decoder.decode(value, { stream: true }));
-    }
+    await feedAll(res, parser);
     return got;
   },
 

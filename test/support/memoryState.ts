@@ -19,3 +19,15 @@ export function memoryState(): {
     },
   };
 }
+
+/** Key-value state in memory with globalState's semantics: values copied in and out, update(key, undefined) removes the key. */
+export class MemoryState {
+  readonly values = new Map<string, unknown>();
+  get<T>(key: string, defaultValue: T): T {
+    return this.values.has(key) ? (structuredClone(this.values.get(key)) as T) : defaultValue;
+  }
+  async update(key: string, value: unknown): Promise<void> {
+    if (value === undefined) this.values.delete(key);
+    else this.values.set(key, structuredClone(value));
+  }
+}

@@ -3,25 +3,15 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ADAPTATIONS_STATE, chatAndLearn, stateAdaptationStore, type KeyValueState } from '../../src/core/adaptations';
+import { ADAPTATIONS_STATE, chatAndLearn, stateAdaptationStore } from '../../src/core/adaptations';
 import type { ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import type { RequestSettings } from '../../src/core/request';
 import type { ToolDefinition } from '../../src/core/types';
 import { errorBodies, openAiCompatible, PARAM_PROFILES, startQuirkServer, writeJson, type ErrorAnswer } from '../support/quirks';
 import { startTestServer, type TestServer } from '../support/server';
+import { MemoryState } from '../support/memoryState';
 
-/** Key-value state in memory, with globalState's semantics (update(key, undefined) removes the key). */
-class MemoryState implements KeyValueState {
-  readonly values = new Map<string, unknown>();
-  get<T>(key: string, defaultValue: T): T {
-    return this.values.has(key) ? (structuredClone(this.values.get(key)) as T) : defaultValue;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    if (value === undefined) this.values.delete(key);
-    else this.values.set(key, structuredClone(value));
-  }
-}
 
 const MESSAGES = [{ role: 'user' as const, content: 'hi' }];
 

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { chatAndLearn, stateAdaptationStore, type KeyValueState } from '../../src/core/adaptations';
+import { chatAndLearn, stateAdaptationStore } from '../../src/core/adaptations';
 import type { ClientOptions } from '../../src/core/client';
 import { resolveEndpoint } from '../../src/core/endpoint';
 import { modelListFrom } from '../../src/core/modelInfo';
@@ -13,17 +13,8 @@ import { buildRequestBody, type RequestSettings } from '../../src/core/request';
 import { effortView, panelSettings, type PanelTarget } from '../../src/vscode/reasoningEffort';
 import { writeJson, writeReply } from '../support/quirks';
 import { startTestServer, type TestServer } from '../support/server';
+import { MemoryState } from '../support/memoryState';
 
-class MemoryState implements KeyValueState {
-  readonly values = new Map<string, unknown>();
-  get<T>(key: string, defaultValue: T): T {
-    return this.values.has(key) ? (structuredClone(this.values.get(key)) as T) : defaultValue;
-  }
-  async update(key: string, value: unknown): Promise<void> {
-    if (value === undefined) this.values.delete(key);
-    else this.values.set(key, structuredClone(value));
-  }
-}
 
 const FIXTURES = path.resolve(__dirname, '../../../test/fixtures/reasoning-effort');
 const fixture = (name: string): unknown => JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8'));
