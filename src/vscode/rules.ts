@@ -77,21 +77,24 @@ async function listRuleFolder(gate: WorkspaceGate, shownDir: string, suffix: str
   }
 }
 
-/** The rule files of one workspace folder that apply to `paths` (relative to that folder). */
+/**
+ * The rule files of one workspace folder that apply to `paths` (relative to that folder). Every candidate is read at
+ * once (a chat request waits for them), then taken in the fixed order.
+ */
 async function folderRules(gate: WorkspaceGate, prefix: string, paths: string[]): Promise<RuleFile[]> {
+  const candidates = agentsCandidates(paths);
+  const pairs = (rels: readonly string[]) => Promise.all(rels.map(async (rel) => [rel, await readRule(gate, prefix + rel)] as const));
+  const [agents, fixed, listed] = await Promise.all([
+    pairs(candidates),
+    pairs(RULE_FILES),
+    Promise.all(RULE_FOLDERS.map(async ({ dir, suffix }) => pairs((await listRuleFolder(gate, prefix + dir, suffix)).map((name) => `${dir}/${name}`)))),
+  ]);
+  const texts = new Map([...agents, ...fixed, ...listed.flat()]);
+  const found = agents.filter(([, text]) => text !== undefined).map(([rel]) => rel);
   const out: RuleFile[] = [];
-  const read = new Map<string, string>();
-  const add = async (rel: string) => {
-    const text = read.get(rel) ?? (await readRule(gate, prefix + rel));
+  for (const rel of [...nearestAgents(found, paths), ...RULE_FILES, ...listed.flat().map(([rel]) => rel)]) {
+    const text = texts.get(rel);
     if (text !== undefined && ruleApplies(parseFrontMatter(text), paths)) out.push({ path: rel, shown: prefix + rel, source: 'workspace', text });
-  };
-  for (const rel of agentsCandidates(paths)) {
-    const text = await readRule(gate, prefix + rel);
-    if (text !== undefined) read.set(rel, text);
-  }
-  for (const rel of [...nearestAgents([...read.keys()], paths), ...RULE_FILES]) await add(rel);
-  for (const { dir, suffix } of RULE_FOLDERS) {
-    for (const name of await listRuleFolder(gate, prefix + dir, suffix)) await add(`${dir}/${name}`);
   }
   return out;
 }
