@@ -21,7 +21,13 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
     this._register(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this));
     // A report with a renderer may be drawn for the theme (the usage report's chart): made again when it changes.
     this._register(vscode.window.onDidChangeActiveColorTheme(() => {
-      for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
+      const again = () => {
+        for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
+      };
+      again();
+      // VS Code reloads every webview for the new theme, the Markdown preview's too, and one reloading can miss the
+      // update: once more when that is done.
+      setTimeout(again, 2000).unref?.();
     }));
   }
 

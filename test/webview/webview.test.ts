@@ -1367,7 +1367,7 @@ describe('chat webview (Chromium)', function () {
         value: 'low',
         options: [['', 'default'], ['minimal', 'minimal'], ['low', 'low'], [words[2], words[2]]],
         images: 0,
-        order: ['Model', 'Reasoning effort', 'New chat', 'History', null],
+        order: ['Model', 'Reasoning effort', 'New chat', 'History', null, null],
       });
       assert.equal(await page.evaluate(() => window.__pwned), undefined);
 
