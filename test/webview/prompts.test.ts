@@ -1,22 +1,8 @@
 // The composer's `/` picker (prompt files) in headless Chromium: the real bundle, the host's CSP, a stand-in host.
 import * as assert from 'node:assert/strict';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import type { HeaderView, HostMessage, PromptCandidate, WebviewMessage } from '../../src/shared/protocol';
-import type { Harness } from '../webview-harness/harness.mjs';
-
-declare global {
-  interface Window {
-    __posted: WebviewMessage[];
-    __host(msg: HostMessage): void;
-  }
-}
-
-const root = resolve(__dirname, '../../..');
-const WAIT = { timeout: 5000 };
-
-const header: HeaderView = { model: 'm', endpoint: 'api.example.com', demo: false, models: [], profile: 'Default', profiles: [{ name: 'Default', endpoint: 'api.example.com' }] };
+import type { Page } from 'playwright-core';
+import type { PromptCandidate } from '../../src/shared/protocol';
+import { panelPage, WAIT } from './panelPage';
 
 const PROMPTS: PromptCandidate[] = [
   { name: 'explain', description: 'Explain the selection', hint: '', source: '.github/prompts/explain.prompt.md' },
@@ -26,42 +12,12 @@ const PROMPTS: PromptCandidate[] = [
 
 describe('the / picker for prompt files (Chromium)', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let harness: Harness;
+  const panel = panelPage();
+  const { host, posted } = panel;
   let page: Page;
-
-  before(async () => {
-    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
-    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
-    await buildWebview();
-    harness = await startHarness();
-    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
+  beforeEach(() => {
+    page = panel.page;
   });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-
-  beforeEach(async () => {
-    page = await browser.newPage({ viewport: { width: 420, height: 700 } });
-    page.on('pageerror', (e) => { throw e; });
-    await page.goto(harness.url);
-    await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
-    await host({ type: 'snapshot', conversation: { id: 'c', title: 't', turns: [] }, generating: false, header, pendingContext: [] });
-  });
-
-  afterEach(async () => {
-    await page.close();
-  });
-
-  async function host(m: HostMessage): Promise<void> {
-    await page.evaluate((msg) => window.__host(msg), m);
-  }
-
-  async function posted(): Promise<WebviewMessage[]> {
-    return page.evaluate(() => window.__posted);
-  }
 
   /** Waits for the picker to ask for the prompt files, then answers with `items`. */
   async function answer(items = PROMPTS): Promise<void> {
