@@ -150,7 +150,8 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     sendReasoningBack: get<unknown>('sendReasoningBack') === true,
     pricing: prices(get('pricing')),
     userPricing: prices(c.inspect('pricing')?.globalValue),
-    userProfiles: trusted ? readProfiles({ baseUrl: '', model }, [{ value: lists?.globalValue, source: 'user' }]).profiles : undefined,
+    // Read again alone only where a workspace adds profiles (one may take the name of one of the user's).
+    userProfiles: trusted && (lists?.workspaceValue !== undefined || lists?.workspaceFolderValue !== undefined) ? readProfiles({ baseUrl: '', model }, [{ value: lists?.globalValue, source: 'user' }]).profiles : undefined,
     budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted),
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),
