@@ -25,9 +25,9 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
         for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
       };
       again();
-      // VS Code reloads every webview for the new theme, the Markdown preview's too, and one reloading can miss the
-      // update: once more when that is done.
-      setTimeout(again, 2000).unref?.();
+      // A report shown only in its Markdown preview may have no open document left for the change to reach (VS Code
+      // lets go of one no editor shows): the previews read theirs again.
+      void Promise.resolve(vscode.commands.executeCommand('markdown.preview.refresh')).catch(() => undefined);
     }));
   }
 
