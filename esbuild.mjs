@@ -72,7 +72,7 @@ const LAZY = {
   usageReport: 'src/core/usageReport.ts',
   /** Prompt files (`/name`): loaded by the first `/` typed at the start of the composer. */
   promptFiles: 'src/vscode/promptFiles.ts',
-  /** Select Model, Switch Endpoint, the presets and the resets: loaded by the first of these commands or header picks. */
+  /** Select Model, Switch Endpoint, the presets, the resets and the key commands: loaded by the first of these commands or header picks. */
   endpointCommands: 'src/vscode/endpointCommands.ts',
   /** The panel's reasoning effort (its offer, choice and learning): loaded by the panel's first header. */
   reasoningEffort: 'src/vscode/reasoningEffort.ts',

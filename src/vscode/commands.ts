@@ -8,7 +8,6 @@ import type { EndpointCommandDeps } from './endpointCommands';
 import type { ExternalTools } from './externalTools';
 import type * as HeaderSecretCommand from './headerSecretCommand';
 import type { HistoryStore } from './history';
-import { clearApiKey, setApiKey } from './keyCommands';
 import type * as Mentions from './mentions';
 import { resetUsage, showUsageReport } from './statusBar';
 import type * as TestConnection from './testConnection';
@@ -46,8 +45,8 @@ export function registerCommands(s: CommandDeps): vscode.Disposable[] {
     'parley.cancel': () => stop(s.chat),
     'parley.exportChat': () => exportChat(s.chat, s.keys, s.log),
     'parley.showHistory': () => showHistory(s.history, s.chat),
-    'parley.setApiKey': () => setApiKey(s),
-    'parley.clearApiKey': () => clearApiKey(s),
+    'parley.setApiKey': () => endpointCommands().setApiKey(s),
+    'parley.clearApiKey': () => endpointCommands().clearApiKey(s),
     'parley.addSelectionToChat': () => editorCommands().addSelectionToChat(s),
     // The explorer gives the clicked file and, with several selected, all of them.
     'parley.addFileToChat': (uri, uris) => mentions().addFilesToChat(s, uri, uris),

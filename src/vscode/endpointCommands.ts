@@ -1,4 +1,4 @@
-// The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints.
+// The endpoint commands: settings, model, presets, and forgetting what Parley learnt about endpoints (with the key commands, in one lazy bundle).
 import * as vscode from 'vscode';
 import { PRESETS } from '../core/presets';
 import type { ChatController } from './chatController';
@@ -6,6 +6,9 @@ import type { Completions } from './completions';
 import { addProfile, type SettingsSnapshot } from './config';
 import { setApiKey, type KeyCommandDeps } from './keyCommands';
 import { askText, pickOne, showError, showInfo } from './notices';
+
+// The key commands travel in this lazy bundle too: they are used as rarely, and the extension's own bundle is full.
+export { clearApiKey, markNoKey, setApiKey } from './keyCommands';
 
 /** What the endpoint commands use: the chat (its profile and model), the settings, and a preset's key. */
 export interface EndpointCommandDeps extends KeyCommandDeps {

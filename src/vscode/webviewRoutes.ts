@@ -11,7 +11,6 @@ import { openBudgetSettings, openSettings } from './config';
 import { insertCode, openCode } from './editors';
 import type { EndpointCommandDeps } from './endpointCommands';
 import { endpointCommands } from './lazy/endpointCommands';
-import { markNoKey, setApiKey } from './keyCommands';
 import type { MentionDeps } from './mentions';
 import type { TestConnectionDeps } from './testConnection';
 import { apply } from './lazy/apply';
@@ -27,8 +26,8 @@ export type RouteDeps = EndpointCommandDeps & TestConnectionDeps & MentionDeps &
 export const ACTION_ROUTES: { readonly [A in ActionId]: (s: RouteDeps) => unknown } = {
   retry: (s) => s.chat.regenerate(),
   continue: (s) => s.chat.continueReply(),
-  setApiKey: (s) => setApiKey(s),
-  markNoKey: (s) => markNoKey(s),
+  setApiKey: (s) => endpointCommands().setApiKey(s),
+  markNoKey: (s) => endpointCommands().markNoKey(s),
   openSettings: () => openSettings(),
   testConnection: (s) => testConnection().testConnection(s),
   showLog: (s) => s.log.show(),

@@ -2,5 +2,5 @@
 // own bundle leaves it for first use.
 import type * as EndpointCommandsModule from '../endpointCommands';
 
-/** Select Model, Switch Endpoint, the presets and the resets: loaded by the first of these commands or header picks. */
+/** Select Model, Switch Endpoint, the presets, the resets and the key commands: loaded by the first of these commands or header picks. */
 export const endpointCommands = (): typeof EndpointCommandsModule => require('./endpointCommands.js');
