@@ -143,6 +143,25 @@ class Layout {
     return [`import { m } from "${PROVIDER}:${provider}";`, ...read, `export { ${used.map((n, j) => `v${j} as ${n}`).join(', ')} };`].join('\n');
   }
 
+  /** Notes that bundle `self` requires bundle `provider` as it loads (its stubs' one require). */
+  takes(self, provider) {
+    this.loads ??= new Map();
+    this.loads.set(self, new Set([...(this.loads.get(self) ?? []), provider]));
+  }
+
+  /**
+   * Throws when lazy bundles require each other as they load, in a circle: Node would hand the second its first's
+   * exports half made (undefined names), in the packaged extension only (a test bundle inlines them).
+   */
+  checkNoCircle() {
+    const loads = this.loads ?? new Map();
+    const visit = (name, path) => {
+      if (path.includes(name)) throw new Error(`node-bundles: lazy bundles require each other as they load: ${[...path.slice(path.indexOf(name)), name].map((n) => `dist/${n}.js`).join(' → ')}; move what they share into a module of its own`);
+      for (const next of loads.get(name) ?? []) visit(next, [...path, name]);
+    };
+    for (const name of loads.keys()) visit(name, []);
+  }
+
   /** The one require of a provider in a bundle, which its stubs share: its exports, or its table. */
   providerModule(provider) {
     const lazyEntry = [...this.entries.values()].includes(provider);
@@ -182,7 +201,10 @@ function sharePlugin(layout, self, mode, names) {
         return mode === 'probe' ? { path: `${NAMESPACE}:${key}`, external: true } : { path: key, namespace: NAMESPACE };
       });
       build.onResolve({ filter: new RegExp(`^${PROVIDER}:`), namespace: NAMESPACE }, (args) => ({ path: args.path.slice(PROVIDER.length + 1), namespace: PROVIDER }));
-      build.onLoad({ filter: /.*/, namespace: PROVIDER }, (args) => ({ contents: layout.providerModule(args.path), loader: 'js' }));
+      build.onLoad({ filter: /.*/, namespace: PROVIDER }, (args) => {
+        if (mode === 'final') layout.takes(self, args.path);
+        return { contents: layout.providerModule(args.path), loader: 'js' };
+      });
       // The provider's require stays a require of the file beside it in dist/.
       build.onResolve({ filter: /.*/, namespace: PROVIDER }, (args) => ({ path: args.path, external: true }));
       build.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => ({
@@ -221,6 +243,7 @@ async function writeBundles({ layout, names, options, plugins, main, mainName, l
   if (layout.chunk.size > 0) builds.push(buildText({ name: CHUNK, stdin: layout.tableEntry(CHUNK, names) }, layout, options, plugins, 'final', names, out(CHUNK)));
   else for (const f of [`${CHUNK}.js`, `${CHUNK}.js.map`]) rmSync(join(outdir, f), { force: true });
   await Promise.all(builds);
+  layout.checkNoCircle();
 }
 
 /** The inputs whose code a build's output carries, with their bytes in it. */
