@@ -5,9 +5,12 @@ import { post } from './vscodeApi';
 
 const LIST_ID = 'prompt-list';
 
-/** The `/query` at the start of the draft that the caret is in (no whitespace between the `/` and the caret). */
+/**
+ * The `/query` at the start of the draft that the caret is in (no whitespace between the `/` and the caret). A second
+ * `/` makes it a path (`/usr/bin/…`), which no prompt file's name holds: no query.
+ */
 export function promptQueryAt(text: string, caret: number): string | undefined {
-  return /^\/(\S*)$/.exec(text.slice(0, caret))?.[1];
+  return /^\/([^\s/]*)$/.exec(text.slice(0, caret))?.[1];
 }
 
 /** A draft that runs a prompt file: `/name` at the start, then its arguments. */

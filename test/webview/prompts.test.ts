@@ -103,6 +103,18 @@ describe('the / picker for prompt files (Chromium)', function () {
     ]);
   });
 
+  it('a path typed at the start (/usr/bin/env …) closes the picker at its second /, and Enter sends it as a question', async () => {
+    await box().pressSequentially('/usr');
+    await answer();
+    await page.getByText('No prompt file has that name').waitFor(WAIT);
+    await box().pressSequentially('/bin/env');
+    assert.equal(await page.getByText('No prompt file has that name').isVisible(), false, 'a name has no /: this is a path');
+    assert.equal(await box().getAttribute('aria-expanded'), 'false');
+    await box().pressSequentially(' python3');
+    await box().press('Enter');
+    assert.deepEqual((await posted()).find((m) => m.type === 'send'), { type: 'send', text: '/usr/bin/env python3', images: [] });
+  });
+
   it('says where prompt files go when there are none, and a click picks', async () => {
     await box().pressSequentially('/');
     await answer([]);
