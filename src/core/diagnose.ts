@@ -9,7 +9,8 @@ import { redact } from './redact';
 import type { Adaptations, RequestSettings } from './request';
 import { WindowProbe, type ServerWindow } from './serverWindow';
 import { secretsOf } from './transport';
-import type { ChatMessage, EndState, ReasoningField, StreamEvent } from './types';
+import type { ChatMessage, EndState, ReasoningField, StreamEvent, Usage } from './types';
+import { billed } from './usageLedger';
 
 /** What diagnose() needs. The key is used only for `endpoint.origin` and never appears in the report. */
 export interface DiagnoseOptions {
@@ -33,6 +34,8 @@ export interface DiagnoseOptions {
   /** The Responses API, for a model served there (as chat's requests have it: ClientOptions.responses). */
   responses?: ClientOptions['responses'];
   signal?: AbortSignal;
+  /** Each chat request the server bills (core/usageLedger.ts billed()): its usage and time, for the caller to count. */
+  onBilled?: (usage: Usage, durationMs: number) => void;
 }
 
 /** A failure, in words, with the key removed. */
@@ -222,6 +225,7 @@ async function chatStep(client: ClientOptions, opts: DiagnoseOptions, clean: (s:
     if (e.type === 'usage') sawUsage = true;
   };
   const onAttempt = ({ result, response }: FallbackAttempt) => {
+    if (billed(result)) opts.onBilled?.(result.usage, Date.now() - started);
     measured = {
       status: response?.status ?? result.error?.status,
       contentType: response?.contentType ?? undefined,
@@ -375,7 +379,12 @@ function listOrKeyCauses(r: DiagnosisReport, status: number | undefined, modelEr
 /** Whether the one-token request succeeds when it asks for one whole reply (`stream: false`). */
 async function unstreamedWorks(client: ClientOptions, opts: DiagnoseOptions, r: DiagnosisReport): Promise<boolean> {
   const settings: RequestSettings = { ...(opts.settings ?? {}), model: opts.model, stream: false, maxTokens: 1 };
-  const { result } = await chatWithFallback(client, settings, PROBE_MESSAGES, r.adaptations);
+  let started = Date.now();
+  const onAttempt = (a: FallbackAttempt) => {
+    if (billed(a.result)) opts.onBilled?.(a.result.usage, Date.now() - started);
+    started = Date.now();
+  };
+  const { result } = await chatWithFallback(client, settings, PROBE_MESSAGES, r.adaptations, undefined, onAttempt);
   return result.ended === 'done';
 }
 

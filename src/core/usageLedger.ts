@@ -1,7 +1,7 @@
 // Usage bookkeeping: one record per request, totals by day/endpoint/model, cost, and the status bar's tooltip (the
 // report is usageReport.ts).
 import { codeSpan } from './markdownText';
-import type { Usage } from './types';
+import type { ChatResult, Usage } from './types';
 
 /** One request's usage, as counted. Holds no content and no key. */
 export interface UsageRecord {
@@ -72,6 +72,11 @@ export function recordFrom(usage: Usage, ctx: { model: string; host: string; dur
   if (typeof cached === 'number' && cached > 0) r.cached = cached;
   if (ctx.id) r.id = ctx.id;
   return r;
+}
+
+/** Whether a request's result is billed: a failed request that produced nothing costs nothing; everything else is counted. */
+export function billed(r: Pick<ChatResult, 'ended' | 'text' | 'reasoning' | 'usage'>): boolean {
+  return r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
 }
 
 function nonNegative(n: unknown): number {

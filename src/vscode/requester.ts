@@ -9,7 +9,7 @@ import type { Adaptations, RequestSettings } from '../core/request';
 import type { ChatMessage, ChatResult, StreamEvent } from '../core/types';
 import { findProfile, usageHostOf, isWorkspaceProfile, overrideFor, secretNames, tightenedOverride, withoutBodyOverrides, type ModelOverride, type Profile } from '../core/profiles';
 import { expandHeaders, headerConsentId, legacyOrigins, type HeaderSecret, type WorkspaceBodyChanges } from '../core/headerSecrets';
-import { recordFrom, type UsageRecord } from '../core/usageLedger';
+import { billed, recordFrom, type UsageRecord } from '../core/usageLedger';
 import type { BudgetWarning, StreamWatch } from '../core/budget';
 import { promptDigest } from '../core/promptConsent';
 import type { Settings, SettingsSnapshot } from './config';
@@ -496,8 +496,7 @@ export class Requester {
     }
     const r = watch?.result(outcome.result) ?? outcome.result;
     const usage = recordFrom(r.usage, { model, host: usageHost(t), durationMs, source: opts.source, at: Date.now(), id: opts.usageId });
-    // Failed requests that produced nothing cost nothing; everything else is billed and counted.
-    const counted = r.ended !== 'error' || r.text.length > 0 || r.reasoning.length > 0 || r.usage.estimated !== true;
+    const counted = billed(r);
     if (counted) await this.usage.record(usage);
     return { r, usage, counted, durationMs, dropped: outcome.dropped };
   }

@@ -4,13 +4,16 @@ import * as vscode from 'vscode';
 import { diagnose, reportMarkdown, reportSummary, type DiagnosisReport } from '../core/diagnose';
 import { codeCell, codeSpan, markdownProse } from '../core/markdownText';
 import { profileName } from '../core/profiles';
+import type { Usage } from '../core/types';
+import { recordFrom } from '../core/usageLedger';
 import type { ChatController } from './chatController';
 import type { Completions } from './completions';
 import type { SettingsSnapshot } from './config';
 import type { Log } from './log';
 import { showError, showInfo, showProgress } from './notices';
 import type { ReportDocuments } from './reports';
-import { readyTarget, type ReadyTarget, type Requester, type Target } from './requester';
+import { readyTarget, usageHost, type ReadyTarget, type Requester, type Target } from './requester';
+import type { UsageStore } from './usageStore';
 
 /** What Test Connection uses: the targets and what they learnt, the profiles, the report's document and the log. */
 export interface TestConnectionDeps {
@@ -21,6 +24,8 @@ export interface TestConnectionDeps {
   log: Log;
   /** Tested too, when a completion model is set. */
   completions: Completions;
+  /** Where the test's own requests are counted: they are billed like any other. */
+  usage: UsageStore;
 }
 
 /**
@@ -55,6 +60,11 @@ async function runDiagnosis(s: TestConnectionDeps, found: { target: ReadyTarget;
   const { target, keyMissing } = found;
   const { requester, log } = s;
   log.info(`Test Connection: ${target.endpoint.url} model=${target.settings.model}${keyMissing ? ' (no key set; testing without one)' : ''}`);
+  const counted: Array<Promise<void>> = [];
+  const onBilled = (usage: Usage, durationMs: number) => {
+    const r = recordFrom(usage, { model: target.settings.model, host: usageHost(target), durationMs, source: 'test', at: Date.now() });
+    counted.push(s.usage.record(r).catch((e: unknown) => log.warn(`Recording Test Connection's usage failed: ${e instanceof Error ? e.message : String(e)}`)));
+  };
   try {
     const report = await diagnose({
       endpoint: target.endpoint,
@@ -69,6 +79,7 @@ async function runDiagnosis(s: TestConnectionDeps, found: { target: ReadyTarget;
       keyMissing,
       responses: requester.clientOptions(target).responses,
       signal,
+      onBilled,
     });
     if (JSON.stringify(report.adaptations) !== JSON.stringify(requester.adaptations(target) ?? {})) {
       await requester.rememberAdaptations(target, report.adaptations);
@@ -77,6 +88,8 @@ async function runDiagnosis(s: TestConnectionDeps, found: { target: ReadyTarget;
   } catch (e) {
     log.error(`Test Connection failed unexpectedly: ${e instanceof Error ? e.message : String(e)}`);
     return undefined;
+  } finally {
+    await Promise.all(counted);
   }
 }
 

@@ -56,10 +56,13 @@ suite('Test Connection and endpoint adaptations', function () {
     const server = await startQuirkServer(PARAM_PROFILES.max_tokens);
     try {
       await userSettings({ baseUrl: server.url, model: 'test-model', maxTokens: 50 });
+      const counted = async () => Object.entries(await api.usage.ledger()).filter(([k]) => k.includes(new URL(server.url).host) && k.endsWith('|test-model')).reduce((n, [, t]) => n + t.requests, 0);
+      const before = await counted();
       await vscode.commands.executeCommand('parley.testConnection');
       const doc = await report(server.origin);
       assert.equal(doc.languageId, 'markdown');
       assert.match(doc.getText(), /max_tokens/);
+      assert.equal(await counted() - before, 1, "the test's answered request is counted in the usage ledger (its refusal cost nothing)");
       server.requests.length = 0;
       await api.chat.newChat();
       await api.chat.send('hi', []);

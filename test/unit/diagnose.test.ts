@@ -307,6 +307,29 @@ describe('diagnose: names the cause of each failure', function () {
     });
   });
 
+  it('what the test costs is handed to onBilled: the answered request once, with the server\'s usage; a refused one not', async () => {
+    const billed: Array<{ total: number; estimated: boolean; ms: number }> = [];
+    const onBilled: DiagnoseOptions['onBilled'] = (u, ms) => billed.push({ total: u.total_tokens, estimated: u.estimated === true, ms });
+    await withQuirkServer({ name: 'ok', description: 'compliant', handler: openAiCompatible({ models: ['test-model'] }) }, async (server) => {
+      await run(server.origin, { onBilled });
+    });
+    assert.equal(billed.length, 1);
+    assert.equal(billed[0].estimated, false, 'the server sent its usage');
+    assert.ok(billed[0].total > 0 && billed[0].ms >= 0);
+    billed.length = 0;
+    await withQuirkServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
+      await run(server.origin, { onBilled });
+      assert.equal(server.requests.filter((q) => q.method === 'POST').length, 2, 'refused, then sent again without it');
+    });
+    assert.equal(billed.length, 1, 'the refusal cost nothing; the answer is counted (estimated: no usage chunk)');
+    assert.equal(billed[0].estimated, true);
+    billed.length = 0;
+    await withQuirkServer(requiresKey(KEY), async (server) => {
+      await run(server.origin, { apiKey: 'sk-wrong', onBilled });
+    });
+    assert.deepEqual(billed, [], 'a rejected key is not billed');
+  });
+
   it('Groq refusing stream_options: dropped, and no usage chunk comes', async () => {
     await withQuirkServer(rejectsParam('stream_options', { style: 'groq' }), async (server) => {
       const r = await run(server.origin);

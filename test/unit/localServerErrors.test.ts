@@ -206,6 +206,16 @@ describe('issue 34: a gateway that fails streamed requests (item 8)', function (
     });
   });
 
+  it('each request the server billed is counted (onBilled): the failed stream costs nothing, the whole reply is counted', async () => {
+    await withServer(gateway, async (s) => {
+      const billed: Array<{ total: number; estimated: boolean }> = [];
+      await diagnose({ endpoint: resolveEndpoint(s.url), model: 'm', timeoutMs: 5_000, onBilled: (u) => billed.push({ total: u.total_tokens, estimated: u.estimated === true }) });
+      assert.equal(posts(s.requests).length, 2);
+      assert.equal(billed.length, 1, 'only the whole reply was billed');
+      assert.ok(billed[0].total > 0);
+    });
+  });
+
   it('a server that fails both ways: no such advice', async () => {
     await withServer((_req, res) => json(res, 500, fixture('portkey-error-500-something-went-wrong.json')), async (s) => {
       const r = await diagnose({ endpoint: resolveEndpoint(s.url), model: 'm', timeoutMs: 5_000 });

@@ -73,6 +73,8 @@ export interface RouteOutcome {
   /** Why, in words: the server's refusal, the failure, or why it was not tried. */
   why: string;
   status?: number;
+  /** A route that works: what its answer used (billed, so counted). */
+  usage?: Usage;
 }
 
 /** A request that got no completion. `final`: no route of this server can serve this model (the status says why). */
@@ -356,7 +358,7 @@ export async function probeRoutes(opts: ClientOptions, wire: Wire, input: FimInp
       continue;
     }
     if ('ok' in t) {
-      outcomes.push({ route, url, verdict: 'works', why: `answered with a completion (${t.ok.usage.estimated ? '≈' : ''}${t.ok.usage.total_tokens} tokens)` });
+      outcomes.push({ route, url, verdict: 'works', why: `answered with a completion (${t.ok.usage.estimated ? '≈' : ''}${t.ok.usage.total_tokens} tokens)`, usage: t.ok.usage });
       found ??= t.ok;
       if (!all) return found;
       continue;

@@ -263,8 +263,8 @@ export class CompletionEngine extends Disposable {
     return this.resolved;
   }
 
-  private record(target: ReadyTarget, model: string, usage: Usage, durationMs: number): Promise<void> {
-    const r = recordFrom(usage, { model, host: usageHost(target), durationMs: Math.round(durationMs), source: 'complete', at: Date.now() });
+  private record(target: ReadyTarget, model: string, usage: Usage, durationMs: number, source: 'complete' | 'test' = 'complete'): Promise<void> {
+    const r = recordFrom(usage, { model, host: usageHost(target), durationMs: Math.round(durationMs), source, at: Date.now() });
     return this.s.usage.record(r).catch((e: unknown) => this.s.log.warn(`Recording completion usage failed: ${e instanceof Error ? e.message : String(e)}`));
   }
 
@@ -404,6 +404,8 @@ export class CompletionEngine extends Disposable {
     };
     const outcomes: RouteOutcome[] = [];
     const result = await probeRoutes({ ...this.s.requester.clientOptions(r.target, signal), maxRetries: 0 }, WIRE, input, outcomes, true);
+    // Every route that answered was billed: counted as Test Connection's.
+    await Promise.all(outcomes.flatMap((o) => (o.usage ? [this.record(r.target, r.choice.model, o.usage, 0, 'test')] : [])));
     const works = outcomes.find((o) => o.verdict === 'works');
     if (works) {
       await this.routes.set(r.target.endpoint.origin, r.choice.model, works.route);
