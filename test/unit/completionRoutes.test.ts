@@ -231,6 +231,8 @@ describe('completion routes (issue 36)', () => {
         ['infill', 'refused', 404], ['completions', 'refused', 400], ['fim', 'refused', 404], ['generate', 'refused', 404], ['tokens', 'works', undefined],
       ]);
       assert.match(outcomes[1].why, /suffix is not currently supported/);
+      assert.deepEqual(outcomes.map((o) => o.usage !== undefined), [false, false, false, false, true], 'only the route that answered carries a (billed) usage');
+      assert.ok((outcomes[4].usage?.total_tokens ?? 0) > 0);
     });
   });
 
