@@ -463,7 +463,9 @@ export class Requester {
         this.adjustmentsLogged.add(a);
         this.log.warn(a);
       }
-      this.log.info(`POST ${t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
+      // A model served on the Responses API (its profile says so, or Parley learnt it) is asked there: the log says where.
+      const api = settings.api ?? this.adaptations(t, opts.source)?.api;
+      this.log.info(`POST ${api === 'responses' ? responses().responsesUrl(t.endpoint) : t.endpoint.url} model=${model} stream=${settings.stream} messages=${opts.messages.length}`);
       if (this.log.traceEnabled) this.log.trace(`messages: ${JSON.stringify(opts.messages).slice(0, 20_000)}`);
       sent = await this.exchange(t, opts, settings, budget.watch, started);
     } finally {

@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { TestApi } from '../../src/extension';
 import { SUMMARY_INSTRUCTION } from '../../src/core/compaction';
+import { Log } from '../../src/vscode/log';
+import { Requester } from '../../src/vscode/requester';
 import type { UsageRecord } from '../../src/core/usageLedger';
 import { startTestServer, type RecordedRequest, type TestServer } from '../support/server';
 import { parley, userSettings, waitFor, writeJson } from './helpers';
@@ -127,6 +129,21 @@ suite('The Responses API: learnt from a refusal, used by every route', function 
     await api.chat.send('Say hello.', []);
     assert.equal(api.chat.current.turns[api.chat.current.turns.length - 1].text, 'Hello there.');
     assert.deepEqual(server.requests.filter((r) => r.method === 'POST').map((r) => r.path), ['/v1/responses'], 'the second request goes straight to /v1/responses');
+  });
+
+  test('the Parley log names /v1/responses for a request sent there, not the chat URL', async () => {
+    const lines: string[] = [];
+    const sink = { info: (l: string) => void lines.push(l), warn: (l: string) => void lines.push(l), error: (l: string) => void lines.push(l), show: () => {}, dispose: () => {} };
+    // The extension's own state: what the first test learnt (this model is served on /v1/responses) holds here too.
+    const requester = new Requester(api.context.globalState, api.keys, new Log(() => 'info', sink), api.usage, api.settings);
+    const t = await requester.target();
+    assert.equal(t.kind, 'ready');
+    if (t.kind !== 'ready') return;
+    server.requests.length = 0;
+    const out = await requester.run(t, { messages: [{ role: 'user', content: 'Say hello.' }], source: 'chat' });
+    assert.equal(out.result.text, 'Hello there.');
+    assert.deepEqual(server.requests.filter((r) => r.method === 'POST').map((r) => r.path), ['/v1/responses']);
+    assert.ok(lines.some((l) => l.startsWith(`POST ${server.origin}/v1/responses model=${MODEL} `)), lines.join('\n'));
   });
 
   test("VS Code's chat (vscode.lm): the same model answered on /v1/responses", async () => {
