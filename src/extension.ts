@@ -7,14 +7,15 @@ import { LazyChatProvider, VENDOR } from './vscode/lazyChatProvider';
 import { ChatViewProvider, VIEW_ID } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
 import { balances } from './vscode/lazy/balance';
+import { budget } from './vscode/lazy/budget';
 import { mentions } from './vscode/lazy/mentions';
 import { Completions } from './vscode/completions';
-import { SettingsSnapshot } from './vscode/config';
+import { openBudgetSettings, SettingsSnapshot } from './vscode/config';
 import { EditorTracker } from './vscode/editors';
 import { ExternalTools } from './vscode/externalTools';
 import { HistoryStore } from './vscode/history';
 import { Log } from './vscode/log';
-import { recordShownTexts } from './vscode/notices';
+import { recordShownTexts, showWarning } from './vscode/notices';
 import { ReportDocuments } from './vscode/reports';
 import { Requester } from './vscode/requester';
 import { ApiKeyStore } from './vscode/secrets';
@@ -75,6 +76,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
 
   const lmProvider = new LazyChatProvider(requester, settings, keys, log);
   const endpointChanged = () => void chat.endpointChanged();
+  // A spend limit that cannot be read is said now and after each settings change (dist/budget.js), never per request.
+  const badLimits = () => void (settings.current.budgetMistakes.length && budget().sayBudgetMistakes(settings.current.budgetMistakes, log, showWarning, openBudgetSettings));
+  badLimits();
   context.subscriptions.push(
     settings,
     log,
@@ -92,6 +96,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<TestAp
     ...registerCommands(built),
     // The snapshot is fresh when it fires; it also fires when the workspace becomes trusted.
     settings.onDidChange(endpointChanged),
+    settings.onDidChange(badLimits),
     keys.onDidChange(endpointChanged),
   );
   // For bench/latency.mjs, which reads it from the log file at `debug`; one clock read, nothing else.

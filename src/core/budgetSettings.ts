@@ -40,38 +40,45 @@ export interface BudgetPrices {
   workspacePricing?: Record<string, Price>;
 }
 
-const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];
+/**
+ * A `parley.budget` entry (or a profile's `budget`, or the whole list) that cannot be read: not enforced, and said to
+ * the user in words (core/budgetMistakes.ts, with dist/budget.js). `index` is the entry's place in its list; without
+ * it, the value is not a list at all.
+ */
+export interface BudgetMistake {
+  source: BudgetSource;
+  /** The profile whose `budget` it is; undefined: `parley.budget`. */
+  profile?: string;
+  index?: number;
+  entry: unknown;
+}
+
+export const PERIODS: readonly BudgetPeriod[] = ['day', 'week', 'month'];
+
+/** Whether an amount can be a limit: a number, 0 or more. */
+export const validAmount = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 
 /**
  * Reads one list of limits as written: `[{ "period": "day", "dollars": 5, "tokens": 100000, "action": "block" }]`.
- * An entry with both dollars and tokens is two limits; `action` defaults to `block`. Bad entries are skipped and said.
+ * An entry with both dollars and tokens is two limits; `action` defaults to `block`. An entry with any mistake is put
+ * in `mistakes` (the parts of it that can be read still apply: a wrong amount beside a right one).
  */
-export function parseLimits(raw: unknown, where: string, source: BudgetSource, profile: string | undefined, problems: string[]): BudgetLimit[] {
+export function parseLimits(raw: unknown, source: BudgetSource, profile: string | undefined, mistakes: BudgetMistake[]): BudgetLimit[] {
   if (raw === undefined || raw === null) return [];
+  const mistake = (entry: unknown, index?: number) => mistakes.push({ source, ...(profile === undefined ? {} : { profile }), index, entry });
   if (!Array.isArray(raw)) {
-    problems.push(`${where} must be a list of limits; ignored.`);
+    mistake(raw);
     return [];
   }
   const out: BudgetLimit[] = [];
   raw.forEach((e, i) => {
-    const at = `${where}[${i}]`;
-    if (!isRecord(e) || !PERIODS.includes(e.period as BudgetPeriod)) {
-      problems.push(`${at} needs "period": "day", "week" or "month"; ignored.`);
-      return;
-    }
+    if (!isRecord(e)) return void mistake(e, i);
     const action = e.action === undefined ? 'block' : e.action;
-    if (action !== 'warn' && action !== 'block') {
-      problems.push(`${at}.action must be "warn" or "block"; ignored.`);
-      return;
-    }
-    const before = out.length;
+    if (!PERIODS.includes(e.period as BudgetPeriod) || (action !== 'warn' && action !== 'block')) return void mistake(e, i);
     for (const unit of ['dollars', 'tokens'] as const) {
-      const v = e[unit];
-      if (v === undefined) continue;
-      if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) problems.push(`${at}.${unit} must be a number, 0 or more; ignored.`);
-      else out.push({ period: e.period as BudgetPeriod, unit, amount: v, action, source, ...(profile === undefined ? {} : { profile }) });
+      if (validAmount(e[unit])) out.push({ period: e.period as BudgetPeriod, unit, amount: e[unit], action, source, ...(profile === undefined ? {} : { profile }) });
     }
-    if (out.length === before && e.dollars === undefined && e.tokens === undefined) problems.push(`${at} sets neither "dollars" nor "tokens"; ignored.`);
+    if ((e.dollars === undefined && e.tokens === undefined) || ![e.dollars, e.tokens].every((v) => v === undefined || validAmount(v))) mistake(e, i);
   });
   return out;
 }
@@ -81,20 +88,19 @@ export function parseLimits(raw: unknown, where: string, source: BudgetSource, p
  * plus, in a trusted workspace, the workspace's and folder's. A workspace only adds limits: it cannot remove or raise
  * the user's (each limit applies on its own, so a higher one of the workspace's changes nothing), and a workspace
  * profile that replaces a user profile of the same name keeps the user profile's budget. A workspace limit that is
- * looser than one of the user's for the same requests and period is said in `adjusted`.
+ * looser than one of the user's for the same requests and period is said in `adjusted`; entries that cannot be read
+ * are put in `mistakes`.
  */
-export function readBudget(inspect: (key: string) => ScopedValue | undefined, trusted: boolean, adjusted: string[]): BudgetLimit[] {
+export function readBudget(inspect: (key: string) => ScopedValue | undefined, trusted: boolean, adjusted: string[], mistakes: BudgetMistake[]): BudgetLimit[] {
   const levels: Array<[BudgetSource, keyof ScopedValue]> = [['user', 'globalValue'], ...(trusted ? [['workspace', 'workspaceValue'], ['folder', 'workspaceFolderValue']] as Array<[BudgetSource, keyof ScopedValue]> : [])];
   const limits: BudgetLimit[] = [];
   for (const [source, level] of levels) {
-    const where = source === 'user' ? 'parley.budget' : `parley.budget (${source} settings)`;
-    limits.push(...parseLimits(inspect('budget')?.[level], where, source, undefined, adjusted));
+    limits.push(...parseLimits(inspect('budget')?.[level], source, undefined, mistakes));
     const list = inspect('endpoints')?.[level];
     if (!Array.isArray(list)) continue;
     for (const p of list) {
       if (!isRecord(p) || typeof p.name !== 'string' || !p.name.trim() || p.budget === undefined) continue;
-      const name = p.name.trim();
-      limits.push(...parseLimits(p.budget, `parley.endpoints "${name.slice(0, 60)}" budget`, source, name, adjusted));
+      limits.push(...parseLimits(p.budget, source, p.name.trim(), mistakes));
     }
   }
   for (const l of limits) {

@@ -8,7 +8,9 @@ import {
   budgetStatus, decide, DEFAULT_MAX_OUTPUT, findPrice, headroomNow, limitName, limitStatus, limitsFor, outputThatFits, unpricedBlock,
   warningsNow, watchStream, type BudgetDecision, type BudgetLimit, type BudgetWarning, type Extension, type RequestEstimate, type UnpricedWhy,
 } from '../core/budget';
-import type { BudgetPrices } from '../core/budgetSettings';
+import { mistakeKey, mistakeNotice, mistakeSetting, mistakeWords } from '../core/budgetMistakes';
+import type { BudgetMistake, BudgetPrices } from '../core/budgetSettings';
+import { markdownProse } from '../core/markdownText';
 import type { ReportPrices } from '../core/priceSources';
 import { isWorkspaceProfile, type Profile } from '../core/profiles';
 import { inFlightLedger } from '../core/reservations';
@@ -178,9 +180,38 @@ function profileOf(s: Pick<Settings, 'profile'>): string | undefined {
   return s.profile && s.profile.source !== 'implicit' ? s.profile.name : undefined;
 }
 
-/** The status bar's budget lines and whether a warn limit is reached. */
-export function budgetTooltip(s: Pick<Settings, 'budget' | 'pricing' | 'userPricing' | 'profiles' | 'userProfiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
-  return budgetStatus(limitStatus(s.budget, ledger, pricesOf(s, state), now), now);
+/** The status bar's budget lines, then the limits that cannot be read (so not enforced), and whether a warn limit is reached. */
+export function budgetTooltip(s: Pick<Settings, 'budget' | 'budgetMistakes' | 'pricing' | 'userPricing' | 'profiles' | 'userProfiles'>, ledger: Ledger, now: number, state?: Pick<vscode.Memento, 'get'>): { markdown: string; reached: boolean } {
+  const status = budgetStatus(limitStatus(s.budget, ledger, pricesOf(s, state), now), now);
+  if (s.budgetMistakes.length === 0) return status;
+  // What a workspace wrote is shown as text, never as Markdown.
+  const unread = ['**Not enforced**: these limits cannot be read', '', ...s.budgetMistakes.map((m) => `- ${markdownProse(mistakeWords(m))}`)].join('\n');
+  return { ...status, markdown: status.markdown ? `${status.markdown}\n\n${unread}` : unread };
+}
+
+/** The spend limits that cannot be read and were said in this window, by mistakeKey: each is said once. */
+const said = new Set<string>();
+const OPEN = 'Open Settings';
+
+/**
+ * Says each spend limit that cannot be read (Settings.budgetMistakes) once per window: a warning (`warn`: notices.ts
+ * showWarning) that names it, says what is wrong and that it is not enforced, with a button that opens its setting
+ * (`open`: config.ts openBudgetSettings); and a line in the log. Called when the window starts and when the settings
+ * change, never per request.
+ */
+export function sayBudgetMistakes(
+  mistakes: readonly BudgetMistake[],
+  log: Pick<Log, 'warn'>,
+  warn: (text: string, button: string) => PromiseLike<string | undefined>,
+  open: (id: string) => unknown,
+): void {
+  for (const m of mistakes) {
+    const key = mistakeKey(m);
+    if (said.has(key)) continue;
+    said.add(key);
+    log.warn(`Spend limit not enforced: ${mistakeWords(m)}`);
+    void warn(mistakeNotice(m), OPEN).then((picked) => picked === OPEN && open(mistakeSetting(m)));
+  }
 }
 
 /** The prices the budget counts with: `parley.pricing`, each profile's models' own, and what model lists said. */

@@ -1,6 +1,6 @@
 // One typed reader for Parley's settings, honouring workspace trust, and the window's one snapshot of them.
 import * as vscode from 'vscode';
-import { readBudget, type BudgetLimit } from '../core/budgetSettings';
+import { readBudget, type BudgetLimit, type BudgetMistake } from '../core/budgetSettings';
 import { readCompletionSettings, type CompletionSettings } from '../core/completion/settings';
 import { readProfiles, type Profile } from '../core/profiles';
 import { clampNumber, readToolsSettings, type ToolsSettings } from '../core/scopedSettings';
@@ -72,6 +72,8 @@ export interface Settings {
   userProfiles?: Profile[];
   /** `parley.budget` and each profile's `budget`: the user's limits, plus any a trusted workspace adds (core/budget.ts). */
   budget: BudgetLimit[];
+  /** Budget entries that cannot be read, so not enforced: the user is warned (budgetCheck.ts sayBudgetMistakes). */
+  budgetMistakes: BudgetMistake[];
   logLevel: 'off' | 'info' | 'debug' | 'trace';
   tools: ToolsSettings;
   /** `parley.completion.*`: inline completions (the model only from user settings). */
@@ -119,6 +121,7 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
   const logLevel = get<string>('logLevel');
   const prices = (v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, Price>) : {});
   const adjusted: string[] = [];
+  const budgetMistakes: BudgetMistake[] = [];
   const clamp = (key: string, min: number, max: number, fallback: number) => clampNumber(key, get(key), min, max, fallback, adjusted);
   return {
     profiles,
@@ -152,7 +155,8 @@ export function readSettings(trusted = vscode.workspace.isTrusted): Settings {
     userPricing: prices(c.inspect('pricing')?.globalValue),
     // Read again alone only where a workspace adds profiles (one may take the name of one of the user's).
     userProfiles: trusted && (lists?.workspaceValue !== undefined || lists?.workspaceFolderValue !== undefined) ? readProfiles({ baseUrl: '', model }, [{ value: lists?.globalValue, source: 'user' }]).profiles : undefined,
-    budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted),
+    budget: readBudget((key) => c.inspect<unknown>(key), trusted, adjusted, budgetMistakes),
+    budgetMistakes,
     logLevel: logLevel === 'off' || logLevel === 'debug' || logLevel === 'trace' ? logLevel : 'info',
     tools: readToolsSettings((key) => c.inspect<unknown>(key), trusted, adjusted),
     completion: readCompletionSettings((key) => c.inspect<unknown>(key), trusted),
@@ -189,9 +193,9 @@ export function openSettings(): Thenable<unknown> {
   return vscode.commands.executeCommand('workbench.action.openSettings', '@ext:parley.parley');
 }
 
-/** Opens the Settings editor on `parley.budget` (raising or removing a limit is the user's own act there). */
-export function openBudgetSettings(): Thenable<unknown> {
-  return vscode.commands.executeCommand('workbench.action.openSettings', 'parley.budget');
+/** Opens the Settings editor on `parley.budget`, or `parley.endpoints` for a profile's own (raising or removing a limit is the user's own act there). */
+export function openBudgetSettings(id = 'parley.budget'): Thenable<unknown> {
+  return vscode.commands.executeCommand('workbench.action.openSettings', id);
 }
 
 /** Writes the user-level (global) value of a setting. */

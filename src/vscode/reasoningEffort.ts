@@ -5,7 +5,7 @@ import { chatAndLearn, type KeyValueState } from '../core/adaptations';
 import type { Conversation } from '../core/conversation';
 import { listedModel } from '../core/modelInfo';
 import { overrideFor, type Profile } from '../core/profiles';
-import { chosenEffort, effortOffer, learnEffort, profileEfforts, rememberEffort, withEffort } from '../core/reasoningEffort';
+import { chosenEffort, effortOffer, learnEffort, rememberEffort, withEffort } from '../core/reasoningEffort';
 import type { Adaptations, RequestSettings } from '../core/request';
 import type { ModelInfo } from '../core/types';
 import type { EffortView, HeaderView } from '../shared/protocol';
@@ -43,9 +43,17 @@ const profileSays = (s: PanelTarget['settings']) => (s.profile ? overrideFor(s.p
 export function headerEffort(requester: object, t: PanelTarget, list: readonly ModelInfo[] | undefined): { effort?: EffortView } {
   if (!('state' in requester && 'adaptations' in requester)) return {};
   const r = requester as { state: KeyValueState; adaptations(t: PanelTarget): Adaptations | undefined };
+  listedNow.set(listedKey(t), listedModel(list, t.settings.model));
   const effort = effortView(r.state, r.adaptations(t), t, list);
   return effort ? { effort } : {};
 }
+
+/**
+ * What the model list the header was last drawn with says of each model, by origin and model: the model lists are the
+ * chat view's (chatViewModels.ts), and a panel request offers an effort only as its header did (panelSettings).
+ */
+const listedNow = new Map<string, ModelInfo | undefined>();
+const listedKey = (t: PanelTarget) => `${t.endpoint.origin} ${t.settings.model}`;
 
 /** The header's reasoning effort for a panel target: what it offers and the conversation's choice; undefined for none. */
 export function effortView(state: KeyValueState, learnt: Adaptations | undefined, t: PanelTarget, list: readonly ModelInfo[] | undefined): EffortView | undefined {
@@ -58,23 +66,24 @@ export function effortView(state: KeyValueState, learnt: Adaptations | undefined
 }
 
 /**
- * A panel request's settings with the conversation's effort (else the one last chosen for the model). Not one the
- * profile rules out (false, or a list without it); a refused one the fallback drops as it learnt.
+ * A panel request's settings with the effort its header shows (effortView: the conversation's own, else the one last
+ * chosen for the model), and none when the header offers none for the model now (never offered, ruled out by the
+ * profile, refused, or forgotten by Reset Endpoint Adaptations): what the reader sees is what is sent.
  */
-export function panelSettings(state: KeyValueState, t: PanelTarget, r: RequestSettings): RequestSettings {
-  const s = t.settings;
-  const effort = chosenEffort(state, t.endpoint.origin, s.model, s.effort ?? null);
-  const p = profileEfforts(profileSays(s));
-  return p === false || (Array.isArray(p) && !p.includes(effort)) ? r : withEffort(r, t.endpoint.origin, effort);
+export function panelSettings(state: KeyValueState, learnt: Adaptations | undefined, t: PanelTarget, list: readonly ModelInfo[] | undefined, r: RequestSettings): RequestSettings {
+  const view = effortView(state, learnt, { ...t, settings: { ...t.settings, effort: t.settings.effort ?? null } }, list);
+  return view ? withEffort(r, t.endpoint.origin, view.value) : r;
 }
 
 /**
- * chatAndLearn for a panel request: it carries the conversation's effort (panelSettings), and what it teaches about
- * the model's reasoning effort is kept (learnEffort) besides what the fallback learnt.
+ * chatAndLearn for a panel request: it carries the effort its header shows (panelSettings, with what the panel's
+ * requests learnt and the model list the header was drawn with), and what it teaches about the model's reasoning
+ * effort is kept (learnEffort) besides what the fallback learnt.
  */
 export function withPanelEffort(state: KeyValueState, t: PanelTarget): typeof chatAndLearn {
   return async (store, opts, settings, messages, onEvent) => {
-    const sent = panelSettings(state, t, settings);
+    const listed = listedNow.get(listedKey(t));
+    const sent = panelSettings(state, store.get(t.endpoint.origin, t.settings.model), t, listed && [listed], settings);
     const outcome = await chatAndLearn(store, opts, sent, messages, onEvent);
     await learnEffort(store, t.endpoint.origin, sent, outcome);
     return outcome;

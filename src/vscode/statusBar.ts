@@ -49,7 +49,7 @@ export class UsageStatusBar extends Disposable {
     }
     const s = this.settings.current;
     const now = Date.now();
-    const budget = s && s.budget.length > 0 ? budgetModule().budgetTooltip(s, ledger, now, this.state) : { markdown: '', reached: false };
+    const budget = s && (s.budget.length > 0 || s.budgetMistakes.length > 0) ? budgetModule().budgetTooltip(s, ledger, now, this.state) : { markdown: '', reached: false };
     const tooltip = tooltipMarkdown(r, windowTotals, ledger) + (budget.markdown ? `\n\n${budget.markdown}` : '') + balances(s, this.keys, () => this.render(v));
     const label = statusLabel(r) + (budget.reached ? '; a spend limit is reached' : '');
     this.item.show('pulse', statusText(r), tooltip, label, budget.reached);

@@ -31,7 +31,7 @@ export function nodeSettings(baseUrl: string, over: Partial<Settings> = {}): Set
     baseUrl, baseUrlSource: 'user', userBaseUrl: baseUrl, model: 'test-model',
     systemPrompt: 'You are a test.', systemPromptSource: 'user', userSystemPrompt: 'You are a test.',
     requestTimeoutSeconds: 10, streamIdleTimeoutSeconds: 10, maxRetries: 0, maxContextChars: 24_000, sendReasoningBack: false,
-    pricing: {}, budget: [], logLevel: 'info',
+    pricing: {}, budget: [], budgetMistakes: [], logLevel: 'info',
     tools: { enabled: true, askBeforeReading: false, maxRounds: 10, maxTurnTokens: 200_000, exclude: [], maxResultChars: 20_000 },
     completion: { model: '', endpoint: '', enabled: false, languages: {}, fimTokens: 'auto', whenCopilotIsOn: 'parley' },
     adjusted: [],

@@ -3,7 +3,7 @@
 // stops a stream once it crosses a blocking limit.
 import * as assert from 'node:assert/strict';
 import { budgetStatus, decide, limitStatus, overrun, periodEnd, periodStart, requestCost, spentIn, warningKey, warningsNow, watchStream } from '../../src/core/budget';
-import { parseLimits, readBudget, type BudgetLimit, type BudgetPrices } from '../../src/core/budgetSettings';
+import { parseLimits, readBudget, type BudgetLimit, type BudgetMistake, type BudgetPrices } from '../../src/core/budgetSettings';
 import type { ScopedValue } from '../../src/core/scopedSettings';
 import type { ChatResult, StreamEvent } from '../../src/core/types';
 import { dayOf, type Ledger, type Totals } from '../../src/core/usageLedger';
@@ -18,14 +18,15 @@ const limit = (l: Partial<BudgetLimit>): BudgetLimit => ({ period: 'day', unit: 
 
 function budget(levels: { user?: Record<string, unknown>; workspace?: Record<string, unknown>; folder?: Record<string, unknown> }, trusted = true) {
   const adjusted: string[] = [];
+  const mistakes: BudgetMistake[] = [];
   const inspect = (key: string): ScopedValue => ({ globalValue: levels.user?.[key], workspaceValue: levels.workspace?.[key], workspaceFolderValue: levels.folder?.[key] });
-  return { limits: readBudget(inspect, trusted, adjusted), adjusted };
+  return { limits: readBudget(inspect, trusted, adjusted, mistakes), adjusted, mistakes };
 }
 
 describe('budget limits as data (parseLimits, readBudget)', () => {
   it('reads dollars and tokens of one entry as two limits; action defaults to block', () => {
-    const problems: string[] = [];
-    const l = parseLimits([{ period: 'week', dollars: 5, tokens: 1000, action: 'warn' }, { period: 'month', dollars: 20 }], 'parley.budget', 'user', undefined, problems);
+    const problems: BudgetMistake[] = [];
+    const l = parseLimits([{ period: 'week', dollars: 5, tokens: 1000, action: 'warn' }, { period: 'month', dollars: 20 }], 'user', undefined, problems);
     assert.deepEqual(l, [
       { period: 'week', unit: 'dollars', amount: 5, action: 'warn', source: 'user' },
       { period: 'week', unit: 'tokens', amount: 1000, action: 'warn', source: 'user' },
@@ -34,13 +35,31 @@ describe('budget limits as data (parseLimits, readBudget)', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('skips bad entries with a reason each', () => {
-    const problems: string[] = [];
-    const l = parseLimits([{ period: 'year', dollars: 1 }, { period: 'day', dollars: -1 }, { period: 'day', action: 'stop', dollars: 1 }, { period: 'day' }, 'x'], 'parley.budget', 'user', undefined, problems);
-    assert.deepEqual(l, []);
-    assert.equal(problems.length, 5);
-    assert.match(problems.join('\n'), /"day", "week" or "month"/);
-    assert.match(problems.join('\n'), /neither "dollars" nor "tokens"/);
+  it('sets aside each entry it cannot read, as written and where it is; a right amount beside a wrong one still applies', () => {
+    const problems: BudgetMistake[] = [];
+    const entries = [{ period: 'year', dollars: 1 }, { period: 'day', dollars: -1 }, { period: 'day', action: 'stop', dollars: 1 }, { period: 'day' }, 'x', { period: 'week', dollars: 3, tokens: '9' }];
+    const l = parseLimits(entries, 'workspace', 'Work', problems);
+    assert.deepEqual(l, [{ period: 'week', unit: 'dollars', amount: 3, action: 'block', source: 'workspace', profile: 'Work' }]);
+    assert.deepEqual(problems, entries.map((entry, index) => ({ source: 'workspace', profile: 'Work', index, entry })));
+    const notList: BudgetMistake[] = [];
+    assert.deepEqual(parseLimits({ period: 'day', dollars: 5 }, 'user', undefined, notList), []);
+    assert.deepEqual(notList, [{ source: 'user', index: undefined, entry: { period: 'day', dollars: 5 } }]);
+  });
+
+  it('reads a limit of 0 as a limit (it blocks every counted request), not as a mistake', () => {
+    const problems: BudgetMistake[] = [];
+    assert.deepEqual(parseLimits([{ period: 'day', tokens: 0 }], 'user', undefined, problems).map((x) => x.amount), [0]);
+    assert.deepEqual(problems, []);
+  });
+
+  it("finds the mistakes of every level: the user's, a profile's own, a trusted workspace's", () => {
+    const { limits, mistakes } = budget({
+      user: { budget: [{ period: 'daily', dollars: 5 }], endpoints: [{ name: ' Work ', budget: [{ period: 'day', dollars: '2' }] }] },
+      workspace: { budget: [{ period: 'day' }] },
+    });
+    assert.deepEqual(limits, []);
+    assert.deepEqual(mistakes.map((m) => [m.source, m.profile, m.index]), [['user', undefined, 0], ['user', 'Work', 0], ['workspace', undefined, 0]]);
+    assert.deepEqual(budget({ workspace: { budget: [{ period: 'day' }] } }, false).mistakes, [], "Restricted Mode reads no workspace's limits");
   });
 
   it('adds a profile\'s own budget to the global limits', () => {

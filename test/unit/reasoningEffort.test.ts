@@ -10,7 +10,7 @@ import { modelListFrom } from '../../src/core/modelInfo';
 import { readProfiles } from '../../src/core/profiles';
 import { chosenEffort, effortOffer, learnEffort, rememberEffort, withEffort } from '../../src/core/reasoningEffort';
 import { buildRequestBody, type RequestSettings } from '../../src/core/request';
-import { effortView, panelSettings, type PanelTarget } from '../../src/vscode/reasoningEffort';
+import { effortView, headerEffort, panelSettings, withPanelEffort, type PanelTarget } from '../../src/vscode/reasoningEffort';
 import { writeJson, writeReply } from '../support/quirks';
 import { startTestServer, type TestServer } from '../support/server';
 import { MemoryState } from '../support/memoryState';
@@ -113,8 +113,56 @@ describe('reasoning effort', function () {
       assert.equal(effortView(state, undefined, target('gpt-4o', null), undefined), undefined);
       assert.equal(effortView(state, { drop: ['reasoning_effort'] }, target('o3', null), undefined), undefined);
       const base: RequestSettings = { model: 'o3', stream: true };
-      assert.equal(panelSettings(state, target('o3', null), base).extraBody?.reasoning_effort, 'medium');
-      assert.equal(panelSettings(state, target('o1', 'low'), { ...base, model: 'o1' }).extraBody, undefined, "not one of the profile's words");
+      assert.equal(panelSettings(state, undefined, target('o3', null), undefined, base).extraBody?.reasoning_effort, 'medium');
+      assert.equal(panelSettings(state, undefined, target('o1', 'low'), undefined, { ...base, model: 'o1' }).extraBody, undefined, "not one of the profile's words");
+      assert.equal(panelSettings(state, undefined, target('gpt-4o', 'high'), undefined, { ...base, model: 'gpt-4o' }).extraBody, undefined, 'not offered for the model: not sent');
+    });
+  });
+
+  describe('sent only when the header offers it (what the reader sees is what is sent)', () => {
+    let server: TestServer | undefined;
+    afterEach(async () => {
+      await server?.close();
+      server = undefined;
+    });
+
+    it('after Reset Endpoint Adaptations hides the menu, neither the effort last chosen nor the conversation\'s own is sent', async () => {
+      server = await startTestServer((req, res) => writeReply(req, res));
+      const s = server;
+      const opts: ClientOptions = { endpoint: resolveEndpoint(s.origin), maxRetries: 0, requestTimeoutMs: 5_000 };
+      const origin = opts.endpoint.origin;
+      const sent = () => s.requests.filter((q) => q.method === 'POST').map((q) => (q.json as Record<string, unknown>).reasoning_effort);
+      const state = new MemoryState();
+      const store = stateAdaptationStore(state);
+      const plain: RequestSettings = { model: 'o3-mini', stream: true };
+      const target = (effort: string | null): PanelTarget => ({ kind: 'ready', endpoint: { origin }, settings: { model: 'o3-mini', effort } });
+      // The server accepted an effort before (so the header offers one), and "high" was chosen for the model.
+      await store.set(origin, 'o3-mini', { reasoningEffort: true });
+      await rememberEffort(state, origin, 'o3-mini', 'high');
+      assert.deepEqual(effortView(state, store.get(origin, 'o3-mini'), target(null), undefined), { options: ['low', 'medium', 'high'], value: 'high' });
+      await withPanelEffort(state, target(null))(store, opts, plain, MESSAGES);
+      assert.deepEqual(sent(), ['high'], 'offered and chosen: sent');
+
+      await store.clear(); // Parley: Reset Endpoint Adaptations
+      assert.equal(effortView(state, store.get(origin, 'o3-mini'), target(null), undefined), undefined, 'the header offers none now');
+      await withPanelEffort(state, target(null))(store, opts, plain, MESSAGES);
+      await withPanelEffort(state, target('low'))(store, opts, plain, MESSAGES);
+      assert.deepEqual(sent(), ['high', undefined, undefined], 'not offered: not sent, remembered or not');
+      assert.equal(chosenEffort(state, origin, 'o3-mini', null), 'high', 'the choice is still remembered for when it is offered again');
+    });
+
+    it("an effort offered because the server's model list says the model reasons is sent", async () => {
+      server = await startTestServer((req, res) => writeReply(req, res));
+      const s = server;
+      const opts: ClientOptions = { endpoint: resolveEndpoint(s.origin), maxRetries: 0, requestTimeoutMs: 5_000 };
+      const origin = opts.endpoint.origin;
+      const state = new MemoryState();
+      const store = stateAdaptationStore(state);
+      const t: PanelTarget = { kind: 'ready', endpoint: { origin }, settings: { model: 'r1', effort: 'medium' } };
+      const requester = { state, adaptations: (p: PanelTarget) => store.get(p.endpoint.origin, p.settings.model) };
+      assert.deepEqual(headerEffort(requester, t, [{ id: 'r1', reasoning: true }]), { effort: { options: ['low', 'medium', 'high'], value: 'medium' } });
+      await withPanelEffort(state, t)(store, opts, { model: 'r1', stream: true }, MESSAGES);
+      assert.equal((s.requests.at(-1)?.json as Record<string, unknown>).reasoning_effort, 'medium');
     });
   });
 
