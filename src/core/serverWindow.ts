@@ -176,10 +176,9 @@ function lmStudioV1(table: unknown, model: string): ServerWindow | undefined {
   if (!e) return { kind: 'lmstudio' };
   const all = instancesOf(e);
   const named = all.filter((i) => i.id === model);
-  const windows = (named.length ? named : all).map((i) => positive(isRecord(i.config) ? i.config.context_length : undefined));
-  const known = windows.filter((n): n is number => n !== undefined);
-  const window = known.length === windows.length && known.length ? Math.min(...known) : undefined;
-  return lmStudioWindow(window, positive(e.max_context_length), all.length > 0);
+  // An instance without a readable window makes the smallest unknown (0), so v0 is asked.
+  const window = Math.min(...(named.length ? named : all).map((i) => positive(isRecord(i.config) ? i.config.context_length : 0) ?? 0));
+  return lmStudioWindow(positive(window), positive(e.max_context_length), all.length > 0);
 }
 
 function lmStudioWindow(window: number | undefined, max: number | undefined, loaded: boolean): ServerWindow {
