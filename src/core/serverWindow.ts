@@ -2,7 +2,8 @@
 // llama.cpp GET /props (`?model=` in router mode, whose bare /props answers `n_ctx: 0`), Ollama GET /api/ps (a loaded
 // model's `context_length`) and POST /api/show (a Modelfile's `num_ctx`), LM Studio GET /api/v1/models (0.4 on: each
 // loaded instance's `config.context_length`) else GET /api/v0/models (`loaded_context_length`). vLLM's list says it
-// (`max_model_len`, read in modelInfo.ts). With the words about it: the meter's notes, how to raise each server's window, the card of a prompt not sent, and of one the server cut.
+// (`max_model_len`, read in modelInfo.ts). With the words about it: the meter's notes, how to raise each server's
+// window, the card of a prompt not sent, and of one the server cut.
 import type { ContextMeterView, ErrorView } from '../shared/protocol';
 import { isRecord } from './errors';
 import { positive } from './contextWindow';
