@@ -568,7 +568,7 @@ export function reportMarkdown(r: DiagnosisReport): string {
     if (r.models.window) L.push(`- ${windowLine(r.model, r.models.window)}`);
   } else {
     L.push(`- Not available: ${markdownProse(r.models.error?.message ?? 'no answer')}${statusNote(r.models.error)}`);
-    L.push(`  ${unlistedWhy(r)}`);
+    L.push(`  ${markdownProse(unlistedWhy(r))}`);
   }
   L.push('');
 

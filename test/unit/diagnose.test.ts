@@ -314,7 +314,7 @@ describe('diagnose: names the cause of each failure', function () {
       const r = await run(server.origin, { apiKey: KEY });
       assert.equal(r.ok, false);
       assert.ok(!ids(r).includes('wrong-key'));
-      assert.match(modelsSection(reportMarkdown(r)), /^ {2}The server refused the key for its model list\. Run "Parley: Set API Key" and enter a valid key for http:\/\/127\.0\.0\.1:\d+\.$/m);
+      assert.match(modelsSection(reportMarkdown(r)), /^ {2}The server refused the key for its model list\. Run "Parley: Set API Key" and enter a valid key for `http:\/\/127\.0\.0\.1:\d+`\.$/m);
     });
   });
 
