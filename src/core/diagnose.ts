@@ -131,6 +131,8 @@ export interface DiagnosisReport {
   model: string;
   key: 'present' | 'absent';
   keyMissing: boolean;
+  /** Whether the profile sends custom headers (which may carry the key, as a header secret). */
+  headers: boolean;
   models: ModelsStep;
   chat: ChatStep;
   causes: Cause[];
@@ -174,6 +176,7 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnosisReport> 
     model: opts.model,
     key: opts.apiKey ? 'present' : 'absent',
     keyMissing: opts.keyMissing === true,
+    headers: Object.keys(opts.headers ?? {}).length > 0,
     models,
     chat: chat.step,
     causes: [],
@@ -368,12 +371,18 @@ function listOrKeyCauses(r: DiagnosisReport, status: number | undefined, modelEr
     if (modelErr || kind === 'not_found' || kind === 'bad_request' || status === 404) return true;
   }
   if (kind !== 'auth' && status !== 401 && status !== 403) return false;
-  if (r.key === 'absent') {
-    add({ id: 'missing-key', fix: `The server wants an API key. Run "Parley: Set API Key" and enter the key for ${r.origin}.`, because: chatErr?.message });
-  } else {
-    add({ id: 'wrong-key', fix: `The server rejected the API key. Run "Parley: Set API Key" and enter a valid key for ${r.origin}.`, because: chatErr?.message });
-  }
+  add({
+    id: r.key === 'absent' ? 'missing-key' : 'wrong-key',
+    fix: `${r.key === 'absent' ? 'The server wants an API key.' : 'The server rejected the API key.'} ${keyAction(r)}`,
+    because: chatErr?.message,
+  });
   return true;
+}
+
+/** What to do about a key the server refused (401/403): set it, or the header secret that carries it. */
+function keyAction(r: DiagnosisReport): string {
+  const header = r.headers ? ', or, if the profile sends the key in a custom header, set that header\'s secret again ("Parley: Set Header Secret")' : '';
+  return `Run "Parley: Set API Key" and enter ${r.key === 'absent' ? 'the' : 'a valid'} key for ${r.origin}${header}.`;
 }
 
 /** Whether the one-token request succeeds when it asks for one whole reply (`stream: false`). */
@@ -568,7 +577,7 @@ export function reportMarkdown(r: DiagnosisReport): string {
     if (r.models.window) L.push(`- ${windowLine(r.model, r.models.window)}`);
   } else {
     L.push(`- Not available: ${markdownProse(r.models.error?.message ?? 'no answer')}${statusNote(r.models.error)}`);
-    L.push('  Some servers have no models endpoint; that alone is not a problem.');
+    L.push(`  ${markdownProse(unlistedWhy(r))}`);
   }
   L.push('');
 
@@ -600,6 +609,20 @@ export function reportMarkdown(r: DiagnosisReport): string {
     L.push(`Parley remembers that this server does not accept ${c.dropped.join(', ')}; "Parley: Reset Endpoint Adaptations" forgets it.`, '');
   }
   return L.join('\n');
+}
+
+/**
+ * Why the model list is missing, in step with the rest of the report: a refused key (401/403) is said once, where the
+ * chat request was refused too; else a missing endpoint, which alone is no problem.
+ */
+function unlistedWhy(r: DiagnosisReport): string {
+  const e = r.models.error;
+  if (e?.kind !== 'auth' && e?.status !== 401 && e?.status !== 403) return 'Some servers have no models endpoint; that alone is not a problem.';
+  if (r.causes.some((c) => c.id === 'wrong-key' || c.id === 'missing-key')) return 'The server refused the key, as it did the chat request: see the likely fix above.';
+  if (r.key === 'absent') return `The server wants a key for its model list. ${keyAction(r)}`;
+  return r.chat.outcome === 'ok'
+    ? 'The server took this key for the chat request below but refused it for its model list: the key may not be allowed to list models (the model picker and the window need the list).'
+    : `The server refused the key for its model list. ${keyAction(r)}`;
 }
 
 /** The window of the configured model, in words: the figure the panel's meter and compaction go by. */

@@ -1,8 +1,9 @@
 // The window a local server really runs a model at, from its own endpoints, where its model list does not say it:
 // llama.cpp GET /props (`?model=` in router mode, whose bare /props answers `n_ctx: 0`), Ollama GET /api/ps (a loaded
-// model's `context_length`) and POST /api/show (a Modelfile's `num_ctx`), LM Studio GET /api/v0/models
-// (`loaded_context_length`). vLLM's list says it (`max_model_len`, read in modelInfo.ts). With the words about it:
-// the meter's notes, how to raise each server's window, the card of a prompt not sent, and of one the server cut.
+// model's `context_length`) and POST /api/show (a Modelfile's `num_ctx`), LM Studio GET /api/v1/models (0.4 on: each
+// loaded instance's `config.context_length`) else GET /api/v0/models (`loaded_context_length`). vLLM's list says it
+// (`max_model_len`, read in modelInfo.ts). With the words about it: the meter's notes, how to raise each server's
+// window, the card of a prompt not sent, and of one the server cut.
 import type { ContextMeterView, ErrorView } from '../shared/protocol';
 import { isRecord } from './errors';
 import { positive } from './contextWindow';
@@ -116,20 +117,14 @@ export class WindowProbe {
     return settings || props.role === 'router' ? {} : undefined;
   }
 
-  /** LM Studio: its own model table says `loaded_context_length` for a loaded model, `max_context_length` for any. */
+  /**
+   * LM Studio: its REST API v1 table (0.4 and later); where that does not settle it (an older LM Studio answers its
+   * path 200 "Unexpected endpoint"; a model it does not name, a window it does not give), its v0 table.
+   */
   private async lmStudio(model: string): Promise<ServerWindow | undefined> {
-    const table = await this.once('/api/v0/models');
-    const data = isRecord(table) && Array.isArray(table.data) ? table.data : undefined;
-    if (!data?.some((e) => isRecord(e) && typeof e.state === 'string')) return undefined;
-    const e = data.find((x): x is Record<string, unknown> => isRecord(x) && x.id === model);
-    const max = positive(e?.max_context_length);
-    const loaded = positive(e?.loaded_context_length);
-    return {
-      kind: 'lmstudio',
-      ...(loaded ? { window: loaded, from: 'LM Studio (the model as loaded)' } : {}),
-      ...(max && max !== loaded ? { modelMax: max } : {}),
-      loaded: e?.state === 'loaded',
-    };
+    const v1 = lmStudioV1(await this.once('/api/v1/models'), model);
+    if (v1?.window !== undefined || v1?.loaded === false) return v1;
+    return lmStudioV0(await this.once('/api/v0/models'), model) ?? v1;
   }
 
   /**
@@ -156,6 +151,44 @@ export class WindowProbe {
       ...(max && max !== window ? { modelMax: max } : {}),
     };
   }
+}
+
+const LM_STUDIO_LOADED = 'LM Studio (the model as loaded)';
+
+/** LM Studio's GET /api/v0/models: `loaded_context_length` for a loaded model, `max_context_length` for any. */
+function lmStudioV0(table: unknown, model: string): ServerWindow | undefined {
+  const data = isRecord(table) && Array.isArray(table.data) ? table.data : undefined;
+  if (!data?.some((e) => isRecord(e) && typeof e.state === 'string')) return undefined;
+  const e = data.find((x): x is Record<string, unknown> => isRecord(x) && x.id === model);
+  return lmStudioWindow(positive(e?.loaded_context_length), positive(e?.max_context_length), e?.state === 'loaded');
+}
+
+/**
+ * LM Studio's GET /api/v1/models (https://lmstudio.ai/docs/developer/rest/list): `models[]` by `key`, each with
+ * `max_context_length` and `loaded_instances[]` (`id`, `config.context_length`). A model loaded twice (`key`,
+ * `key:2`) is taken at the instance named, else at its smallest window, which a prompt must fit whichever answers.
+ * Undefined when the body is not that table; no `loaded` when it does not name the model.
+ */
+function lmStudioV1(table: unknown, model: string): ServerWindow | undefined {
+  const list = isRecord(table) && Array.isArray(table.models) ? table.models.filter(isRecord) : [];
+  const instancesOf = (e: Record<string, unknown>) => (Array.isArray(e.loaded_instances) ? e.loaded_instances.filter(isRecord) : []);
+  if (!list.some((e) => typeof e.key === 'string' && Array.isArray(e.loaded_instances))) return undefined;
+  const e = list.find((x) => x.key === model || instancesOf(x).some((i) => i.id === model));
+  if (!e) return { kind: 'lmstudio' };
+  const all = instancesOf(e);
+  const named = all.filter((i) => i.id === model);
+  // An instance without a readable window makes the smallest unknown (0), so v0 is asked.
+  const window = Math.min(...(named.length ? named : all).map((i) => positive(isRecord(i.config) ? i.config.context_length : 0) ?? 0));
+  return lmStudioWindow(positive(window), positive(e.max_context_length), all.length > 0);
+}
+
+function lmStudioWindow(window: number | undefined, max: number | undefined, loaded: boolean): ServerWindow {
+  return {
+    kind: 'lmstudio',
+    ...(window ? { window, from: LM_STUDIO_LOADED } : {}),
+    ...(max && max !== window ? { modelMax: max } : {}),
+    loaded,
+  };
 }
 
 const count = (n: number): string => n.toLocaleString('en-US');

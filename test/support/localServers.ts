@@ -99,7 +99,8 @@ export const ollama = {
 
 /**
  * LM Studio: GET /v1/models gives ids only (`owned_by: organization_owner`); GET /api/v0/models has `state` and
- * `max_context_length`, and `loaded_context_length` once loaded (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx).
+ * `max_context_length`, and `loaded_context_length` once loaded (lmstudio-ai/docs 1_developer/2_rest/endpoints.mdx);
+ * GET /api/v1/models (0.4 and later) each loaded instance's `config.context_length` (1_developer/2_rest/list.md).
  * An unknown path answers 200 with a bare-string error (fixture lmstudio-200-unexpected-endpoint.http).
  */
 export const lmStudio = {
@@ -113,6 +114,21 @@ export const lmStudio = {
         id: m.id, object: 'model', type: 'llm', publisher: 'lmstudio-community', arch: 'qwen3', compatibility_type: 'gguf',
         quantization: 'Q4_K_M', state: m.loaded ? 'loaded' : 'not-loaded', max_context_length: m.max,
         ...(m.loaded ? { loaded_context_length: m.loaded } : {}),
+      })),
+    };
+  },
+  /**
+   * GET /api/v1/models (LM Studio 0.4 and later), in the shape of its documentation's example (fixture
+   * windows/lmstudio-api-v1-models.json): `loaded` lists the instances' windows, the first named by the key, the next
+   * `key:2`, `key:3`…
+   */
+  v1(models: Array<{ key: string; loaded?: number[]; max: number }>): Json {
+    return {
+      models: models.map((m) => ({
+        type: 'llm', publisher: 'lmstudio-community', key: m.key, display_name: m.key, architecture: 'qwen3',
+        quantization: { name: 'Q4_K_M', bits_per_weight: 4 }, size_bytes: 5_000_000_000, params_string: '8B',
+        loaded_instances: (m.loaded ?? []).map((n, i) => ({ id: i === 0 ? m.key : `${m.key}:${i + 1}`, config: { context_length: n } })),
+        max_context_length: m.max, format: 'gguf', capabilities: { vision: false, trained_for_tool_use: true }, description: null,
       })),
     };
   },

@@ -239,6 +239,94 @@ describe('diagnose: names the cause of each failure', function () {
     });
   });
 
+  /** The report's "2. Models" section. */
+  const modelsSection = (md: string) => md.slice(md.indexOf('## 2. Models'), md.indexOf('## 3.'));
+
+  it('a wrong key refused on the model list and the chat (401): one story, the key, never "no models endpoint"', async () => {
+    await withQuirkServer(requiresKey(KEY), async (server) => {
+      const r = await run(server.origin, { apiKey: 'sk-wrong-0123456789abcdefghijklmnop' });
+      assert.equal(r.models.outcome, 'failed');
+      assert.equal(r.models.error?.status, 401);
+      assert.deepEqual(ids(r), ['wrong-key']);
+      const section = modelsSection(reportMarkdown(r));
+      assert.doesNotMatch(section, /no models endpoint|not a problem/);
+      assert.match(section, /^ {2}The server refused the key, as it did the chat request: see the likely fix above\.$/m);
+    });
+  });
+
+  it('no key, refused on both (401): the likely fix sets one, and the model list points to it', async () => {
+    await withQuirkServer(requiresKey(KEY), async (server) => {
+      const r = await run(server.origin, { keyMissing: true });
+      assert.deepEqual(ids(r), ['missing-key']);
+      const section = modelsSection(reportMarkdown(r));
+      assert.doesNotMatch(section, /no models endpoint/);
+      assert.match(section, /see the likely fix above/);
+    });
+  });
+
+  it('a key sent in a profile header (api-key) refused with 403: the fix names Set Header Secret too', async () => {
+    // A gateway that takes its key in an `api-key` header, as Azure OpenAI does, and answers a wrong one with 403.
+    const handler = (req: RecordedRequest, res: ServerResponse) => {
+      if (req.headers['api-key'] !== KEY) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: '403', message: 'Access denied due to invalid subscription key.' } }));
+        return;
+      }
+      void openAiCompatible()(req, res);
+    };
+    await withQuirkServer({ name: 'header-key', description: 'key in an api-key header', handler }, async (server) => {
+      const r = await run(server.origin, { headers: { 'api-key': 'wrong-header-secret' } });
+      assert.equal(r.models.error?.status, 403);
+      assert.deepEqual(ids(r), ['missing-key']);
+      assert.match(r.causes[0].fix, /"Parley: Set API Key".*"Parley: Set Header Secret"/);
+      const md = reportMarkdown(r);
+      assert.doesNotMatch(modelsSection(md), /no models endpoint/);
+      assert.ok(!md.includes('wrong-header-secret'), 'the header secret is not in the report');
+    });
+  });
+
+  it('a key the server takes for chat but refuses for its model list (403): says so, and not to set it again', async () => {
+    const handler = (req: RecordedRequest, res: ServerResponse) => {
+      if (req.method === 'GET' && req.path === '/v1/models') {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'This key may not list models.', type: 'permission_error' } }));
+        return;
+      }
+      void openAiCompatible()(req, res);
+    };
+    await withQuirkServer({ name: 'no-list-scope', description: '403 on /models only', handler }, async (server) => {
+      const r = await run(server.origin, { apiKey: KEY });
+      assert.equal(r.ok, true);
+      assert.equal(r.models.error?.status, 403);
+      assert.deepEqual(ids(r), []);
+      const section = modelsSection(reportMarkdown(r));
+      assert.doesNotMatch(section, /no models endpoint|Set API Key/);
+      assert.match(section, /^ {2}The server took this key for the chat request below but refused it for its model list/m);
+    });
+  });
+
+  it('a model list refused (401) while the chat request fails otherwise (500): the model list says what to do itself', async () => {
+    const handler = (req: RecordedRequest, res: ServerResponse) => {
+      res.writeHead(req.method === 'GET' ? 401 : 500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: req.method === 'GET' ? 'Unauthorized' : 'Internal error' } }));
+    };
+    await withQuirkServer({ name: 'list-401-chat-500', description: '401 on /models, 500 on chat', handler }, async (server) => {
+      const r = await run(server.origin, { apiKey: KEY });
+      assert.equal(r.ok, false);
+      assert.ok(!ids(r).includes('wrong-key'));
+      assert.match(modelsSection(reportMarkdown(r)), /^ {2}The server refused the key for its model list\. Run "Parley: Set API Key" and enter a valid key for `http:\/\/127\.0\.0\.1:\d+`\.$/m);
+    });
+  });
+
+  it('a server with no models endpoint (404): that alone is not a problem', async () => {
+    await withQuirkServer(knownModels(['test-model'], { models: false }), async (server) => {
+      const r = await run(server.origin, { apiKey: KEY });
+      assert.equal(r.ok, true);
+      assert.equal(r.models.error?.status, 404);
+      assert.match(modelsSection(reportMarkdown(r)), /Some servers have no models endpoint; that alone is not a problem\./);
+    });
+  });
+
   it('no key set, and the server needs none: says so', async () => {
     await withQuirkServer({ name: 'open', description: 'no key', handler: openAiCompatible() }, async (server) => {
       const r = await run(server.origin, { keyMissing: true });

@@ -179,6 +179,78 @@ describe('the window the server runs: Ollama, LM Studio, vLLM', () => {
     assert.deepEqual(modelListFrom(lmStudio.v0([{ id: 'a', max: 32_768 }])), [{ id: 'a', modelMax: 32_768, server: 'lmstudio', loaded: false, imageInput: false }]);
   });
 
+  describe('LM Studio\'s REST API v1 (0.4 and later): /api/v1/models, then /api/v0/models, then nothing', () => {
+    const v0Body = lmStudio.v0([{ id: 'qwen3-8b', loaded: 4096, max: 131_072 }]);
+    const lmServer = (routes: Parameters<typeof serveRoutes>[1]) => (req: RecordedRequest, res: import('node:http').ServerResponse) =>
+      void serveRoutes('lmstudio', { '/v1/models': () => ({ body: lmStudio.models(['qwen3-8b', 'gemma-3-270m-it-qat']) }), ...routes })(req, res);
+
+    it('v1 only: the documented body as it is, the loaded instance\'s context_length, sent with the model list\'s headers', async () => {
+      await withServer(lmServer({ '/api/v1/models': () => ({ body: fixture('lmstudio-api-v1-models.json') }) }), async (s) => {
+        const opts = clientOptions(s, { apiKey: 'lm-token', headers: { 'x-team': 'blue' } });
+        const w = await new WindowProbe(opts, await listModelInfo(opts)).windowOf('gemma-3-270m-it-qat');
+        assert.deepEqual(w, { kind: 'lmstudio', window: 4096, from: 'LM Studio (the model as loaded)', modelMax: 32_768, loaded: true });
+        assert.deepEqual(gets(s), ['GET /v1/models', 'GET /api/v1/models']);
+        for (const q of s.requests) {
+          assert.equal(q.headers.authorization, 'Bearer lm-token');
+          assert.equal(q.headers['x-team'], 'blue');
+        }
+      });
+    });
+
+    it('v1: a model not loaded is unknown, with its maximum; v0 is not asked', async () => {
+      await withServer(lmServer({ '/api/v1/models': () => ({ body: lmStudio.v1([{ key: 'qwen3-8b', max: 131_072 }]) }), '/api/v0/models': () => ({ body: v0Body }) }), async (s) => {
+        assert.deepEqual(await windowOf(s, 'qwen3-8b'), { kind: 'lmstudio', modelMax: 131_072, loaded: false });
+        assert.deepEqual(gets(s), ['GET /v1/models', 'GET /api/v1/models']);
+      });
+    });
+
+    it('a model loaded twice: the instance named, else the smaller window (a prompt that fits it fits either)', async () => {
+      await withServer(lmServer({ '/api/v1/models': () => ({ body: lmStudio.v1([{ key: 'qwen3-8b', loaded: [16_384, 8192], max: 131_072 }]) }) }), async (s) => {
+        assert.equal((await windowOf(s, 'qwen3-8b:2')).window, 8192);
+        assert.equal((await windowOf(s, 'qwen3-8b')).window, 16_384, 'the key names the first instance');
+      });
+      await withServer(lmServer({ '/api/v1/models': () => ({ body: { models: [{ key: 'qwen3-8b', max_context_length: 131_072, loaded_instances: [{ id: 'a', config: { context_length: 16_384 } }, { id: 'b', config: { context_length: 8192 } }] }] } }) }), async (s) => {
+        assert.equal((await windowOf(s, 'qwen3-8b')).window, 8192);
+      });
+    });
+
+    it('v0 only (before 0.4, /api/v1/models answered 200 "Unexpected endpoint"): v0\'s loaded_context_length', async () => {
+      await withServer(lmServer({ '/api/v0/models': () => ({ body: v0Body }) }), async (s) => {
+        assert.deepEqual(await windowOf(s, 'qwen3-8b'), { kind: 'lmstudio', window: 4096, from: 'LM Studio (the model as loaded)', modelMax: 131_072, loaded: true });
+        assert.deepEqual(gets(s), ['GET /v1/models', 'GET /api/v1/models', 'GET /api/v0/models']);
+      });
+    });
+
+    it('both: v1 is read, and v0 is not asked', async () => {
+      await withServer(lmServer({
+        '/api/v1/models': () => ({ body: lmStudio.v1([{ key: 'qwen3-8b', loaded: [8192], max: 131_072 }]) }),
+        '/api/v0/models': () => ({ body: v0Body }),
+      }), async (s) => {
+        assert.equal((await windowOf(s, 'qwen3-8b')).window, 8192);
+        assert.deepEqual(gets(s), ['GET /v1/models', 'GET /api/v1/models']);
+      });
+    });
+
+    it('malformed: v1 unreadable falls back to v0; both unreadable (or failing) give no window, quietly', async () => {
+      const broken = [
+        { status: 200, body: { models: 'qwen3-8b' } },
+        { status: 200, body: { models: [{ key: 'qwen3-8b', loaded_instances: [{ id: 'qwen3-8b', config: { context_length: '8192' } }], max_context_length: -1 }] } },
+        { status: 500, body: { error: 'internal' } },
+        { status: 200, body: [1, 2] },
+      ];
+      for (const v1 of broken) {
+        await withServer(lmServer({ '/api/v1/models': () => v1, '/api/v0/models': () => ({ body: v0Body }) }), async (s) => {
+          assert.equal((await windowOf(s, 'qwen3-8b')).window, 4096, JSON.stringify(v1.body));
+        });
+        await withServer(lmServer({ '/api/v1/models': () => v1, '/api/v0/models': () => ({ body: { data: 'none' } }) }), async (s) => {
+          const w = await windowOf(s, 'qwen3-8b');
+          assert.equal(w.window, undefined, JSON.stringify(v1.body));
+          assert.equal(w.kind, 'lmstudio');
+        });
+      }
+    });
+  });
+
   it('vLLM: max_model_len is what it runs; nothing more is asked', async () => {
     await withServer((req, res) => void serveRoutes('vllm', { '/v1/models': () => ({ body: vllmModels('Qwen/Qwen2.5-7B-Instruct', 8192) }) })(req, res), async (s) => {
       assert.deepEqual(await windowOf(s, 'Qwen/Qwen2.5-7B-Instruct'), { window: 8192, from: 'the server\'s model list', kind: 'vllm' });
@@ -186,13 +258,13 @@ describe('the window the server runs: Ollama, LM Studio, vLLM', () => {
     });
   });
 
-  it('a model of no namespace Ollama knows: llama.cpp\'s /props and LM Studio\'s table are asked, then /api/ps', async () => {
+  it('a model of no namespace Ollama knows: llama.cpp\'s /props and LM Studio\'s tables are asked, then /api/ps', async () => {
     await withServer((req, res) => void serveRoutes('ollama', {
       '/v1/models': () => ({ body: { object: 'list', data: [{ id: 'hf.co/bartowski/Qwen:Q4_K_M', object: 'model', created: 1_750_000_000, owned_by: 'bartowski' }] } }),
       '/api/ps': () => ({ body: ollama.ps([{ name: 'hf.co/bartowski/Qwen:Q4_K_M', contextLength: 8192 }]) }),
     })(req, res), async (s) => {
       assert.equal((await windowOf(s, 'hf.co/bartowski/Qwen:Q4_K_M')).window, 8192);
-      assert.deepEqual(gets(s), ['GET /v1/models', 'GET /props?model=hf.co%2Fbartowski%2FQwen%3AQ4_K_M&autoload=false', 'GET /api/v0/models', 'GET /api/ps']);
+      assert.deepEqual(gets(s), ['GET /v1/models', 'GET /props?model=hf.co%2Fbartowski%2FQwen%3AQ4_K_M&autoload=false', 'GET /api/v1/models', 'GET /api/v0/models', 'GET /api/ps']);
     });
   });
 
