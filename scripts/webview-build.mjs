@@ -31,7 +31,7 @@ export function webviewBuildOptions({ outfile, production = false }) {
     outfile,
     // markdown-it only decodes entities (decodeHTML, decodeHTMLStrict): src/webview/entities.ts does it with the
     // browser's own table of names, in place of the package's generated decode tables (~48 KB).
-    alias: { entities: join(root, 'src/webview/entities.ts') },
+    alias: { entities: join(root, 'src/webview/entities.ts'), 'punycode.js': join(root, 'src/webview/punycode.ts') },
   };
 }
 

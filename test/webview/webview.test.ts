@@ -996,6 +996,18 @@ describe('chat webview (Chromium)', function () {
     assert.deepEqual(leftPage(), []);
   });
 
+  it('a link to a host beyond ASCII goes to its ASCII (IDNA) form; an xn-- host is shown as written, not as look-alike letters', async () => {
+    await host(snapshot([user('u1', 'idn'), reply('a1', 'See [Bücher](https://bücher.example/p?q=1), https://münchen.de/a and https://xn--80ak6aa92e.com/login now.')]));
+    const links = page.locator('article[aria-label="Parley"] .md a');
+    await links.nth(2).waitFor(WAIT);
+    const got = await links.evaluateAll((as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
+    assert.deepEqual(got, [
+      ['Bücher', 'https://xn--bcher-kva.example/p?q=1'],
+      ['https://münchen.de/a', 'https://xn--mnchen-3ya.de/a'],
+      ['https://xn--80ak6aa92e.com/login', 'https://xn--80ak6aa92e.com/login'],
+    ]);
+  });
+
   it('per-turn actions: Copy, Regenerate, Edit, Continue, error actions', async () => {
     const truncated: TurnView = {
       ...reply('a1', 'Partial answer', 'truncated'),
