@@ -22,6 +22,8 @@ suite('Multi-root workspace: rules, mentions, tools and prompt files across two 
   let server: TestServer;
   let replies: Reply[] = [];
   let n = 0;
+  /** The rule files the consent question named, each time it was asked. */
+  const asked: string[][] = [];
   const folder = (name: string) => vscode.workspace.workspaceFolders!.find((f) => f.name === name)!.uri;
   const route = (message: Record<string, unknown>) => viewReceive(api, message);
   const lastMeter = () => api.recorded.posted.flatMap((m) => (m.type === 'meter' && m.meter ? [m.meter] : [])).at(-1);
@@ -53,7 +55,7 @@ suite('Multi-root workspace: rules, mentions, tools and prompt files across two 
     await vscode.commands.executeCommand('parley.openChat');
     await waitFor('the chat view to be resolved', () => api.recorded.html, 20_000);
     await viewReceive(api, { type: 'ready' });
-    api.requester.prompts = { allowWorkspaceOrigin: async () => false, allowWorkspaceRules: async () => true };
+    api.requester.prompts = { allowWorkspaceOrigin: async () => false, allowWorkspaceRules: async (files) => (asked.push(files.map((f) => f.path)), true) };
   });
 
   suiteTeardown(async () => {
@@ -77,10 +79,12 @@ suite('Multi-root workspace: rules, mentions, tools and prompt files across two 
     assert.deepEqual(markers(beta), ['RULE-BETA-WORDS']);
     assert.deepEqual(headings(beta), ['beta/AGENTS.md']);
     assert.deepEqual(lastMeter()?.rules?.map((r) => r.path), ['beta/AGENTS.md']);
+    assert.deepEqual(asked, [['beta/AGENTS.md']], 'the consent question names the file with its folder');
     const none = systemOf(await ask([]));
     assert.deepEqual(markers(none), ['RULE-ALPHA-WORDS', 'RULE-BETA-WORDS']);
     assert.deepEqual(headings(none), ['alpha/AGENTS.md', 'beta/AGENTS.md']);
     assert.deepEqual(lastMeter()?.rules?.map((r) => r.path), ['alpha/AGENTS.md', 'beta/AGENTS.md']);
+    assert.deepEqual(asked, [['beta/AGENTS.md'], ['alpha/AGENTS.md']], "then only alpha's, not yet answered");
     for (const r of lastMeter()?.rules ?? []) assert.ok(r.tokens > 0, `${r.path} is counted`);
   });
 
@@ -139,6 +143,14 @@ suite('Multi-root workspace: rules, mentions, tools and prompt files across two 
   test("read_file and list_directory, approved on their cards, reach the second folder by its name; '..' out of a folder and the .code-workspace's exclude are refused", async () => {
     await userSettings({ 'tools.askBeforeReading': true });
     await waitFor('the settings snapshot', () => api.settings.current.tools.askBeforeReading === true);
+    try {
+      await toolCalls();
+    } finally {
+      await userSettings({ 'tools.askBeforeReading': undefined });
+    }
+  });
+
+  async function toolCalls(): Promise<void> {
     replies = [
       callReply(
         ['t1', 'read_file', { path: 'beta/src/two.ts' }],
@@ -176,8 +188,7 @@ suite('Multi-root workspace: rules, mentions, tools and prompt files across two 
     assert.ok(!JSON.stringify(chats(server).map((r) => r.json)).includes('PRIVATE-BETA-KEY'), 'nothing of the excluded file reached the server');
     assert.match(textOf(tools[0]), /BETA-SOURCE-TEXT/);
     assert.ok(!textOf(tools[3]).includes('ALPHA-SOURCE-TEXT'));
-    await userSettings({ 'tools.askBeforeReading': undefined });
-  });
+  }
 
   test("the / picker offers beta's prompt file; run, its #file mention is read from beta", async () => {
     await route({ type: 'promptQuery' });
