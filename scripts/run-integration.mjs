@@ -64,7 +64,10 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-/** A temp folder with the run's workspace copied from its fixture, and an empty profile. */
+/**
+ * A temp folder with the run's workspace copied from its fixture, and an empty profile. `open` is what VS Code opens:
+ * the folder, or the run's `.code-workspace` file in it (a multi-root window).
+ */
 function prepare(run) {
   const fixture = join(WORKSPACES, run.workspace);
   if (!existsSync(fixture)) throw new Error(`run "${run.name}": no fixture folder ${fixture}`);
@@ -75,7 +78,9 @@ function prepare(run) {
   // The profile's extensions: the test tool extension, installed as a folder the way VS Code lays one out.
   const extensionsDir = join(dir, 'extensions');
   cpSync(TOOL_EXTENSION, join(extensionsDir, 'parley-test.parley-test-tools-0.0.1'), { recursive: true });
-  return { dir, workspace, userDataDir: join(dir, 'user'), extensionsDir };
+  const open = run.workspaceFile ? join(workspace, run.workspaceFile) : workspace;
+  if (!existsSync(open)) throw new Error(`run "${run.name}": no workspace file ${open}`);
+  return { dir, workspace, open, userDataDir: join(dir, 'user'), extensionsDir };
 }
 
 function cleanup(dir) {
@@ -158,7 +163,7 @@ async function failureScreenshot(page, run) {
  * workbench with the test payload and wait for codeAutomationExit.
  */
 async function runInCodeServer(run) {
-  const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
+  const { dir, open, userDataDir, extensionsDir } = prepare(run);
   let server;
   let browser;
   let page;
@@ -167,7 +172,7 @@ async function runInCodeServer(run) {
   const beforeSuite = [];
   const duringSuite = [];
   try {
-    server = await startCodeServer({ userDataDir, extensionsDir, workspace, trust: false, extensionTests: true, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
+    server = await startCodeServer({ userDataDir, extensionsDir, workspace: open, trust: false, extensionTests: true, env: { PARLEY_TEST_SUITE: run.name, PARLEY_TEST_CONSOLE_MARK: CONSOLE_MARK }, userSettings: run.settings });
     browser = await launchChromium();
     page = await browser.newPage();
     let exitWith;
@@ -196,10 +201,11 @@ async function runInCodeServer(run) {
       ['extensionDevelopmentPath', `vscode-remote://${server.authority}${ROOT}`],
       ['extensionTestsPath', `vscode-remote://${server.authority}${TESTS_ENTRY}`],
     ]);
-    const folderUrl = `${server.url}/?folder=${encodeURIComponent(workspace)}`;
+    // The workbench opens a multi-root window from ?workspace=<.code-workspace file>, a folder from ?folder=.
+    const folderUrl = `${server.url}/?${run.workspaceFile ? 'workspace' : 'folder'}=${encodeURIComponent(open)}`;
     if (run.trust) {
       const t0 = Date.now();
-      await trustWorkspace(page, folderUrl, workspace);
+      await trustWorkspace(page, folderUrl, open);
       say(`run "${run.name}": trusted the folder in the Workspace Trust editor (${seconds(Date.now() - t0)})`);
     }
     await page.goto(`${folderUrl}&payload=${encodeURIComponent(payload)}`);
@@ -319,10 +325,10 @@ async function prepareElectron(version) {
 
 /** One run in desktop VS Code, downloaded by @vscode/test-electron, with the same entry and environment. */
 async function runInElectron(run, { executable, xvfb }) {
-  const { dir, workspace, userDataDir, extensionsDir } = prepare(run);
+  const { dir, open, userDataDir, extensionsDir } = prepare(run);
   writeUserSettings(userDataDir, run.settings, BASE_USER_SETTINGS, { remote: false });
   const args = [
-    workspace,
+    open,
     '--no-sandbox',
     '--disable-gpu-sandbox',
     '--disable-updates',
@@ -404,7 +410,7 @@ async function main() {
       : electron
         ? 'trusted (--disable-workspace-trust: desktop VS Code runs it with workspace trust off)'
         : 'workspace trust on: trusted in the Workspace Trust editor before the suite';
-    say(`run "${run.name}": workspace ${run.workspace}, ${trust}`);
+    say(`run "${run.name}": workspace ${run.workspace}${run.workspaceFile ? `/${run.workspaceFile}` : ''}, ${trust}`);
     const t0 = Date.now();
     const code = electron ? await runInElectron(run, electron) : await runInCodeServer(run);
     results.push({ name: run.name, code, ms: Date.now() - t0 });

@@ -48,7 +48,8 @@ export function contextFromEditor(editor: vscode.TextEditor, maxChars: number, f
     }
   }
   const { code, truncated } = cutToLimit(doc.getText(range), maxChars);
-  const path = doc.isUntitled ? doc.fileName : vscode.workspace.asRelativePath(doc.uri, false);
+  // With several folders, led by the folder's name, as the tools and mentions show a path (and read it back).
+  const path = doc.isUntitled ? doc.fileName : vscode.workspace.asRelativePath(doc.uri);
   const endLine = range.end.character === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
   return { ctx: { path, language: doc.languageId, startLine: range.start.line + 1, endLine, code, truncated }, used };
 }

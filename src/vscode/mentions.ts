@@ -249,7 +249,7 @@ async function editorTarget(ws: WorkspaceGate, editor: vscode.TextEditor | undef
   if (!t) {
     const inFolder = vscode.workspace.getWorkspaceFolder(doc.uri);
     throw new ToolError(inFolder
-      ? `"${vscode.workspace.asRelativePath(doc.uri, false)}" is excluded by parley.tools.exclude: secrets and dependencies are not sent.`
+      ? `"${vscode.workspace.asRelativePath(doc.uri)}" is excluded by parley.tools.exclude: secrets and dependencies are not sent.`
       : `"${doc.fileName}" is outside the workspace; mentions send only workspace files.`);
   }
   await ws.checkLinks(t);

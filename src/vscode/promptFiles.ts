@@ -88,7 +88,7 @@ function editorValues(ws: WorkspaceGate, editor: vscode.TextEditor | undefined, 
   const doc = editor?.document;
   if (!doc) return 'it uses ${selection} or ${file}, and no editor is open.';
   const shown = doc.isUntitled ? doc.fileName : ws.fromUri(doc.uri)?.shown;
-  if (shown === undefined) return `it uses \${selection} or \${file}, and "${vscode.workspace.asRelativePath(doc.uri, false)}" is outside the workspace or excluded by parley.tools.exclude.`;
+  if (shown === undefined) return `it uses \${selection} or \${file}, and "${vscode.workspace.asRelativePath(doc.uri)}" is outside the workspace or excluded by parley.tools.exclude.`;
   return { file: shown, selection: doc.getText(editor?.selection) };
 }
 

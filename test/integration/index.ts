@@ -9,6 +9,7 @@
 // code-server: the runner trusts the folder of a `trust: true` run in the Workspace Trust editor before the suite
 // starts, and run() stops before any test when vscode.workspace.isTrusted does not match the run's `trust`.
 import Mocha from 'mocha';
+import { promises as fs } from 'node:fs';
 import { format } from 'node:util';
 import * as vscode from 'vscode';
 import testFiles from 'parley:integration-tests';
@@ -31,6 +32,7 @@ export async function run(): Promise<void> {
   report(`VS Code ${vscode.version} (${where}); run "${suiteName}", workspace trust ${trustOn ? 'on' : 'off'}, workspace ${trusted ? 'trusted' : 'untrusted'}; files: ${names.join(', ')}`);
   // A run whose trust set-up did not take would test the wrong thing: stop before any test.
   if (trusted !== testRun.trust) throw new Error(`run "${suiteName}" needs a${testRun.trust ? ' trusted' : 'n untrusted'} workspace (trust: ${testRun.trust} in runs.mjs), but vscode.workspace.isTrusted is ${trusted}`);
+  if (testRun.workspaceFile) await workspaceFolders(suiteName, report);
 
   // Colours off: the output travels through the workbench console to the runner's stdout.
   const mocha = new Mocha({ ui: 'tdd', color: false, reporter: 'spec', timeout: 20_000, grep: process.env.PARLEY_TEST_GREP || undefined });
@@ -59,4 +61,24 @@ export async function run(): Promise<void> {
  */
 function reportLine(mark: string | undefined): (...args: unknown[]) => void {
   return mark ? (...args) => console.log(mark + format(...args)) : (...args) => console.log(...args);
+}
+
+/**
+ * A multi-root run needs the folders of its .code-workspace. code-server's workbench now and then (about one start in
+ * four here) opens the workspace file with no folders and never reads it again; a write of the same text makes it
+ * read the file (its watcher), and the folders come. Writes it until they do, a few times; else stops the run.
+ */
+async function workspaceFolders(suiteName: string, report: (...args: unknown[]) => void): Promise<void> {
+  const file = vscode.workspace.workspaceFile;
+  if (!file || file.scheme !== 'file') throw new Error(`run "${suiteName}" opens a .code-workspace, but vscode.workspace.workspaceFile is ${String(file)}`);
+  for (let attempt = 1; !vscode.workspace.workspaceFolders?.length; attempt++) {
+    if (attempt > 4) throw new Error(`run "${suiteName}": VS Code opened ${file.fsPath} with no folders, and writing it again ${attempt - 1} times did not make it read them`);
+    report(`VS Code opened ${file.fsPath} with no folders: writing it again (attempt ${attempt}) so that it reads them`);
+    await fs.writeFile(file.fsPath, await fs.readFile(file.fsPath));
+    const folders = new Promise<boolean>((resolve) => {
+      const listener = vscode.workspace.onDidChangeWorkspaceFolders(() => vscode.workspace.workspaceFolders?.length && (listener.dispose(), resolve(true)));
+      setTimeout(() => (listener.dispose(), resolve(false)), 5000);
+    });
+    await folders;
+  }
 }

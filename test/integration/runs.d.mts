@@ -2,6 +2,7 @@
 export interface IntegrationRun {
   name: string;
   workspace: string;
+  workspaceFile?: string;
   trust: boolean;
   settings: Record<string, unknown>;
   tests: string[];

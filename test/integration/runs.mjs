@@ -7,6 +7,8 @@
  * @typedef {object} IntegrationRun
  * @property {string} name         Also the value of PARLEY_TEST_SUITE inside the extension host.
  * @property {string} workspace    Folder under test/integration/workspaces/, copied to a temp dir and opened.
+ * @property {string} [workspaceFile]  A `.code-workspace` file inside that folder: opened instead of the folder (a
+ *                                 multi-root window with the folders it lists).
  * @property {boolean} trust       Workspace trust stays on in both cases. true: the copied folder is trusted by
  *                                 the user's decision before the suite starts (the runner clicks Trust in the
  *                                 Workspace Trust editor, then opens the suite in the same browser profile).
@@ -27,7 +29,7 @@ export const runs = [
     // VS Code in a browser saves after a second by default (desktop VS Code does not): tests that check that Accept
     // leaves a document unsaved must not depend on how quickly they look.
     settings: { 'files.autoSave': 'off' },
-    tests: ['*', '!restricted', '!policy', '!searchLarge', '!rules'],
+    tests: ['*', '!restricted', '!policy', '!searchLarge', '!rules', '!multiroot'],
   },
   {
     name: 'restricted',
@@ -60,6 +62,16 @@ export const runs = [
     trust: true,
     settings: {},
     tests: ['smoke', 'searchLarge', 'mentionsLarge'],
+  },
+  {
+    // A multi-root window: a .code-workspace with two folders, each with its own AGENTS.md and files (rules, `@`
+    // mentions, the tools' paths and prompt files across folders).
+    name: 'multiroot',
+    workspace: 'multiroot',
+    workspaceFile: 'multiroot.code-workspace',
+    trust: true,
+    settings: {},
+    tests: ['smoke', 'multiroot'],
   },
 ];
 
