@@ -21,6 +21,15 @@ export function linkedPages(readme) {
   return pages;
 }
 
+/** The README's sections about working in the repository (running it from a clone, its tests): not for the installed extension. */
+const REPOSITORY_SECTIONS = [/^## Try it: `npm start`$/, /^## Developing Parley/];
+
+/** The README without its REPOSITORY_SECTIONS (each up to the next `## ` heading). */
+export function withoutRepositorySections(readme) {
+  const parts = readme.split(/^(?=## )/m);
+  return parts.filter((p) => !REPOSITORY_SECTIONS.some((re) => re.test(p.split('\n')[0]))).join('');
+}
+
 /**
  * The packaged manual from the README and its pages (`pages`: name → text). Links to a page go to its heading, links
  * to a heading of a page to that heading, links back to the README to its heading; links to what the package does not
@@ -45,7 +54,7 @@ export function packagedReadme(readme, pages) {
       .replace(/^(#{1,5}) /gm, '#$1 ')
       // The pointer back to the README's short version: the reader is in it.
       .replace(/^A page of Parley's manual;.*\n\n?/m, ''));
-  const head = relink(readme, false).replace(/The longer reference pages are in `docs\/` in Parley's repository:/, 'The longer reference pages follow below:');
+  const head = relink(withoutRepositorySections(readme), false).replace(/The longer reference pages are in `docs\/` in Parley's repository:/, 'The longer reference pages follow below:');
   return `${head.trimEnd()}\n\n${body.map((b) => b.trim()).join('\n\n')}\n`;
 }
 

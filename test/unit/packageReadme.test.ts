@@ -29,6 +29,16 @@ describe('the packaged README', () => {
     assert.ok(text.startsWith(readme.slice(0, readme.indexOf('\n'))), 'the README comes first');
   });
 
+  it('leaves out the sections about working in the repository (npm start from a clone, npm test), keeping the rest in order', () => {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const headings = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    assert.ok(headings.includes('Try it: `npm start`') && headings.some((h) => h.startsWith('Developing Parley')), 'the README has both');
+    const kept = headings.filter((h) => h !== 'Try it: `npm start`' && !h.startsWith('Developing Parley'));
+    const packaged = [...text.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    assert.deepEqual(packaged.slice(0, kept.length), kept);
+    assert.ok(!/PARLEY_BASE_URL=|npm test` runs every test/.test(text));
+  });
+
   it('links only within the page, or to the web: no link to a file the package does not carry', () => {
     const headings = new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1])));
     const bad: string[] = [];
