@@ -33,15 +33,20 @@ export class UsageStatusBar extends Disposable {
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
 
   /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with; `state`: global state, with the prices model lists gave. */
-  constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current'>, private readonly keys: ApiKeyStore, private readonly state?: vscode.Memento) {
+  /** What was drawn last: drawn again when the settings change (a limit set, raised or mended shows at once). */
+  private shown: UsageView | undefined;
+
+  constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current' | 'onDidChange'>, private readonly keys: ApiKeyStore, private readonly state?: vscode.Memento) {
     super();
     this._register(store.onDidChange((v) => this.render(v)));
+    this._register(settings.onDidChange(() => this.shown && this.render(this.shown)));
     this._register(vscode.window.onDidChangeWindowState((s) => {
       if (s.focused && store.lastRecord) void store.reread();
     }));
   }
 
   private render(v: UsageView): void {
+    this.shown = v;
     const { last: r, windowTotals, ledger } = v;
     if (!r) {
       this.item.hide();

@@ -67,5 +67,10 @@ suite('Spend limits that cannot be read', function () {
     const more = await waitFor('the new warning', () => (warnings(again).length >= 1 ? warnings(again) : undefined));
     assert.equal(more.length, 1, more.join('\n'));
     assert.match(more[0], /parley\.budget, limit 2, \{"period":"week","dollars":10,"action":"stop"\}\. "action" must be "block" or "warn", not "stop"\.$/);
+
+    // Mended: the tooltip says so at once, with no request in between.
+    await userSettings({ budget: [{ period: 'day', dollars: 5 }], endpoints: [{ name: PROFILE, baseUrl: s.url, model: 'tiny' }] });
+    const mended = await waitFor('the tooltip without the mistakes', () => (api.usageBar.item.tooltip && !api.usageBar.item.tooltip.includes('Not enforced') ? api.usageBar.item.tooltip : undefined));
+    assert.match(mended, /\*\*Budgets\*\*[\s\S]*your daily spend limit\W+\$5\.00, block/, 'the mended limit is listed as enforced');
   });
 });
