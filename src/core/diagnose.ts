@@ -619,10 +619,9 @@ function unlistedWhy(r: DiagnosisReport): string {
   const e = r.models.error;
   if (e?.kind !== 'auth' && e?.status !== 401 && e?.status !== 403) return 'Some servers have no models endpoint; that alone is not a problem.';
   if (r.causes.some((c) => c.id === 'wrong-key' || c.id === 'missing-key')) return 'The server refused the key, as it did the chat request: see the likely fix above.';
-  if (r.key === 'absent') return `The server wants a key for its model list. ${keyAction(r)}`;
-  return r.chat.outcome === 'ok'
-    ? 'The server took this key for the chat request below but refused it for its model list: the key may not be allowed to list models (the model picker and the window need the list).'
-    : `The server refused the key for its model list. ${keyAction(r)}`;
+  // Chat worked with what was sent (a stored key, or a key in the profile's headers): setting a key again is no fix.
+  if (r.chat.outcome === 'ok') return 'The server took this key for the chat request below but refused it for its model list: the key may not be allowed to list models (the model picker and the window need the list).';
+  return r.key === 'absent' ? `The server wants a key for its model list. ${keyAction(r)}` : `The server refused the key for its model list. ${keyAction(r)}`;
 }
 
 /** The window of the configured model, in words: the figure the panel's meter and compaction go by. */

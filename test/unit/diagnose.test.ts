@@ -302,6 +302,10 @@ describe('diagnose: names the cause of each failure', function () {
       const section = modelsSection(reportMarkdown(r));
       assert.doesNotMatch(section, /no models endpoint|Set API Key/);
       assert.match(section, /^ {2}The server took this key for the chat request below but refused it for its model list/m);
+      // The same with no key stored: the profile sends it in a header the chat request carried too.
+      const viaHeader = modelsSection(reportMarkdown(await run(server.origin, { headers: { 'api-key': 'k-123' } })));
+      assert.doesNotMatch(viaHeader, /no models endpoint|Set API Key/);
+      assert.match(viaHeader, /^ {2}The server took this key for the chat request below but refused it for its model list/m);
     });
   });
 
