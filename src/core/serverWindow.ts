@@ -124,7 +124,9 @@ export class WindowProbe {
   private async lmStudio(model: string): Promise<ServerWindow | undefined> {
     const v1 = lmStudioV1(await this.once('/api/v1/models'), model);
     if (v1?.window !== undefined || v1?.loaded === false) return v1;
-    return lmStudioV0(await this.once('/api/v0/models'), model) ?? v1;
+    const v0 = lmStudioV0(await this.once('/api/v0/models'), model);
+    // v0 wins only with a window: one that does not name the model must not undo v1's "loaded".
+    return v0?.window !== undefined ? v0 : v1 ?? v0;
   }
 
   /**

@@ -231,6 +231,17 @@ describe('the window the server runs: Ollama, LM Studio, vLLM', () => {
       });
     });
 
+    it('v1 says the model is loaded but gives no window, and v0 does not name it: still loaded (v0 does not undo it)', async () => {
+      await withServer(lmServer({
+        '/api/v1/models': () => ({ body: { models: [{ key: 'qwen3-8b', max_context_length: 131_072, loaded_instances: [{ id: 'qwen3-8b', config: {} }] }] } }),
+        '/api/v0/models': () => ({ body: lmStudio.v0([{ id: 'other-model', loaded: 4096, max: 8192 }]) }),
+      }), async (s) => {
+        const w = await windowOf(s, 'qwen3-8b');
+        assert.equal(w.window, undefined);
+        assert.equal(w.loaded, true);
+      });
+    });
+
     it('malformed: v1 unreadable falls back to v0; both unreadable (or failing) give no window, quietly', async () => {
       const broken = [
         { status: 200, body: { models: 'qwen3-8b' } },
