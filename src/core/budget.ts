@@ -75,8 +75,10 @@ export function spentIn(limit: Pick<BudgetLimit, 'period' | 'unit' | 'profile'>,
   const to = dayOf(periodEnd(limit.period, now).getTime());
   let sum = 0;
   for (const [key, t] of Object.entries(ledger)) {
-    const [day, host, ...rest] = key.split('|');
+    // The day first: a ledger holds every day ever counted, and a limit counts a month of them at most.
+    const day = key.slice(0, key.indexOf('|'));
     if (day < from || day >= to) continue;
+    const [, host, ...rest] = key.split('|');
     const profile = profileOfHost(host);
     if (limit.profile !== undefined && profile !== limit.profile.replace(/\|/g, '/')) continue;
     sum += limit.unit === 'tokens' ? t.total : costOf(t, priceOf(prices, host, rest.join('|'))) ?? 0;

@@ -1,8 +1,7 @@
 // Requests in flight under a spend limit: what a reservation says of one request sent and not yet recorded, whether it
 // still counts, and the ledger rows every window's budget check adds for them. The files, and the lock that makes a
 // check and its reservation one step across windows, are src/vscode/budgetReservations.ts.
-import type { Ledger } from './usageLedger';
-import { mergeLedger } from './usageLog';
+import { addToLedger, type Ledger } from './usageLedger';
 
 /**
  * A reservation's longest life. A request still streaming after this stops being counted before its usage is (as
@@ -50,6 +49,6 @@ export function reservationLive(r: Reservation, now: number, machine: string, al
 
 /** The ledger rows of the requests in flight: each at its most, counted today (its usage will be, when it ends). */
 export function inFlightLedger(held: readonly Reservation[], now: number): Ledger {
-  const rows = held.map((r) => ({ at: now, host: r.host, model: r.model, prompt: r.prompt, completion: r.completion, total: r.prompt + r.completion, estimated: true, durationMs: 0, source: 'chat' as const }));
-  return mergeLedger([rows], undefined);
+  // Summed row by row (a few requests at most): the logs' merge, with its rules for ids and resets, has nothing to do here.
+  return held.reduce<Ledger>((ledger, r) => addToLedger(ledger, { at: now, host: r.host, model: r.model, prompt: r.prompt, completion: r.completion, total: r.prompt + r.completion, estimated: true, durationMs: 0, source: 'chat' }), {});
 }

@@ -151,9 +151,13 @@ export function sourceTotalsOf(logs: Iterable<readonly UsageRecord[]>, reset: Re
   return out;
 }
 
-// addToLedger copies the ledger for each record; merging thousands of records would copy it thousands of times.
-function addToLedgerInPlace(ledger: Ledger, r: UsageRecord): Ledger {
+/**
+ * Adds a record to a ledger in place (addToLedger copies the ledger for each record: merging thousands of records
+ * would copy it thousands of times).
+ */
+export function addToLedgerInPlace(ledger: Ledger, r: UsageRecord): Ledger {
   const key = ledgerKey(r);
   ledger[key] = addTo(Object.prototype.hasOwnProperty.call(ledger, key) ? ledger[key] : emptyTotals(), r);
   return ledger;
 }
+

@@ -7,13 +7,14 @@ import type * as vscode from 'vscode';
 import type { ReportPrices } from '../core/priceSources';
 import { emptyTotals, type Ledger, type Totals, type UsageRecord } from '../core/usageLedger';
 import {
-  LOG_FILE, mergeLedger, parseLegacyLedger, parseResetMarker, parseUsageLog, sourceTotalsOf, usageLines, windowTotalsOf,
-  type LegacyLedger, type ResetMarker,
+  LOG_FILE, parseLegacyLedger, parseResetMarker, parseUsageLog, usageLines, type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
+import type { MergedUsage } from '../core/usageTotals';
 import type { ReportChart } from '../core/usageReport';
 import { Disposable } from './disposable';
 import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import { usageReport } from './lazy/usageReport';
+import { usageTotals } from './lazy/usageTotals';
 
 /** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
 const LEDGER_STATE = 'parley.usageLedger';
@@ -62,9 +63,9 @@ export interface UsageView {
  * Records usage. Each window (each extension host) appends its records to its own log,
  * `<globalStorage>/usage/<window id>.jsonl`, and reads every window's log to make the all-time totals, so two windows
  * recording at once cannot lose each other's requests (core/usageLog.ts says why). Logs are read incrementally (only
- * the bytes added since the last read) when this window records, when another window's log changes (a file watcher,
- * once this window has shown usage), when asked (`reread`, on window focus) and for each report. Nothing is read at
- * activation.
+ * the bytes added since the last read, and only the records they hold added to the totals) when this window records,
+ * when another window's log changes (a file watcher, once this window has shown usage), when asked (`reread`, on window
+ * focus), before each request under a spend limit and for each report. Nothing is read at activation.
  */
 export class UsageStore extends Disposable {
   /** This window's log; a new id per extension host, so no other window ever writes to it. */
@@ -74,9 +75,10 @@ export class UsageStore extends Disposable {
   private readonly logs = new Map<string, LogRead>();
   private reset_: ResetMarker | undefined;
   private legacy: LegacyLedger | undefined;
-  private merged: Ledger = {};
-  private bySource: Record<string, Totals> = {};
-  private windowTotals: Totals = emptyTotals();
+  /** What the logs add up to, as last read; undefined before the first read. */
+  private totals: MergedUsage | undefined;
+  /** How many records counted only in memory (`unsaved`) when `totals` was merged from scratch. */
+  private mergedUnsaved = 0;
   /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
   private unsaved: UsageRecord[] = [];
   /** The last append failed, and may have written part of a line: the next one starts on a new line. */
@@ -109,6 +111,14 @@ export class UsageStore extends Disposable {
   async ledger(): Promise<Ledger> {
     await this.refresh();
     return this.merged;
+  }
+
+  private get merged(): Ledger {
+    return this.totals?.ledger ?? {};
+  }
+
+  private get windowTotals(): Totals {
+    return this.totals?.windowTotals ?? emptyTotals();
   }
 
   async record(r: UsageRecord): Promise<void> {
@@ -147,45 +157,81 @@ export class UsageStore extends Disposable {
     await this.migrateOnce();
     this.watchOnce();
     const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
-    for (const name of this.logs.keys()) if (!names.has(name)) this.logs.delete(name);
-    for (const name of names) await this.readLog(name);
-    this.reset_ = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
-    // Created once and never changed: read until found.
-    this.legacy ??= parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
-    const all = [...this.logs.values()].map((l) => l.records);
-    this.merged = mergeLedger([...all, this.unsaved], this.reset_, this.legacy);
-    this.bySource = sourceTotalsOf([...all, this.unsaved], this.reset_);
-    const own = this.logs.get(`${this.windowId}.jsonl`)?.records ?? [];
-    this.windowTotals = windowTotalsOf([...own, ...this.unsaved], this.reset_);
+    // Whether what was merged can take the new records as they are: no log went or was replaced, nothing counted
+    // only in memory (unsaved records reach the log later, and would count twice), the same reset and moved ledger.
+    let appendOnly = this.totals !== undefined && this.unsaved.length === 0 && this.mergedUnsaved === 0;
+    for (const name of this.logs.keys()) {
+      if (names.has(name)) continue;
+      this.logs.delete(name);
+      appendOnly = false;
+    }
+    const added: Array<{ record: UsageRecord; own: boolean }> = [];
+    const ownLog = `${this.windowId}.jsonl`;
+    // Every log's size at once: a year of windows reloaded daily leaves a thousand logs, one after the other a wait each.
+    const sizes = await Promise.all([...names].map((name) => fs.stat(join(this.dir, name)).then((st) => st.size, () => undefined)));
+    for (const [i, name] of [...names].entries()) {
+      const read = await this.readLog(name, sizes[i]);
+      if (read === 'replaced') appendOnly = false;
+      else for (const record of read) added.push({ record, own: name === ownLog });
+    }
+    const reset = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
+    if (reset?.at !== this.reset_?.at) appendOnly = false;
+    this.reset_ = reset;
+    if (!this.legacy) {
+      // Created once and never changed: read until found.
+      this.legacy = parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
+      if (this.legacy) appendOnly = false;
+    }
+    const grown = appendOnly ? (added.length === 0 ? this.totals : usageTotals().withAppended(this.totals!, added, this.reset_)) : undefined;
+    if (grown) {
+      this.totals = grown;
+      return;
+    }
+    const all = [...[...this.logs.values()].map((l) => l.records), this.unsaved];
+    const own = [...(this.logs.get(ownLog)?.records ?? []), ...this.unsaved];
+    this.totals = usageTotals().mergeUsage(all, own, this.reset_, this.legacy);
+    this.mergedUnsaved = this.unsaved.length;
   }
 
-  /** Reads the bytes added to a log since the last read, up to its last newline (a line being appended waits). */
-  private async readLog(name: string): Promise<void> {
+  /**
+   * Reads the bytes added to a log since the last read (`statSize`: its size a moment ago), up to its last newline (a
+   * line being appended waits), and returns the records they hold; 'replaced' when it is read again from its start,
+   * or is gone.
+   */
+  private async readLog(name: string, statSize: number | undefined): Promise<UsageRecord[] | 'replaced'> {
+    const path = join(this.dir, name);
     const seen = this.logs.get(name) ?? { offset: 0, records: [] };
+    // A log whose size did not change (most of them, most of the time) is not opened: one stat each, all at once.
+    if (statSize === seen.offset && this.logs.has(name)) return [];
     let file;
     try {
-      file = await fs.open(join(this.dir, name), 'r');
+      file = await fs.open(path, 'r');
     } catch {
       this.logs.delete(name);
-      return;
+      return 'replaced';
     }
     try {
       const { size } = await file.stat();
+      let replaced = false;
       // Logs only grow; a shorter one was replaced (a hand edit): read it again from the start.
       if (size < seen.offset) {
         seen.offset = 0;
         seen.records = [];
+        replaced = true;
       }
+      const added: UsageRecord[] = [];
       if (size > seen.offset) {
         const buf = Buffer.alloc(size - seen.offset);
         const { bytesRead } = await file.read(buf, 0, buf.length, seen.offset);
         const end = buf.subarray(0, bytesRead).lastIndexOf(10);
         if (end >= 0) {
-          seen.records.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
+          added.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
+          seen.records.push(...added);
           seen.offset += end + 1;
         }
       }
       this.logs.set(name, seen);
+      return replaced ? 'replaced' : added;
     } finally {
       await file.close();
     }
@@ -237,7 +283,7 @@ export class UsageStore extends Disposable {
    */
   async reportText(prices: ReportPrices, chart?: ReportChart): Promise<string> {
     await this.refresh().catch(() => {});
-    return usageReport().reportMarkdown(this.merged, this.windowTotals, prices, Date.now(), this.bySource, chart);
+    return usageReport().reportMarkdown(this.merged, this.windowTotals, prices, Date.now(), this.totals?.bySource ?? {}, chart);
   }
 
   /**
