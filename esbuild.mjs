@@ -70,8 +70,6 @@ const LAZY = {
   balance: 'src/vscode/balances.ts',
   /** The usage report with its chart: loaded when the report is first shown. */
   usageReport: 'src/core/usageReport.ts',
-  /** The usage logs' merge and its upkeep as they grow: loaded by the first read of the logs. */
-  usageTotals: 'src/core/usageTotals.ts',
   /** Prompt files (`/name`): loaded by the first `/` typed at the start of the composer. */
   promptFiles: 'src/vscode/promptFiles.ts',
   /** Select Model, Switch Endpoint, the presets, the resets and the key commands: loaded by the first of these commands or header picks. */

@@ -39,12 +39,12 @@ const searchWorker = {
 
 /**
  * The lazy bundles a benchmark loads (LAZY in esbuild.mjs), bundled in, as the unit tests have them: the entries of
- * dist/budget.js and dist/usageTotals.js. Any other lazy bundle is left to a require that a benchmark never makes.
+ * dist/budget.js. Any other lazy bundle is left to a require that a benchmark never makes.
  */
 const lazyModules = {
   name: 'parley-lazy-modules',
   setup(build) {
-    const inline = { budget: 'src/vscode/budgetCheck.ts', usageTotals: 'src/core/usageTotals.ts' };
+    const inline = { budget: 'src/vscode/budgetCheck.ts' };
     build.onResolve({ filter: /^\.\/\w+\.js$/ }, (args) => {
       const name = args.path.slice(2, -3);
       if (args.importer !== join(ROOT, 'src', 'vscode', 'lazy', `${name}.ts`)) return undefined;

@@ -1,6 +1,5 @@
 // The usage totals of every window's logs, kept as the logs grow: merged from scratch once, then only the records
-// appended since are added (core/usageLog.ts has the merge's rules). Its own bundle (dist/usageTotals.js), loaded by
-// the first read of the usage logs, so that the extension's own bundle does not carry the merge.
+// appended since are added (core/usageLog.ts has the merge's rules).
 import { addTo, emptyTotals, type Ledger, type Totals, type UsageRecord } from './usageLedger';
 import { addToLedgerInPlace, counts, mergeLedger, sourceTotalsOf, windowTotalsOf, type LegacyLedger, type ResetMarker } from './usageLog';
 

@@ -9,12 +9,11 @@ import { emptyTotals, type Ledger, type Totals, type UsageRecord } from '../core
 import {
   LOG_FILE, parseLegacyLedger, parseResetMarker, parseUsageLog, usageLines, type LegacyLedger, type ResetMarker,
 } from '../core/usageLog';
-import type { MergedUsage } from '../core/usageTotals';
+import { mergeUsage, withAppended, type MergedUsage } from '../core/usageTotals';
 import type { ReportChart } from '../core/usageReport';
 import { Disposable } from './disposable';
 import { appendDurable, createFileOnce, listFolder, readTextIfExists, writeFileAtomic } from './files';
 import { usageReport } from './lazy/usageReport';
-import { usageTotals } from './lazy/usageTotals';
 
 /** Where versions before the per-window logs kept the ledger (read, changed and written whole: see core/usageLog.ts). */
 const LEDGER_STATE = 'parley.usageLedger';
@@ -182,14 +181,14 @@ export class UsageStore extends Disposable {
       this.legacy = parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
       if (this.legacy) appendOnly = false;
     }
-    const grown = appendOnly ? (added.length === 0 ? this.totals : usageTotals().withAppended(this.totals!, added, this.reset_)) : undefined;
+    const grown = appendOnly ? (added.length === 0 ? this.totals : withAppended(this.totals!, added, this.reset_)) : undefined;
     if (grown) {
       this.totals = grown;
       return;
     }
     const all = [...[...this.logs.values()].map((l) => l.records), this.unsaved];
     const own = [...(this.logs.get(ownLog)?.records ?? []), ...this.unsaved];
-    this.totals = usageTotals().mergeUsage(all, own, this.reset_, this.legacy);
+    this.totals = mergeUsage(all, own, this.reset_, this.legacy);
     this.mergedUnsaved = this.unsaved.length;
   }
 
