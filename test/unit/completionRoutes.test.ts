@@ -233,6 +233,7 @@ describe('completion routes (issue 36)', () => {
       assert.match(outcomes[1].why, /suffix is not currently supported/);
       assert.deepEqual(outcomes.map((o) => o.usage !== undefined), [false, false, false, false, true], 'only the route that answered carries a (billed) usage');
       assert.ok((outcomes[4].usage?.total_tokens ?? 0) > 0);
+      assert.equal(typeof outcomes[4].durationMs, 'number', 'and its time, for the usage record');
     });
   });
 

@@ -73,8 +73,9 @@ export interface RouteOutcome {
   /** Why, in words: the server's refusal, the failure, or why it was not tried. */
   why: string;
   status?: number;
-  /** A route that works: what its answer used (billed, so counted). */
+  /** A route that works: what its answer used (billed, so counted), and how long it took. */
   usage?: Usage;
+  durationMs?: number;
 }
 
 /** A request that got no completion. `final`: no route of this server can serve this model (the status says why). */
@@ -352,13 +353,14 @@ export async function probeRoutes(opts: ClientOptions, wire: Wire, input: FimInp
     if (!route) break;
     done.add(route);
     let url: string | undefined;
+    const began = Date.now();
     const t = await tryRoute(opts, wire, route, input, (u) => (url = u));
     if (!t) {
       outcomes.push({ route, verdict: 'skipped', why: `no FIM tokens are known for the model id "${input.model}"; set parley.completion.fimTokens to its family` });
       continue;
     }
     if ('ok' in t) {
-      outcomes.push({ route, url, verdict: 'works', why: `answered with a completion (${t.ok.usage.estimated ? '≈' : ''}${t.ok.usage.total_tokens} tokens)`, usage: t.ok.usage });
+      outcomes.push({ route, url, verdict: 'works', why: `answered with a completion (${t.ok.usage.estimated ? '≈' : ''}${t.ok.usage.total_tokens} tokens)`, usage: t.ok.usage, durationMs: Date.now() - began });
       found ??= t.ok;
       if (!all) return found;
       continue;

@@ -405,7 +405,7 @@ export class CompletionEngine extends Disposable {
     const outcomes: RouteOutcome[] = [];
     const result = await probeRoutes({ ...this.s.requester.clientOptions(r.target, signal), maxRetries: 0 }, WIRE, input, outcomes, true);
     // Every route that answered was billed: counted as Test Connection's.
-    await Promise.all(outcomes.flatMap((o) => (o.usage ? [this.record(r.target, r.choice.model, o.usage, 0, 'test')] : [])));
+    await Promise.all(outcomes.flatMap((o) => (o.usage ? [this.record(r.target, r.choice.model, o.usage, o.durationMs ?? 0, 'test')] : [])));
     const works = outcomes.find((o) => o.verdict === 'works');
     if (works) {
       await this.routes.set(r.target.endpoint.origin, r.choice.model, works.route);
