@@ -3,6 +3,7 @@ import * as assert from 'node:assert/strict';
 import zeptomatch from 'zeptomatch';
 import { GlobError, MAX_BRACE_DEPTH, MAX_GLOB_SIZE, compileGlob, type CompiledGlob } from '../../src/core/glob';
 import { DEFAULT_TOOL_EXCLUDE, MAX_TOOL_NAME, MAX_TOOL_PATH, ToolError, excludeMatcher, excludedMessage, resolveToolPath } from '../../src/core/toolPaths';
+import { seededRandom } from '../support/random';
 
 /** What excludeMatcher did with zeptomatch: each prefix of the path tested against the case-insensitive RegExp. */
 const oracles = new Map<string, RegExp | undefined>();
@@ -38,16 +39,6 @@ function longest(glob: string, path: string): number | 'invalid' {
     }
   }
   return compiled.get(glob)?.longestMatch(path) ?? 'invalid';
-}
-
-/** A small seeded PRNG (mulberry32), so that a failure can be replayed. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const ATOMS = [
@@ -101,7 +92,7 @@ describe('exclude globs (compileGlob)', () => {
   });
 
   it('agrees with zeptomatch on generated globs and paths (dotfiles, case, deep paths, backslashes)', () => {
-    const r = random(32);
+    const r = seededRandom(32);
     const paths = [...fixedPaths, ...Array.from({ length: 150 }, () => genPath(r))];
     let compared = 0;
     let invalid = 0;
@@ -120,7 +111,7 @@ describe('exclude globs (compileGlob)', () => {
   });
 
   it('excludeMatcher names the glob zeptomatch did: the first to match the longest prefix', () => {
-    const r = random(7);
+    const r = seededRandom(7);
     for (let k = 0; k < 300; k++) {
       const globs = Array.from({ length: 3 }, () => genGlob(r)).filter((g) => oracleLongest(g, 'x') !== 'invalid');
       const m = excludeMatcher(globs);

@@ -11,19 +11,10 @@ import { parseResetMarker, parseUsageLog, usageLine } from '../../src/core/usage
 import { mergeUsage, withAppended } from '../../src/core/usageTotals';
 import { UsageStore, type UsageView } from '../../src/vscode/usageStore';
 import { memoryState } from '../support/memoryState';
+import { seededRandom } from '../support/random';
 
 const DAY = Date.UTC(2026, 10, 2, 12);
 const SOURCES: Array<UsageRecord['source']> = ['chat', 'complete', 'vscode-chat', 'compact'];
-
-/** A seeded generator (mulberry32), so that a failure can be reproduced. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function records(rand: () => number, n: number, idFrom: number): UsageRecord[] {
   return Array.from({ length: n }, (_, i) => {
@@ -41,7 +32,7 @@ function records(rand: () => number, n: number, idFrom: number): UsageRecord[] {
 describe('usage totals kept as logs grow', () => {
   it('adds appended records to what was merged exactly as merging all of them again, reset or not', () => {
     for (let seed = 1; seed <= 30; seed++) {
-      const rand = random(seed);
+      const rand = seededRandom(seed);
       const reset = seed % 3 === 0 ? { at: DAY + 2 * 86_400_000 } : undefined;
       const logs = [records(rand, 40, 0), records(rand, 30, 100)];
       const own = logs[0];
@@ -64,7 +55,7 @@ describe('usage totals kept as logs grow', () => {
   });
 
   it('leaves to a merge from scratch a new record whose id was read before, or that comes twice, and changes nothing', () => {
-    const rand = random(7);
+    const rand = seededRandom(7);
     const old = records(rand, 20, 0).map((r, i) => ({ ...r, id: `r${i}` }));
     const m = mergeUsage([old], old, undefined);
     const copy = structuredClone(m);
