@@ -78,6 +78,8 @@ export class UsageStore extends Disposable {
   private totals: MergedUsage | undefined;
   /** How many records counted only in memory (`unsaved`) when `totals` was merged from scratch. */
   private mergedUnsaved = 0;
+  /** Set while a read runs: a read that threw leaves it set, and the next read merges from scratch. */
+  private mergeDue = false;
   /** Records that could not be appended yet (say, a full disk): counted here and appended with the next record. */
   private unsaved: UsageRecord[] = [];
   /** The last append failed, and may have written part of a line: the next one starts on a new line. */
@@ -157,8 +159,10 @@ export class UsageStore extends Disposable {
     this.watchOnce();
     const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
     // Whether what was merged can take the new records as they are: no log went or was replaced, nothing counted
-    // only in memory (unsaved records reach the log later, and would count twice), the same reset and moved ledger.
-    let appendOnly = this.totals !== undefined && this.unsaved.length === 0 && this.mergedUnsaved === 0;
+    // only in memory (unsaved records reach the log later, and would count twice), the same reset and moved ledger,
+    // and the last read ended (one that threw after it took some logs' lines left them out of the totals).
+    let appendOnly = this.totals !== undefined && !this.mergeDue && this.unsaved.length === 0 && this.mergedUnsaved === 0;
+    this.mergeDue = true;
     for (const name of this.logs.keys()) {
       if (names.has(name)) continue;
       this.logs.delete(name);
@@ -184,12 +188,13 @@ export class UsageStore extends Disposable {
     const grown = appendOnly ? (added.length === 0 ? this.totals : withAppended(this.totals!, added, this.reset_)) : undefined;
     if (grown) {
       this.totals = grown;
-      return;
+    } else {
+      const all = [...[...this.logs.values()].map((l) => l.records), this.unsaved];
+      const own = [...(this.logs.get(ownLog)?.records ?? []), ...this.unsaved];
+      this.totals = mergeUsage(all, own, this.reset_, this.legacy);
+      this.mergedUnsaved = this.unsaved.length;
     }
-    const all = [...[...this.logs.values()].map((l) => l.records), this.unsaved];
-    const own = [...(this.logs.get(ownLog)?.records ?? []), ...this.unsaved];
-    this.totals = mergeUsage(all, own, this.reset_, this.legacy);
-    this.mergedUnsaved = this.unsaved.length;
+    this.mergeDue = false;
   }
 
   /**
