@@ -125,7 +125,10 @@ export async function guardRequest(r: GuardedRequest, a: {
     if (!locked) a.log?.warn(`Spend budget: another window's check held the lock for over ${LOCK_WAIT_MS / 1000} s, or ${dir} cannot be written; checked without it (a request sent at this moment in another window may not be counted).`);
     const now = Date.now();
     const e = estimateOf(r, known);
-    const [ledger, held] = await Promise.all([a.usage.ledger(), readReservations(dir, now).catch(() => [])]);
+    // The requests in flight, then the spend: a request records its usage before it lets go of its reservation, so
+    // read in this order it is counted at least once (by both, at worst), never by neither.
+    const held = await readReservations(dir, now).catch(() => []);
+    const ledger = await a.usage.ledger();
     let decision = decide({ ...e, limits: r.settings.budget, ledger, now, warned: a.warned, inFlight: inFlightLedger(held, now) });
     const u = known.unpriced;
     if (u && decision.kind !== 'block') decision = unpricedBlock(decision, u.limit, { model: r.settings.model, host: r.host, why: u.why, ledger, prices: e.prices, now });
@@ -156,7 +159,9 @@ function growReservation(r: GuardedRequest, e: ReturnType<typeof estimateOf>, ou
   return underLock(a.dir, async (locked) => {
     if (!locked) return undefined;
     const now = Date.now();
-    const [ledger, others] = await Promise.all([a.usage.ledger(), readReservations(a.dir, now, a.mine.name)]);
+    // In flight first, then the spend, as in the check.
+    const others = await readReservations(a.dir, now, a.mine.name);
+    const ledger = await a.usage.ledger();
     const headroom = headroomNow({ limits: r.settings.budget, ledger, prices: e.prices, now, profile: e.profile, price: e.request.price, inFlight: inFlightLedger(others, now) });
     const reserved = Math.min(output + step, outputThatFits(headroom, e.request.promptTokens));
     await a.mine.grow(Math.max(reserved, output));

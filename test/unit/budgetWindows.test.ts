@@ -6,6 +6,7 @@
 import * as assert from 'node:assert/strict';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import * as fsSync from 'node:fs';
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -122,6 +123,28 @@ if (process.env.PARLEY_BUDGET_WINDOW) {
       await again.release?.();
       assert.deepEqual(await reservations(storage), []);
       assert.deepEqual(logged, [], 'every check had the lock');
+    });
+
+    it("another window's request that records its usage and lets go of its reservation during the check is counted, not missed", async () => {
+      const a = open();
+      const b = open();
+      await record(a.usage, 300);
+      const db = await b.guard.check(request());
+      assert.equal(db.kind, 'send');
+      assert.equal((await reservations(storage)).length, 1);
+      // b's reply ends (400 tokens recorded, its reservation let go) in the moment a's check reads the spend, after
+      // a's read of the logs took their sizes: the spend a sees is from before.
+      const stale = await a.usage.ledger();
+      const line = JSON.stringify({ at: Date.now(), model: 'm', host: '127.0.0.1:1', prompt: 400, completion: 0, total: 400, estimated: false, durationMs: 1, source: 'chat' });
+      a.usage.ledger = () => {
+        fsSync.appendFileSync(path.join(storage, 'usage', `${b.usage.windowId}.jsonl`), `${line}\n`);
+        for (const n of fsSync.readdirSync(inflight(storage))) fsSync.rmSync(path.join(inflight(storage), n));
+        return Promise.resolve(stale);
+      };
+      // 700 spent with b's reply: a's request (its prompt and 400 tokens) no longer fits. Counted by b's reservation
+      // (read before the spend) or by b's usage, never by neither.
+      const da = await a.guard.check(request());
+      assert.equal(da.kind, 'block');
     });
 
     it("a pass sends a blocked request, which then reserves; with no limit set nothing is written", async () => {
