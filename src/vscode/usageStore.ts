@@ -20,10 +20,12 @@ const LEDGER_STATE = 'parley.usageLedger';
 const RESET_FILE = 'reset.json';
 const LEGACY_FILE = 'legacy.json';
 
-/** What has been read of one window's log: up to `offset` bytes, whole lines only. */
+/**
+ * What has been read of one window's log: up to `offset` bytes, whole lines only. Its records are not kept (a year of
+ * requests would stay in every window's memory): a merge from scratch reads the logs again.
+ */
 interface LogRead {
   offset: number;
-  records: UsageRecord[];
 }
 
 /** The listeners of one event, called in order; one that throws stops neither the others nor the caller. */
@@ -157,44 +159,55 @@ export class UsageStore extends Disposable {
   private async read(): Promise<void> {
     await this.migrateOnce();
     this.watchOnce();
-    const names = new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)));
+    const names = [...new Set((await listFolder(this.dir)).filter((n) => LOG_FILE.test(n)))];
+    const reset = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
+    // Created once and never changed: read until found.
+    const legacy = this.legacy ?? parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
+    const ownLog = `${this.windowId}.jsonl`;
     // Whether what was merged can take the new records as they are: no log went or was replaced, nothing counted
     // only in memory (unsaved records reach the log later, and would count twice), the same reset and moved ledger,
     // and the last read ended (one that threw after it took some logs' lines left them out of the totals).
-    let appendOnly = this.totals !== undefined && !this.mergeDue && this.unsaved.length === 0 && this.mergedUnsaved === 0;
+    const appendOnly = this.totals !== undefined && !this.mergeDue && this.unsaved.length === 0 && this.mergedUnsaved === 0
+      && reset?.at === this.reset_?.at && legacy === this.legacy && [...this.logs.keys()].every((n) => names.includes(n));
     this.mergeDue = true;
-    for (const name of this.logs.keys()) {
-      if (names.has(name)) continue;
-      this.logs.delete(name);
-      appendOnly = false;
-    }
-    const added: Array<{ record: UsageRecord; own: boolean }> = [];
-    const ownLog = `${this.windowId}.jsonl`;
-    // Every log's size at once: a year of windows reloaded daily leaves a thousand logs, one after the other a wait each.
-    const sizes = await Promise.all([...names].map((name) => fs.stat(join(this.dir, name)).then((st) => st.size, () => undefined)));
-    for (const [i, name] of [...names].entries()) {
-      const read = await this.readLog(name, sizes[i]);
-      if (read === 'replaced') appendOnly = false;
-      else for (const record of read) added.push({ record, own: name === ownLog });
-    }
-    const reset = parseResetMarker(await readTextIfExists(join(this.dir, RESET_FILE)));
-    if (reset?.at !== this.reset_?.at) appendOnly = false;
     this.reset_ = reset;
-    if (!this.legacy) {
-      // Created once and never changed: read until found.
-      this.legacy = parseLegacyLedger(await readTextIfExists(join(this.dir, LEGACY_FILE)));
-      if (this.legacy) appendOnly = false;
-    }
-    const grown = appendOnly ? (added.length === 0 ? this.totals : withAppended(this.totals!, added, this.reset_)) : undefined;
+    this.legacy = legacy;
+    const added = appendOnly ? await this.readAdded(names, ownLog) : undefined;
+    const grown = added && (added.length === 0 ? this.totals : withAppended(this.totals!, added, reset));
     if (grown) {
       this.totals = grown;
     } else {
-      const all = [...[...this.logs.values()].map((l) => l.records), this.unsaved];
-      const own = [...(this.logs.get(ownLog)?.records ?? []), ...this.unsaved];
-      this.totals = mergeUsage(all, own, this.reset_, this.legacy);
+      this.totals = await this.mergeAll(names, ownLog);
       this.mergedUnsaved = this.unsaved.length;
     }
     this.mergeDue = false;
+  }
+
+  /** The records added to the logs since the last read; undefined when one was replaced (read it all again). */
+  private async readAdded(names: string[], ownLog: string): Promise<Array<{ record: UsageRecord; own: boolean }> | undefined> {
+    // Every log's size at once: a year of windows reloaded daily leaves a thousand logs, one after the other a wait each.
+    const sizes = await Promise.all(names.map((name) => fs.stat(join(this.dir, name)).then((st) => st.size, () => undefined)));
+    const added: Array<{ record: UsageRecord; own: boolean }> = [];
+    for (const [i, name] of names.entries()) {
+      const read = await this.readLog(name, sizes[i]);
+      if (read === 'replaced') return undefined;
+      for (const record of read) added.push({ record, own: name === ownLog });
+    }
+    return added;
+  }
+
+  /** Every log read whole and merged from scratch, with the records counted only in memory. */
+  private async mergeAll(names: string[], ownLog: string): Promise<MergedUsage> {
+    this.logs.clear();
+    const all: UsageRecord[][] = [];
+    let own: UsageRecord[] = [];
+    for (const name of names) {
+      const read = await this.readLog(name, undefined);
+      if (read === 'replaced') continue;
+      all.push(read);
+      if (name === ownLog) own = read;
+    }
+    return mergeUsage([...all, this.unsaved], [...own, ...this.unsaved], this.reset_, this.legacy);
   }
 
   /**
@@ -204,7 +217,7 @@ export class UsageStore extends Disposable {
    */
   private async readLog(name: string, statSize: number | undefined): Promise<UsageRecord[] | 'replaced'> {
     const path = join(this.dir, name);
-    const seen = this.logs.get(name) ?? { offset: 0, records: [] };
+    const seen = this.logs.get(name) ?? { offset: 0 };
     // A log whose size did not change (most of them, most of the time) is not opened: one stat each, all at once.
     if (statSize === seen.offset && this.logs.has(name)) return [];
     let file;
@@ -220,7 +233,6 @@ export class UsageStore extends Disposable {
       // Logs only grow; a shorter one was replaced (a hand edit): read it again from the start.
       if (size < seen.offset) {
         seen.offset = 0;
-        seen.records = [];
         replaced = true;
       }
       const added: UsageRecord[] = [];
@@ -230,7 +242,6 @@ export class UsageStore extends Disposable {
         const end = buf.subarray(0, bytesRead).lastIndexOf(10);
         if (end >= 0) {
           added.push(...parseUsageLog(buf.subarray(0, end + 1).toString('utf8')));
-          seen.records.push(...added);
           seen.offset += end + 1;
         }
       }

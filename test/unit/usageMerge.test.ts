@@ -155,6 +155,24 @@ describe('usage totals kept as logs grow', () => {
       assert.equal(Object.values(await c.ledger()).reduce((n, t) => n + t.requests, 0), 4, "the four records since the reset, the one that failed once among them");
     });
 
+    it('keeps no records in memory: a merge from scratch reads the logs again (a log rewritten in place is read as it is now)', async () => {
+      const a = open();
+      const b = open();
+      const c = open();
+      await b.record(rec(10));
+      await b.record(rec(20));
+      await c.record(rec(5));
+      await same(a, 'three windows');
+      // b's log rewritten in place, same length (a hand edit): an append-only read does not see it...
+      const bLog = path.join(dir(), `${b.windowId}.jsonl`);
+      const text = await fs.readFile(bLog, 'utf8');
+      await fs.writeFile(bLog, text.replace('"total":10', '"total":90').replace('"prompt":10', '"prompt":90'));
+      // ...and the merge from scratch that c's log going brings reads it as it is now, not as it was.
+      await fs.rm(path.join(dir(), `${c.windowId}.jsonl`));
+      await same(a, 'after a log went');
+      assert.equal(Object.values(await a.ledger()).reduce((n, t) => n + t.total, 0), 110);
+    });
+
     it('a read that fails halfway (after some logs were read) loses none of their records: the next read merges from scratch', async () => {
       const a = open();
       const b = open();
