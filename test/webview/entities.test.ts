@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { DecodingMode, EntityDecoder, decodeHTML, decodeHTMLStrict, htmlDecodeTree } from 'entities/lib/decode.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { HeaderView, HostMessage } from '../../src/shared/protocol';
-import type { Harness } from '../webview-harness/harness.mjs';
+import { chromiumHarness } from './panelPage';
 
 declare global {
   interface Window {
@@ -128,27 +128,13 @@ describe('the webview entity decoder against the entities package (Chromium)', f
 
 describe('entities in a reply, through the real webview bundle (Chromium)', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let harness: Harness;
+  const chrome = chromiumHarness();
   let page: Page;
 
-  before(async () => {
-    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
-    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
-    await buildWebview();
-    harness = await startHarness();
-    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
-  });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-
   it('renders named and numeric references as text, never as markup', async () => {
-    page = await browser.newPage();
+    page = await chrome.browser.newPage();
     page.on('pageerror', (e) => { throw e; });
-    await page.goto(harness.url);
+    await page.goto(chrome.harness.url);
     const header: HeaderView = { model: 'm', endpoint: 'api.example.com', demo: false, models: [], profile: 'Default', profiles: [{ name: 'Default', endpoint: 'api.example.com' }] };
     const text = 'A &copy; B &notin; C &#x80; D &#xD800; E &lt;b&gt;bold?&lt;/b&gt; F &bogus; G [link](https://example.com/?a=1&amp;b=&quot;2&quot;)';
     await page.evaluate((m) => window.__host(m), {

@@ -30,10 +30,45 @@ export interface PanelPage {
   posted(): Promise<WebviewMessage[]>;
 }
 
+/** The webview bundle and Chromium, started once for a suite. */
+export interface ChromiumHarness {
+  /** The bundle served under the host's own Content Security Policy (the harness's default), as users get it. */
+  readonly harness: Harness;
+  readonly browser: Browser;
+}
+
+/** Registers a suite's `before` and `after` (call it inside `describe`): the bundle built, served, and Chromium started. */
+export function chromiumHarness(): ChromiumHarness {
+  let harness: Harness | undefined;
+  let browser: Browser | undefined;
+  const started = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('chromiumHarness() is used inside a test or hook of its suite');
+    return v;
+  };
+  before(async () => {
+    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
+    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
+    await buildWebview();
+    harness = await startHarness();
+    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
+  });
+  after(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+  return {
+    get harness() {
+      return started(harness);
+    },
+    get browser() {
+      return started(browser);
+    },
+  };
+}
+
 /** Registers the suite's hooks (call it inside `describe`): the bundle built and Chromium started once, a page per test. */
 export function panelPage(): PanelPage {
-  let browser: Browser;
-  let harness: Harness;
+  const chrome = chromiumHarness();
   let page: Page | undefined;
   const panel: PanelPage = {
     get page() {
@@ -44,24 +79,11 @@ export function panelPage(): PanelPage {
     posted: () => panel.page.evaluate(() => window.__posted),
   };
 
-  before(async () => {
-    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
-    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
-    await buildWebview();
-    harness = await startHarness();
-    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
-  });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-
   beforeEach(async () => {
-    const p = await browser.newPage({ viewport: { width: 420, height: 700 } });
+    const p = await chrome.browser.newPage({ viewport: { width: 420, height: 700 } });
     page = p;
     p.on('pageerror', (e) => { throw e; });
-    await p.goto(harness.url);
+    await p.goto(chrome.harness.url);
     await p.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
     await panel.host({ type: 'snapshot', conversation: { id: 'c', title: 't', turns: [] }, generating: false, header: HEADER, pendingContext: [] });
   });

@@ -1,10 +1,8 @@
 // The chat webview in headless Chromium: the real bundle, the host's CSP, a stand-in acquireVsCodeApi.
 import * as assert from 'node:assert/strict';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { ContextMeterView, HeaderView, HostMessage, ToolCallView, TurnView, WebviewMessage } from '../../src/shared/protocol';
-import type { Harness } from '../webview-harness/harness.mjs';
+import { chromiumHarness } from './panelPage';
 import hljs from 'highlight.js/lib/core';
 import MarkdownIt from 'markdown-it';
 import { languages } from '../../src/webview/languages';
@@ -24,7 +22,6 @@ declare global {
 }
 
 // Built to out/test/webview; the harness and the webview build script are loaded at run time, not bundled.
-const root = resolve(__dirname, '../../..');
 const WAIT = { timeout: 5000 };
 
 const header: HeaderView = {
@@ -47,34 +44,19 @@ function chunks(text: string, size: number): string[] {
 
 describe('chat webview (Chromium)', function () {
   this.timeout(60000);
-  let browser: Browser;
-  let harness: Harness;
+  const chrome = chromiumHarness();
   let page: Page;
   /** Every URL the page asked for. */
   let requests: string[];
   /** Those that left the page: not its origin's, nor its own blob: URLs (the highlighting worker's script is one). */
-  const leftPage = () => requests.filter((u) => !u.startsWith(harness.origin) && !u.startsWith(`blob:${harness.origin}/`));
-
-  before(async () => {
-    const { buildWebview } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/build.mjs')).href)) as typeof import('../webview-harness/build.mjs');
-    const { startHarness, CHROMIUM } = (await import(pathToFileURL(resolve(root, 'test/webview-harness/harness.mjs')).href)) as typeof import('../webview-harness/harness.mjs');
-    await buildWebview();
-    // Under the host's own policy (the harness's default), so these tests render under exactly what users get.
-    harness = await startHarness();
-    browser = await chromium.launch({ executablePath: CHROMIUM.executablePath, args: CHROMIUM.args });
-  });
-
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
+  const leftPage = () => requests.filter((u) => !u.startsWith(chrome.harness.origin) && !u.startsWith(`blob:${chrome.harness.origin}/`));
 
   beforeEach(async () => {
-    page = await browser.newPage({ viewport: { width: 420, height: 700 } });
+    page = await chrome.browser.newPage({ viewport: { width: 420, height: 700 } });
     requests = [];
     page.on('request', (r) => requests.push(r.url()));
     page.on('pageerror', (e) => { throw e; });
-    await page.goto(harness.url);
+    await page.goto(chrome.harness.url);
     await page.waitForFunction(() => window.__posted.some((m) => m.type === 'ready'), undefined, WAIT);
   });
 
@@ -2178,7 +2160,7 @@ describe('chat webview (Chromium)', function () {
       const links = (await posted()).filter((m) => m.type === 'openLink').map((m) => (m as { url: string }).url);
       assert.ok(links.length > 0);
       for (const url of links) assert.match(url, /^https?:\/\//);
-      assert.equal(page.url(), harness.url);
+      assert.equal(page.url(), chrome.harness.url);
       assert.equal(await page.evaluate(() => window.__pwned), undefined);
     }
 
