@@ -160,4 +160,3 @@ export function addToLedgerInPlace(ledger: Ledger, r: UsageRecord): Ledger {
   ledger[key] = addTo(Object.prototype.hasOwnProperty.call(ledger, key) ? ledger[key] : emptyTotals(), r);
   return ledger;
 }
-

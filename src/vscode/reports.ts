@@ -21,10 +21,7 @@ export class ReportDocuments extends Disposable implements vscode.TextDocumentCo
     this._register(vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this));
     // A report with a renderer may be drawn for the theme (the usage report's chart): made again when it changes.
     this._register(vscode.window.onDidChangeActiveColorTheme(() => {
-      const again = () => {
-        for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
-      };
-      again();
+      for (const path of this.renderers.keys()) this.changed.fire(vscode.Uri.from({ scheme: REPORT_SCHEME, path }));
       // A report shown only in its Markdown preview may have no open document left for the change to reach (VS Code
       // lets go of one no editor shows): the previews read theirs again.
       void Promise.resolve(vscode.commands.executeCommand('markdown.preview.refresh')).catch(() => undefined);

@@ -32,10 +32,10 @@ export class UsageStatusBar extends Disposable {
   /** The status bar item; public so tests read what a person sees. */
   readonly item = this._register(new StatusEntry('parley.usage', vscode.StatusBarAlignment.Right, 100, 'Parley Usage', 'parley.showUsage'));
 
-  /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with; `state`: global state, with the prices model lists gave. */
   /** What was drawn last: drawn again when the settings change (a limit set, raised or mended shows at once). */
   private shown: UsageView | undefined;
 
+  /** `settings`: the budgets and the balances shown in the tooltip; `keys`: what the balances are asked with; `state`: global state, with the prices model lists gave. */
   constructor(store: UsageStore, private readonly settings: Pick<SettingsSnapshot, 'current' | 'onDidChange'>, private readonly keys: ApiKeyStore, private readonly state?: vscode.Memento) {
     super();
     this._register(store.onDidChange((v) => this.render(v)));
